@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# The one test command (`npm test`): installs dependencies, builds the real components (cached
+# outside the repository), type-checks, then runs every unit and integration test with node's own
+# test runner against one local control plane started for this run.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+bash scripts/setup.sh
+
+echo "== type check"
+npx tsc -p tsconfig.json --noEmit
+
+mapfile -t files < <(find src test -name '*.test.ts' -not -path '*/node_modules/*' | sort)
+if [ "${#files[@]}" -eq 0 ]; then
+  echo "no test files found" >&2
+  exit 1
+fi
+
+echo "== ${#files[@]} test files"
+# One cluster for the whole run: test/cluster/run-with-cluster.ts starts it, exports its env to
+# the test processes, and stops exactly what it started when they finish (or fail).
+exec node --import tsx test/cluster/run-with-cluster.ts -- \
+  node --import tsx --test --test-concurrency=1 --test-timeout=300000 "${files[@]}"

@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# Builds the real components the tests and the demo run (etcd, kube-apiserver, the CSI mock
+# driver) from the Go module proxy, once per version, into a cache outside the repository.
+# Prints the cache's bin directory on the last line of stdout.
+#
+#   test/infra/build-components.sh [--with-upstream]   # --with-upstream: also the Go csi-resizer
+#
+# The cache key of each binary is its version plus a hash of the Go files that pin it, so
+# editing a go.mod rebuilds and nothing else does.
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+cache=${CSI_RESIZER_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/csi-resizer}
+bin=$cache/bin
+mkdir -p "$bin"
+export GOTOOLCHAIN=local CGO_ENABLED=0 GOFLAGS=-mod=mod
+
+k8s_version=$(sed -n 's/^[[:space:]]*k8s.io\/kubernetes \(v[0-9.]*\)$/\1/p' "$here/components/go.mod")
+etcd_version=$(sed -n 's/^[[:space:]]*go.etcd.io\/etcd\/server\/v3 \(v[0-9.]*\).*/\1/p' "$here/etcd/go.mod")
+upstream_version=v2.2.0 # v2.2.1 is not served by the module proxy here
+components_hash=$(cat "$here/components/go.mod" "$here/components/go.sum" "$here/components/mockdriver/main.go" | sha256sum | cut -c1-12)
+etcd_hash=$(cat "$here/etcd/go.mod" "$here/etcd/go.sum" | sha256sum | cut -c1-12)
+
+apiserver=$bin/kube-apiserver-$k8s_version-$components_hash
+mockdriver=$bin/mockdriver-$k8s_version-$components_hash
+etcd=$bin/etcd-$etcd_version-$etcd_hash
+upstream=$bin/csi-resizer-upstream-$upstream_version
+
+log() { echo "[build-components] $*" >&2; }
+
+timed_build() { # name output -- go build args...
+  local name=$1 out=$2; shift 3
+  local start=$SECONDS
+  log "building $name (first time only; a cold build takes many minutes on 2 cores)"
+  go build -p 2 -trimpath -o "$out.tmp" "$@" >&2
+  mv "$out.tmp" "$out"
+  log "built $name in $((SECONDS - start))s -> $out"
+}
+
+if [ ! -x "$etcd" ]; then
+  (cd "$here/etcd" && timed_build "etcd $etcd_version" "$etcd" -- -ldflags '-s -w' go.etcd.io/etcd/server/v3)
+fi
+
+if [ ! -x "$mockdriver" ]; then
+  (cd "$here/components" && timed_build "CSI mock driver (k8s $k8s_version)" "$mockdriver" -- -ldflags '-s -w' ./mockdriver)
+fi
+
+if [ ! -x "$apiserver" ]; then
+  minor=$(echo "$k8s_version" | cut -d. -f2)
+  ldflags="-s -w"
+  for p in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+    ldflags="$ldflags -X $p.gitVersion=$k8s_version -X $p.gitMajor=1 -X $p.gitMinor=$minor -X $p.gitTreeState=clean"
+  done
+  (cd "$here/components" && timed_build "kube-apiserver $k8s_version" "$apiserver" -- -ldflags "$ldflags" k8s.io/kubernetes/cmd/kube-apiserver)
+fi
+
+if [ "${1:-}" = "--with-upstream" ] && [ ! -x "$upstream" ]; then
+  start=$SECONDS
+  log "building upstream csi-resizer $upstream_version"
+  GOBIN=$cache/gobin go install -p 2 -trimpath -ldflags "-s -w -X main.version=$upstream_version" \
+    "github.com/kubernetes-csi/external-resizer/v2/cmd/csi-resizer@$upstream_version" >&2
+  mv "$cache/gobin/csi-resizer" "$upstream"
+  log "built upstream csi-resizer in $((SECONDS - start))s"
+fi
+
+# The manifest the TypeScript harness reads: which binary is which.
+cat > "$bin/components.env.tmp" <<EOF
+ETCD_BIN=$etcd
+ETCD_VERSION=$etcd_version
+KUBE_APISERVER_BIN=$apiserver
+K8S_VERSION=$k8s_version
+MOCKDRIVER_BIN=$mockdriver
+UPSTREAM_RESIZER_BIN=$( [ -x "$upstream" ] && echo "$upstream" )
+UPSTREAM_RESIZER_VERSION=$upstream_version
+CSI_SPEC_DIR=$(cd "$here/components" && go list -m -f '{{.Dir}}' github.com/container-storage-interface/spec)
+EOF
+mv "$bin/components.env.tmp" "$bin/components.env"
+echo "$bin"
