@@ -1,0 +1,22 @@
+// Time as a dependency, so queues, backoffs and slow sets are tested with a fake clock
+// (test/fakes/fake-clock.ts) instead of real waiting.
+
+export interface TimerHandle {
+  cancel(): void;
+}
+
+export interface Clock {
+  /** Milliseconds since the epoch. */
+  now(): number;
+  /** Calls fn once after ms; background timers never keep the process alive. */
+  setTimer(fn: () => void, ms: number): TimerHandle;
+}
+
+export const realClock: Clock = {
+  now: () => Date.now(),
+  setTimer(fn, ms) {
+    const timer = setTimeout(fn, Math.max(0, ms));
+    timer.unref();
+    return { cancel: () => clearTimeout(timer) };
+  },
+};

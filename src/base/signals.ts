@@ -1,0 +1,69 @@
+// Per-call cancellation linked to a long-lived parent signal. We link a child controller by hand
+// instead of AbortSignal.any(), which leaks listeners on a process-lifetime signal in several
+// Node releases.
+
+export class AbortError extends Error {
+  constructor(message = 'operation aborted', options?: ErrorOptions) {
+    super(message, options);
+    this.name = 'AbortError';
+  }
+}
+
+export class TimeoutError extends Error {
+  constructor(readonly timeoutMs: number) {
+    super(`timed out after ${timeoutMs}ms`);
+    this.name = 'TimeoutError';
+  }
+}
+
+export interface LinkedSignal {
+  readonly signal: AbortSignal;
+  /** Unlinks from the parent and clears the timer; safe to call twice. */
+  dispose(): void;
+}
+
+/** A child signal aborted when the parent aborts or after timeoutMs (if given). */
+export function linkedSignal(parent: AbortSignal, timeoutMs?: number): LinkedSignal {
+  const controller = new AbortController();
+  if (parent.aborted) {
+    controller.abort(parent.reason);
+    return { signal: controller.signal, dispose: () => {} };
+  }
+  const onParentAbort = () => controller.abort(parent.reason);
+  parent.addEventListener('abort', onParentAbort, { once: true });
+  let timer: NodeJS.Timeout | undefined;
+  if (timeoutMs !== undefined && Number.isFinite(timeoutMs)) {
+    timer = setTimeout(() => controller.abort(new TimeoutError(timeoutMs)), timeoutMs);
+    timer.unref();
+  }
+  return {
+    signal: controller.signal,
+    dispose: () => {
+      parent.removeEventListener('abort', onParentAbort);
+      if (timer) clearTimeout(timer);
+    },
+  };
+}
+
+/** Resolves after ms, or rejects with the signal's reason once it aborts. */
+export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) {
+      reject(signal.reason instanceof Error ? signal.reason : new AbortError());
+      return;
+    }
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal?.reason instanceof Error ? signal.reason : new AbortError());
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+export function isAbortError(err: unknown): boolean {
+  return err instanceof AbortError || (err instanceof Error && err.name === 'AbortError');
+}
