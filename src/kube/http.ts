@@ -1,0 +1,243 @@
+// The request layer: JSON over node:http(s) with auth and TLS from client-node's KubeConfig.
+// We don't use client-node's generated clients or its Watch: they build a new https.Agent per
+// request (no keep-alive, sockets leak across watch reconnects), default every PATCH to JSON Patch,
+// have no client-side rate limit or per-request timeout, and throw errors whose body is raw text.
+// Here: one keep-alive agent per client, a token bucket in front of every request (watches
+// included, as in client-go), a timeout derived from the caller's signal, explicit content types,
+// and every non-2xx answer turned into a KubeApiError.
+import http from 'node:http';
+import https from 'node:https';
+import { KubeConfig } from '@kubernetes/client-node';
+import { linkedSignal } from '../base/signals.js';
+import { KubeApiError } from './errors.js';
+import { TokenBucket } from './rate-limiter.js';
+
+export const ContentType = {
+  Json: 'application/json',
+  StrategicMergePatch: 'application/strategic-merge-patch+json',
+  MergePatch: 'application/merge-patch+json',
+  JsonPatch: 'application/json-patch+json',
+} as const;
+export type ContentType = (typeof ContentType)[keyof typeof ContentType];
+
+export type Query = Readonly<Record<string, string | number | boolean | undefined>>;
+
+export interface RequestOptions {
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+  /** API path such as /api/v1/namespaces/ns/persistentvolumeclaims/name/status. */
+  path: string;
+  query?: Query;
+  body?: unknown;
+  /** Required whenever there is a body; never guessed. */
+  contentType?: ContentType;
+  /** Overrides the client's default request timeout. */
+  timeoutMs?: number;
+}
+
+export interface KubeHttpOptions {
+  kubeConfig: KubeConfig;
+  qps: number;
+  burst: number;
+  /** Per-request timeout for ordinary calls (not for watch streams). */
+  requestTimeoutMs?: number;
+  userAgent?: string;
+  /** How long resolved credentials are reused before asking KubeConfig again (token rotation). */
+  authRefreshMs?: number;
+}
+
+interface Credentials {
+  headers: Record<string, string>;
+  agent: http.Agent;
+  tlsFingerprint: string;
+  resolvedAtMs: number;
+}
+
+const DEFAULT_TIMEOUT_MS = 30_000;
+const DEFAULT_AUTH_REFRESH_MS = 10_000;
+
+export class KubeHttp {
+  readonly server: URL;
+  private readonly limiter: TokenBucket;
+  private readonly authConfig: KubeConfig;
+  private credentials: Credentials | undefined;
+  private pendingCredentials: Promise<Credentials> | undefined;
+  private closed = false;
+
+  constructor(private readonly options: KubeHttpOptions) {
+    const cluster = options.kubeConfig.getCurrentCluster();
+    if (!cluster) throw new Error('kubeconfig has no current cluster');
+    this.server = new URL(cluster.server);
+    this.limiter = new TokenBucket({ qps: options.qps, burst: options.burst });
+    this.authConfig = this.server.protocol === 'http:' ? plainHttpView(options.kubeConfig) : options.kubeConfig;
+  }
+
+  /** A JSON request; resolves with the decoded body (undefined for an empty body). */
+  async request<T>(options: RequestOptions, signal: AbortSignal): Promise<T> {
+    const call = linkedSignal(signal, options.timeoutMs ?? this.options.requestTimeoutMs ?? DEFAULT_TIMEOUT_MS);
+    try {
+      await this.limiter.take(call.signal);
+      let res = await this.send(options, call.signal, false);
+      if (res.statusCode === 401) {
+        // The token may have rotated since we last resolved credentials: resolve again, retry once.
+        res.resume();
+        res = await this.send(options, call.signal, true);
+      }
+      const text = await readBody(res, call.signal);
+      const status = res.statusCode ?? 0;
+      if (status < 200 || status > 299) throw KubeApiError.fromStatus(status, parseJson(text), describe(options));
+      return (text === '' ? undefined : JSON.parse(text)) as T;
+    } finally {
+      call.dispose();
+    }
+  }
+
+  /**
+   * Opens a streaming GET (a watch). Resolves once the server answered 2xx; the response stays
+   * open until the server ends it or the signal aborts (which destroys the socket). No timeout:
+   * the informer's inactivity watchdog owns liveness.
+   */
+  async stream(options: Omit<RequestOptions, 'method' | 'body' | 'contentType'>, signal: AbortSignal): Promise<http.IncomingMessage> {
+    await this.limiter.take(signal);
+    const req: RequestOptions = { ...options, method: 'GET' };
+    let res = await this.send(req, signal, false);
+    if (res.statusCode === 401) {
+      res.resume();
+      res = await this.send(req, signal, true);
+    }
+    const status = res.statusCode ?? 0;
+    if (status < 200 || status > 299) {
+      const text = await readBody(res, signal);
+      throw KubeApiError.fromStatus(status, parseJson(text), describe(req));
+    }
+    return res;
+  }
+
+  /** Closes idle keep-alive sockets; later requests fail. Safe to call twice. */
+  close(): void {
+    this.closed = true;
+    this.credentials?.agent.destroy();
+    this.credentials = undefined;
+  }
+
+  private async send(options: RequestOptions, signal: AbortSignal, refreshAuth: boolean): Promise<http.IncomingMessage> {
+    if (this.closed) throw new Error('Kubernetes client is closed');
+    const creds = await this.resolveCredentials(refreshAuth);
+    const url = this.url(options.path, options.query);
+    const body = options.body === undefined ? undefined : Buffer.from(JSON.stringify(options.body));
+    if (body && !options.contentType) throw new Error(`${describe(options)}: a request body needs an explicit content type`);
+    const headers: Record<string, string> = {
+      ...creds.headers,
+      Accept: ContentType.Json,
+      'User-Agent': this.options.userAgent ?? 'csi-resizer',
+    };
+    if (body) {
+      headers['Content-Type'] = options.contentType as string;
+      headers['Content-Length'] = String(body.length);
+    }
+    const transport = url.protocol === 'http:' ? http : https;
+    return new Promise<http.IncomingMessage>((resolve, reject) => {
+      signal.throwIfAborted();
+      const req = transport.request(url, { method: options.method, headers, agent: creds.agent, signal });
+      req.once('response', resolve);
+      req.once('error', (err) => reject(signal.aborted && signal.reason instanceof Error ? signal.reason : err));
+      req.end(body);
+    });
+  }
+
+  private url(path: string, query?: Query): URL {
+    const base = this.server.pathname.replace(/\/+$/, '');
+    const url = new URL(this.server.origin + base + path);
+    for (const [key, value] of Object.entries(query ?? {})) {
+      if (value !== undefined && value !== '') url.searchParams.set(key, String(value));
+    }
+    return url;
+  }
+
+  private async resolveCredentials(force: boolean): Promise<Credentials> {
+    const current = this.credentials;
+    const maxAgeMs = this.options.authRefreshMs ?? DEFAULT_AUTH_REFRESH_MS;
+    if (current && !force && performance.now() - current.resolvedAtMs < maxAgeMs) return current;
+    this.pendingCredentials ??= this.loadCredentials().finally(() => {
+      this.pendingCredentials = undefined;
+    });
+    return this.pendingCredentials;
+  }
+
+  private async loadCredentials(): Promise<Credentials> {
+    // applyToHTTPSOptions runs the auth providers (token, token file, exec, OIDC) and reads CA and
+    // client-certificate files; the agent it builds is discarded in favour of our keep-alive one.
+    const opts: https.RequestOptions = {};
+    await this.authConfig.applyToHTTPSOptions(opts);
+    const headers: Record<string, string> = {};
+    for (const [key, value] of Object.entries(opts.headers ?? {})) {
+      if (value !== undefined) headers[key] = Array.isArray(value) ? value.join(', ') : String(value);
+    }
+    if (opts.auth) headers['Authorization'] = 'Basic ' + Buffer.from(opts.auth).toString('base64');
+    const tlsFingerprint = [opts.ca, opts.cert, opts.key, opts.rejectUnauthorized, opts.servername]
+      .map((v) => (Buffer.isBuffer(v) ? v.toString('base64') : String(v)))
+      .join('|');
+    const previous = this.credentials;
+    let agent: http.Agent;
+    if (previous && previous.tlsFingerprint === tlsFingerprint) {
+      agent = previous.agent;
+    } else {
+      // First load, or rotated client certificates/CA: new connections must use the new material.
+      previous?.agent.destroy();
+      agent = this.server.protocol === 'http:'
+        ? new http.Agent({ keepAlive: true })
+        : new https.Agent({
+          keepAlive: true,
+          ...(opts.ca ? { ca: opts.ca } : {}),
+          ...(opts.cert ? { cert: opts.cert } : {}),
+          ...(opts.key ? { key: opts.key } : {}),
+          ...(opts.rejectUnauthorized !== undefined ? { rejectUnauthorized: opts.rejectUnauthorized } : {}),
+          ...(opts.servername ? { servername: opts.servername } : {}),
+        });
+    }
+    const creds: Credentials = { headers, agent, tlsFingerprint, resolvedAtMs: performance.now() };
+    if (!this.closed) this.credentials = creds;
+    return creds;
+  }
+}
+
+/** client-node refuses http:// servers unless skipTLSVerify is set; TLS options mean nothing there. */
+function plainHttpView(kc: KubeConfig): KubeConfig {
+  const view = new KubeConfig();
+  view.loadFromOptions({
+    clusters: kc.clusters.map((c) => ({ ...c, skipTLSVerify: true })),
+    users: kc.users,
+    contexts: kc.contexts,
+    currentContext: kc.currentContext,
+  });
+  return view;
+}
+
+function describe(options: Pick<RequestOptions, 'path'> & { method?: string }): string {
+  return `${options.method ?? 'GET'} ${options.path}`;
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+function readBody(res: http.IncomingMessage, signal: AbortSignal): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    const onAbort = () => res.destroy(signal.reason instanceof Error ? signal.reason : new Error('aborted'));
+    if (signal.aborted) return onAbort();
+    signal.addEventListener('abort', onAbort, { once: true });
+    res.on('data', (chunk: Buffer) => chunks.push(chunk));
+    res.once('end', () => {
+      signal.removeEventListener('abort', onAbort);
+      resolve(Buffer.concat(chunks).toString('utf8'));
+    });
+    res.once('error', (err) => {
+      signal.removeEventListener('abort', onAbort);
+      reject(signal.aborted && signal.reason instanceof Error ? signal.reason : err);
+    });
+  });
+}
