@@ -1,0 +1,334 @@
+// The CsiClient port the controllers use, and its gRPC implementation. Startup follows the
+// reference: connect (30 s), Probe until ready, GetPluginInfo for the driver name. Unlike the
+// reference, losing the connection later is not fatal: the channel reconnects, and the driver's
+// name is checked again before the client trusts it; only a different or empty name is fatal
+// (reported through onFatal so the app can exit).
+import { status as GrpcStatus } from '@grpc/grpc-js';
+import type { Logger } from '../observability/logger.js';
+import type { Metrics } from '../observability/metrics.js';
+import { Backoff } from '../base/backoff.js';
+import { AbortError, sleep } from '../base/signals.js';
+import { CsiConnection, type ConnectionState } from './connection.js';
+import { classifyCsiError, grpcCodeOf, type CsiOperation } from './errors.js';
+import { CsiMethod } from './proto/load.js';
+import type {
+  ControllerExpandVolumeRequest,
+  ControllerExpandVolumeResponse,
+  ControllerGetCapabilitiesResponse,
+  ControllerModifyVolumeRequest,
+  GetPluginCapabilitiesResponse,
+  GetPluginInfoResponse,
+  NodeGetCapabilitiesResponse,
+  ProbeResponse,
+  VolumeCapability,
+} from './proto/types.js';
+
+export type { VolumeCapability } from './proto/types.js';
+
+export type VolumeExpansionMode = 'online' | 'offline' | 'unknown';
+
+export interface PluginInfo {
+  name: string;
+  vendorVersion: string;
+}
+
+export interface PluginCapabilities {
+  controllerService: boolean;
+  /** The plugin VolumeExpansion capability; 'unknown' when the driver reports none. */
+  volumeExpansion: VolumeExpansionMode;
+}
+
+export interface ControllerCapabilities {
+  expandVolume: boolean;
+  modifyVolume: boolean;
+  singleNodeMultiWriter: boolean;
+}
+
+export interface NodeCapabilities {
+  expandVolume: boolean;
+}
+
+export interface ExpandRequest {
+  volumeId: string;
+  requiredBytes: bigint;
+  secrets: Readonly<Record<string, string>>;
+  capability: VolumeCapability | null;
+}
+
+export interface ExpandResult {
+  capacityBytes: bigint;
+  nodeExpansionRequired: boolean;
+}
+
+export interface ModifyRequest {
+  volumeId: string;
+  secrets: Readonly<Record<string, string>>;
+  mutableParameters: Readonly<Record<string, string>>;
+}
+
+/**
+ * The driver as the controllers see it. Every method throws a CsiError (see errors.ts) whose
+ * `failure` says how to retry; each call has the client's timeout and ends when `signal` aborts.
+ */
+export interface CsiClient {
+  readonly driverName: string;
+  getPluginCapabilities(signal: AbortSignal): Promise<PluginCapabilities>;
+  getControllerCapabilities(signal: AbortSignal): Promise<ControllerCapabilities>;
+  getNodeCapabilities(signal: AbortSignal): Promise<NodeCapabilities>;
+  expandVolume(request: ExpandRequest, signal: AbortSignal): Promise<ExpandResult>;
+  modifyVolume(request: ModifyRequest, signal: AbortSignal): Promise<void>;
+}
+
+export interface DriverCapabilities extends PluginCapabilities, Omit<ControllerCapabilities, 'expandVolume'> {
+  controllerExpand: boolean;
+  controllerModify: boolean;
+  /** Asked only when controller expansion is absent (as the reference does); otherwise undefined. */
+  nodeExpand: boolean | undefined;
+}
+
+/**
+ * Everything startup needs to pick a resizer and a modifier, with the reference's messages for
+ * failed queries. Deciding what is fatal (no controller service, neither resize nor modify) is
+ * the caller's.
+ */
+export async function discoverCapabilities(client: CsiClient, signal: AbortSignal): Promise<DriverCapabilities> {
+  const plugin = await client.getPluginCapabilities(signal).catch((err: unknown) => {
+    throw new Error(`failed to check if plugin supports controller service: ${errorText(err)}`, { cause: err });
+  });
+  const controller = await client.getControllerCapabilities(signal).catch((err: unknown) => {
+    throw new Error(`failed to check if plugin supports controller resize or modify: ${errorText(err)}`, { cause: err });
+  });
+  let nodeExpand: boolean | undefined;
+  if (!controller.expandVolume) {
+    const node = await client.getNodeCapabilities(signal).catch((err: unknown) => {
+      throw new Error(`failed to check if plugin supports node resize: ${errorText(err)}`, { cause: err });
+    });
+    nodeExpand = node.expandVolume;
+  }
+  return {
+    ...plugin,
+    controllerExpand: controller.expandVolume,
+    controllerModify: controller.modifyVolume,
+    modifyVolume: controller.modifyVolume,
+    singleNodeMultiWriter: controller.singleNodeMultiWriter,
+    nodeExpand,
+  };
+}
+
+export interface GrpcCsiClientOptions {
+  /** --csi-address: an absolute path or unix:///path. */
+  address: string;
+  /** --timeout: the deadline of every call. */
+  timeoutMs: number;
+  log: Logger;
+  metrics: Metrics;
+  connectTimeoutMs?: number;
+  connectLogIntervalMs?: number;
+  probeIntervalMs?: number;
+}
+
+type FatalListener = (err: Error) => void;
+
+export class GrpcCsiClient implements CsiClient {
+  private readonly connection: CsiConnection;
+  private readonly options: GrpcCsiClientOptions;
+  private readonly log: Logger;
+  private name = '';
+  private readonly fatalListeners = new Set<FatalListener>();
+  // Aborted by close(); ends background re-checks.
+  private readonly lifetime = new AbortController();
+  private recheckRunning = false;
+
+  private constructor(connection: CsiConnection, options: GrpcCsiClientOptions) {
+    this.connection = connection;
+    this.options = options;
+    this.log = options.log;
+  }
+
+  /**
+   * Connects, waits for the driver to be ready and learns its name. Rejects with the reference's
+   * messages: "failed to connect to CSI driver: ...", "CSI driver probe failed: ...",
+   * "driver name is empty".
+   */
+  static async start(options: GrpcCsiClientOptions, signal: AbortSignal): Promise<GrpcCsiClient> {
+    const connection = await CsiConnection.connect(options, signal);
+    const client = new GrpcCsiClient(connection, options);
+    try {
+      await client.waitForProbe(signal);
+      const info = await client.getPluginInfo(signal);
+      if (info.name === '') throw new Error('driver name is empty');
+      client.name = info.name;
+    } catch (err) {
+      client.close();
+      throw err;
+    }
+    connection.onStateChange((state) => client.onConnectionState(state));
+    options.log.info('CSI driver name', { driver: client.name });
+    return client;
+  }
+
+  get driverName(): string {
+    return this.name;
+  }
+
+  get connectionState(): ConnectionState {
+    return this.connection.state;
+  }
+
+  /** cb runs once the client can no longer be trusted (the driver's name changed); the app should exit. */
+  onFatal(cb: FatalListener): () => void {
+    this.fatalListeners.add(cb);
+    return () => this.fatalListeners.delete(cb);
+  }
+
+  /** Subscribe to connection state changes ('ready' | 'lost' | 'closed'). */
+  onConnectionStateChange(cb: (state: ConnectionState) => void): () => void {
+    return this.connection.onStateChange(cb);
+  }
+
+  /** The driver_name label of the operations metric; the reference sets it once HTTP is served. */
+  setMetricsDriverName(name: string): void {
+    this.connection.setMetricsDriverName(name);
+  }
+
+  close(): void {
+    this.lifetime.abort(new AbortError('CSI client closed'));
+    this.connection.close();
+  }
+
+  /** One Probe: true when ready (an absent `ready` counts as ready). */
+  async probe(signal: AbortSignal): Promise<boolean> {
+    const res = await this.call<ProbeResponse>(CsiMethod.Probe, {}, signal);
+    return res.ready === null || res.ready === undefined || res.ready.value;
+  }
+
+  async getPluginInfo(signal: AbortSignal): Promise<PluginInfo> {
+    const res = await this.call<GetPluginInfoResponse>(CsiMethod.GetPluginInfo, {}, signal);
+    return { name: res.name, vendorVersion: res.vendor_version };
+  }
+
+  async getPluginCapabilities(signal: AbortSignal): Promise<PluginCapabilities> {
+    const res = await this.call<GetPluginCapabilitiesResponse>(CsiMethod.GetPluginCapabilities, {}, signal);
+    let controllerService = false;
+    let volumeExpansion: VolumeExpansionMode = 'unknown';
+    for (const cap of res.capabilities) {
+      if (cap.service?.type === 'CONTROLLER_SERVICE') controllerService = true;
+      if (cap.volume_expansion?.type === 'ONLINE') volumeExpansion = 'online';
+      // ONLINE implies OFFLINE in the spec, so ONLINE wins when both are listed.
+      else if (cap.volume_expansion?.type === 'OFFLINE' && volumeExpansion === 'unknown') volumeExpansion = 'offline';
+    }
+    return { controllerService, volumeExpansion };
+  }
+
+  async getControllerCapabilities(signal: AbortSignal): Promise<ControllerCapabilities> {
+    const res = await this.call<ControllerGetCapabilitiesResponse>(CsiMethod.ControllerGetCapabilities, {}, signal);
+    const types = new Set(res.capabilities.map((c) => c.rpc?.type));
+    return {
+      expandVolume: types.has('EXPAND_VOLUME'),
+      modifyVolume: types.has('MODIFY_VOLUME'),
+      singleNodeMultiWriter: types.has('SINGLE_NODE_MULTI_WRITER'),
+    };
+  }
+
+  async getNodeCapabilities(signal: AbortSignal): Promise<NodeCapabilities> {
+    const res = await this.call<NodeGetCapabilitiesResponse>(CsiMethod.NodeGetCapabilities, {}, signal);
+    return { expandVolume: res.capabilities.some((c) => c.rpc?.type === 'EXPAND_VOLUME') };
+  }
+
+  async expandVolume(request: ExpandRequest, signal: AbortSignal): Promise<ExpandResult> {
+    const wire: ControllerExpandVolumeRequest = {
+      volume_id: request.volumeId,
+      // int64 travels as a decimal string so sizes above 2^53 stay exact.
+      capacity_range: { required_bytes: request.requiredBytes.toString() },
+      secrets: { ...request.secrets },
+      volume_capability: request.capability,
+    };
+    const res = await this.call<ControllerExpandVolumeResponse>(CsiMethod.ControllerExpandVolume, wire, signal, 'expand');
+    return { capacityBytes: BigInt(res.capacity_bytes || '0'), nodeExpansionRequired: res.node_expansion_required };
+  }
+
+  async modifyVolume(request: ModifyRequest, signal: AbortSignal): Promise<void> {
+    const wire: ControllerModifyVolumeRequest = {
+      volume_id: request.volumeId,
+      secrets: { ...request.secrets },
+      mutable_parameters: { ...request.mutableParameters },
+    };
+    await this.call<object>(CsiMethod.ControllerModifyVolume, wire, signal, 'modify');
+  }
+
+  private async call<Res>(method: CsiMethod, request: object, signal: AbortSignal, operation: CsiOperation = 'expand'): Promise<Res> {
+    try {
+      return await this.connection.unary<object, Res>(method, request, { timeoutMs: this.options.timeoutMs }, signal);
+    } catch (err) {
+      throw classifyCsiError(err, operation);
+    }
+  }
+
+  /** Probe now, then every probeIntervalMs until ready; not-ready and DeadlineExceeded keep waiting. */
+  private async waitForProbe(signal: AbortSignal): Promise<void> {
+    const intervalMs = this.options.probeIntervalMs ?? 1000;
+    for (;;) {
+      try {
+        if (await this.probe(signal)) return;
+        this.log.info('CSI driver is not ready yet, waiting');
+      } catch (err) {
+        if (signal.aborted) throw signal.reason instanceof Error ? signal.reason : new AbortError();
+        if (grpcCodeOf(err) !== GrpcStatus.DEADLINE_EXCEEDED) {
+          throw new Error(`CSI driver probe failed: ${errorText(err)}`, { cause: err });
+        }
+        this.log.info('CSI driver probe timed out, waiting', { err: errorText(err) });
+      }
+      await sleep(intervalMs, signal);
+    }
+  }
+
+  private onConnectionState(state: ConnectionState): void {
+    if (state === 'ready') void this.recheckDriverName();
+  }
+
+  /**
+   * After a reconnect the socket may be served by another process. Case "same name": carry on.
+   * Case "different or empty name": this process was configured for another driver, so the
+   * client reports a fatal error. Case "call failed": try again with backoff while connected.
+   */
+  private async recheckDriverName(): Promise<void> {
+    if (this.recheckRunning) return;
+    this.recheckRunning = true;
+    const backoff = new Backoff({ initialMs: 500, maxMs: 10_000 });
+    const signal = this.lifetime.signal;
+    try {
+      while (!signal.aborted && this.connection.state === 'ready') {
+        try {
+          const info = await this.getPluginInfo(signal);
+          if (info.name !== this.name) {
+            this.fatal(new Error(`CSI driver name changed after reconnecting: was ${JSON.stringify(this.name)}, now ${JSON.stringify(info.name)}`));
+          } else {
+            this.log.info('CSI driver reconnected, name unchanged', { driver: this.name });
+          }
+          return;
+        } catch (err) {
+          if (signal.aborted) return;
+          this.log.warn('Checking the CSI driver name after reconnecting failed, retrying', { err: errorText(err) });
+          await sleep(backoff.next(), signal).catch(() => undefined);
+        }
+      }
+    } finally {
+      this.recheckRunning = false;
+    }
+  }
+
+  private fatal(err: Error): void {
+    this.log.error('CSI driver can no longer be used', { err: err.message });
+    for (const listener of this.fatalListeners) {
+      try {
+        listener(err);
+      } catch (listenerErr) {
+        this.log.error('CSI fatal listener failed', { err: errorText(listenerErr) });
+      }
+    }
+  }
+}
+
+function errorText(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}

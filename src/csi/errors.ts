@@ -1,0 +1,137 @@
+// The one place that knows gRPC status codes. Every driver call's failure becomes a CsiError
+// whose `failure` tells controllers what to do, so they never look at codes or messages:
+//   inProgress  the outcome is unknown (the call may still complete at the driver): Canceled,
+//               DeadlineExceeded, Unavailable, ResourceExhausted, Aborted, and any non-gRPC error.
+//               Upstream calls these "non-final"; the previous target must be retried.
+//   infeasible  final, and retrying the same request cannot succeed: for expand InvalidArgument,
+//               OutOfRange, NotFound; for modify InvalidArgument only.
+//   inUse       final FailedPrecondition: typically an offline-only driver with a published volume.
+//   final       every other gRPC code.
+import { status as GrpcStatus } from '@grpc/grpc-js';
+
+export type GrpcCode = GrpcStatus;
+
+/** Go's codes.Code.String() names, used in metrics labels and messages for parity. */
+export const GRPC_CODE_NAMES: Readonly<Record<number, string>> = Object.freeze({
+  0: 'OK',
+  1: 'Canceled',
+  2: 'Unknown',
+  3: 'InvalidArgument',
+  4: 'DeadlineExceeded',
+  5: 'NotFound',
+  6: 'AlreadyExists',
+  7: 'PermissionDenied',
+  8: 'ResourceExhausted',
+  9: 'FailedPrecondition',
+  10: 'Aborted',
+  11: 'OutOfRange',
+  12: 'Unimplemented',
+  13: 'Internal',
+  14: 'Unavailable',
+  15: 'DataLoss',
+  16: 'Unauthenticated',
+});
+
+/** The metrics label for failures that carry no gRPC status. */
+export const NON_GRPC_CODE_NAME = 'unknown-non-grpc';
+
+export type CsiFailure = 'final' | 'infeasible' | 'inUse' | 'inProgress';
+export type CsiOperation = 'expand' | 'modify';
+
+export class CsiError extends Error {
+  constructor(
+    /** The gRPC status code, or null when the failure carried none. */
+    readonly code: GrpcCode | null,
+    readonly codeName: string,
+    readonly failure: CsiFailure,
+    message: string,
+    options?: ErrorOptions,
+  ) {
+    super(message, options);
+    this.name = 'CsiError';
+  }
+
+  get isFinal(): boolean {
+    return this.failure !== 'inProgress';
+  }
+}
+
+interface StatusLike {
+  code: number;
+  details?: string;
+}
+
+/** A grpc-js ServiceError (or a CsiError) has a numeric code in the known range. */
+export function grpcCodeOf(err: unknown): GrpcCode | null {
+  if (err instanceof CsiError) return err.code;
+  if (typeof err !== 'object' || err === null) return null;
+  const candidate = err as Partial<StatusLike> & { metadata?: unknown };
+  if (typeof candidate.code !== 'number' || !('details' in candidate) || !('metadata' in candidate)) return null;
+  return candidate.code in GRPC_CODE_NAMES ? (candidate.code as GrpcCode) : null;
+}
+
+export function grpcCodeName(code: GrpcCode | null): string {
+  return code === null ? NON_GRPC_CODE_NAME : (GRPC_CODE_NAMES[code] ?? NON_GRPC_CODE_NAME);
+}
+
+const NON_FINAL_CODES: ReadonlySet<number> = new Set([
+  GrpcStatus.CANCELLED,
+  GrpcStatus.DEADLINE_EXCEEDED,
+  GrpcStatus.UNAVAILABLE,
+  GrpcStatus.RESOURCE_EXHAUSTED,
+  GrpcStatus.ABORTED,
+]);
+const INFEASIBLE_FOR_EXPAND: ReadonlySet<number> = new Set([
+  GrpcStatus.INVALID_ARGUMENT,
+  GrpcStatus.OUT_OF_RANGE,
+  GrpcStatus.NOT_FOUND,
+]);
+const INFEASIBLE_FOR_MODIFY: ReadonlySet<number> = new Set([GrpcStatus.INVALID_ARGUMENT]);
+
+function failureOf(code: GrpcCode | null, operation: CsiOperation): CsiFailure {
+  if (code === null || NON_FINAL_CODES.has(code)) return 'inProgress';
+  const infeasible = operation === 'expand' ? INFEASIBLE_FOR_EXPAND : INFEASIBLE_FOR_MODIFY;
+  if (infeasible.has(code)) return 'infeasible';
+  if (code === GrpcStatus.FAILED_PRECONDITION) return 'inUse';
+  return 'final';
+}
+
+/**
+ * Classifies any failure of a driver call. gRPC errors get Go's message shape
+ * ("rpc error: code = NotFound desc = ..."), which is what events and conditions show upstream.
+ */
+export function classifyCsiError(err: unknown, operation: CsiOperation = 'expand'): CsiError {
+  const code = grpcCodeOf(err);
+  const failure = failureOf(code, operation);
+  if (err instanceof CsiError) {
+    return err.failure === failure ? err : new CsiError(err.code, err.codeName, failure, err.message, { cause: err.cause });
+  }
+  const codeName = grpcCodeName(code);
+  const message =
+    code !== null
+      ? `rpc error: code = ${codeName} desc = ${(err as StatusLike).details ?? ''}`
+      : err instanceof Error
+        ? err.message
+        : String(err);
+  return new CsiError(code, codeName, failure, message, { cause: err });
+}
+
+/** Upstream IsFinalError: false for non-gRPC errors and the five "may still happen" codes. */
+export function isFinal(err: unknown): boolean {
+  const code = grpcCodeOf(err);
+  return code !== null && !NON_FINAL_CODES.has(code);
+}
+
+export function isInfeasibleForExpand(err: unknown): boolean {
+  const code = grpcCodeOf(err);
+  return code !== null && INFEASIBLE_FOR_EXPAND.has(code);
+}
+
+export function isInfeasibleForModify(err: unknown): boolean {
+  const code = grpcCodeOf(err);
+  return code !== null && INFEASIBLE_FOR_MODIFY.has(code);
+}
+
+export function isInUse(err: unknown): boolean {
+  return grpcCodeOf(err) === GrpcStatus.FAILED_PRECONDITION;
+}
