@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
   QuantityError, compareQuantity, formatBytes, formatQuantity, parseBytes, parseQuantity, quantityFromBytes,
-} from './quantity.ts';
+} from './quantity.js';
 
 const KI = 1024n;
 const GI = KI ** 3n;
