@@ -1,0 +1,308 @@
+// One PVC key in, the resize work it needs done, an outcome out (§3.3–§3.6). Reads the PVC and
+// PV from the informer stores, decides with plan.ts, writes through the API, and writes every
+// patched object back into its store so the next reconcile never acts on an older copy.
+//
+// A thrown error means "retry with backoff" (the worker requeues rate-limited); a returned
+// `retryAfter` is the infeasible slow path, which waits without growing the backoff.
+import { classifyCsiError, type CsiError } from '../csi/errors.js';
+import { Annotation, EventReason, Message, ResizeStatus } from '../model/names.js';
+import type { Pv, Pvc } from '../model/objects.js';
+import {
+  allocatedBytes, capacityBytes, isFileSystemResizePending, pvBytes, pvClaimedBy, pvcKey, requestedBytes, resizeStatus, STORAGE,
+} from '../model/pvc.js';
+import { formatBytes } from '../model/quantity.js';
+import type { Logger } from '../observability/logger.js';
+import type { Clock } from '../base/clock.js';
+import { legacyNeedsResize, planExpansion, pvcNeedsResize } from './plan.js';
+import type { Resizer, ResizeResult } from './resizer.js';
+import type { ClaimUsage } from './in-use.js';
+import {
+  markControllerExpansionFailed, markControllerResizeInProgress, markExpansionFinished, markFileSystemResizePendingLegacy,
+  markNodeExpansionPending, markResizeFinishedLegacy, markResizingLegacy, pvCapacityPatch, removePreResizeAnnotationPatch,
+  type Patch, type PvcStatusPatch,
+} from './status.js';
+
+export type Outcome = { kind: 'done' } | { kind: 'retryAfter'; ms: number };
+
+/** The API writes the resize controller makes (a subset of kube/client's port). */
+export interface ResizeApi {
+  patchPvcStatus(namespace: string, name: string, patch: Patch, signal: AbortSignal): Promise<Pvc>;
+  patchPv(name: string, patch: Patch, signal: AbortSignal): Promise<Pv>;
+}
+
+export interface ObjectCache<T> {
+  get(key: string): T | undefined;
+  writeBack(obj: T): boolean;
+}
+
+export interface ResizeEvents {
+  event(pvc: Pvc, type: 'Normal' | 'Warning', reason: string, message: string): void;
+}
+
+export interface SlowSetView {
+  add(key: string): void;
+  contains(key: string): boolean;
+  remove(key: string): void;
+  timeRemaining(key: string): number;
+}
+
+export interface ResizeGates {
+  readonly recoverVolumeExpansionFailure: boolean;
+  readonly annotateFsResize: boolean;
+}
+
+export interface ResizeReconcilerOptions {
+  resizer: Resizer;
+  pvcs: ObjectCache<Pvc>;
+  pvs: ObjectCache<Pv>;
+  api: ResizeApi;
+  events: ResizeEvents;
+  gates: ResizeGates;
+  slowSet: SlowSetView;
+  /** Present when --handle-volume-inuse-error is on (pods are watched). */
+  claimUsage: ClaimUsage | undefined;
+  clock: Clock;
+  log: Logger;
+}
+
+/** The driver replied "success" with a size it can't have grown to: never written to the PV. */
+export class BogusCapacityError extends Error {
+  constructor(readonly replyBytes: bigint, readonly requestedBytes: bigint) {
+    super(`CSI driver reported capacity ${replyBytes} bytes, less than the requested ${requestedBytes} bytes`);
+    this.name = 'BogusCapacityError';
+  }
+}
+
+/** The volume is used by a pod and the driver can't expand it online; retried with backoff. */
+export class VolumeInUseError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'VolumeInUseError';
+  }
+}
+
+export class ResizeReconciler {
+  /** Keys whose last controller expansion ended with a final error (may be recovered to a smaller size). */
+  private readonly finalErrorKeys = new Set<string>();
+  /** UIDs of PVCs whose last expansion failed with FailedPrecondition (in use, offline-only driver). */
+  private readonly inUseErrorUids = new Set<string>();
+
+  constructor(private readonly o: ResizeReconcilerOptions) {}
+
+  async reconcile(key: string, signal: AbortSignal): Promise<Outcome> {
+    const { pvcs, pvs, gates, log } = this.o;
+    const pvc = pvcs.get(key);
+    if (!pvc) {
+      log.v(3).info('PVC is deleted or does not exist', { pvc: key });
+      return { kind: 'done' };
+    }
+    const pvName = pvc.spec.volumeName;
+    if (!pvName) {
+      log.v(4).info('PV bound to PVC is not created yet', { pvc: key });
+      return { kind: 'done' };
+    }
+    const pv = pvs.get(pvName);
+    if (!pv) throw new Error(`PV "${pvName}" bound to pvc "${key}" not found`);
+
+    if (gates.annotateFsResize && pv.metadata.annotations?.[Annotation.PreResizeCapacity] !== undefined &&
+        capacityBytes(pvc) >= pvBytes(pv)) {
+      try {
+        pvs.writeBack(await this.o.api.patchPv(pvName, removePreResizeAnnotationPatch(), signal));
+      } catch (err) {
+        throw new Error(`failed removing annotation ${Annotation.PreResizeCapacity} from pv "${pvName}"`, { cause: err });
+      }
+    }
+
+    if (!pvcNeedsResize(pvc.status?.phase, pvName, requestedBytes(pvc), capacityBytes(pvc))) return { kind: 'done' };
+    if (!this.o.resizer.canSupport(pv, pvc) || !pvClaimedBy(pv, pvc)) return { kind: 'done' };
+    return gates.recoverVolumeExpansionFailure ? this.expandAndRecover(key, pvc, pv, signal) : this.legacyResize(key, pvc, pv, signal);
+  }
+
+  /** §3.5: the recovery-aware path. */
+  private async expandAndRecover(key: string, pvc: Pvc, pv: Pv, signal: AbortSignal): Promise<Outcome> {
+    const { slowSet, log } = this.o;
+    const inSlowSet = slowSet.contains(key);
+    if (resizeStatus(pvc) === ResizeStatus.ControllerResizeInfeasible) slowSet.add(key);
+
+    const plan = planExpansion({
+      requestedBytes: requestedBytes(pvc),
+      capacityBytes: capacityBytes(pvc),
+      pvBytes: pvBytes(pv),
+      allocatedBytes: allocatedBytes(pvc),
+      resizeStatus: resizeStatus(pvc),
+      hasFinalError: this.finalErrorKeys.has(key),
+      fileSystemResizePending: isFileSystemResizePending(pvc),
+      supportsControlPlaneExpansion: this.o.resizer.supportsControlPlaneExpansion,
+    });
+    if (plan.warnOldApiServer) log.warn(Message.oldApiServer, { pvc: key });
+    if (plan.kind === 'nothing') {
+      log.v(4).info('No controller expansion needed', { pvc: key, why: plan.why });
+      return { kind: 'done' };
+    }
+    if (!plan.rewritesAllocation && inSlowSet) {
+      // The user did not change the size since the driver called it infeasible: wait out the slow set.
+      log.v(4).info(Message.infeasibleDelay(key), { pvc: key });
+      return { kind: 'retryAfter', ms: Math.max(1, slowSet.timeRemaining(key)) };
+    }
+
+    const target = quantityFor(pvc, plan.targetBytes);
+    const marked = await this.patchStatus(pvc, markControllerResizeInProgress(pvc, target, plan.rewritesAllocation, this.now()), signal)
+      .catch((err: unknown) => { throw new Error(`marking pvc "${key}" as resizing failed: ${messageOf(err)}`, { cause: err }); });
+
+    this.guardVolumeInUse(key, marked);
+    this.o.events.event(marked, 'Normal', EventReason.Resizing, Message.resizing(pv.metadata.name));
+    this.inUseErrorUids.delete(marked.metadata.uid ?? '');
+
+    try {
+      await this.callResizeOnPlugin(key, marked, pv, plan.targetBytes, signal);
+    } catch (err) {
+      this.o.events.event(marked, 'Warning', EventReason.VolumeResizeFailed, messageOf(err));
+      throw err;
+    }
+    return { kind: 'done' };
+  }
+
+  private async callResizeOnPlugin(key: string, pvc: Pvc, pv: Pv, targetBytes: bigint, signal: AbortSignal): Promise<void> {
+    const { slowSet, resizer } = this.o;
+    let result: ResizeResult;
+    try {
+      result = await resizer.resize(pv, targetBytes, signal);
+      if (result.capacityBytes <= 0n || result.capacityBytes < targetBytes) {
+        throw new BogusCapacityError(result.capacityBytes, targetBytes);
+      }
+    } catch (raw) {
+      const err = raw instanceof BogusCapacityError ? raw : classifyCsiError(raw, 'expand');
+      await this.recordControllerFailure(key, pvc, err, signal);
+      throw new Error(`resize volume "${pv.metadata.name}" by resizer "${resizer.name}" failed: ${err.message}`, { cause: err });
+    }
+
+    this.finalErrorKeys.delete(key);
+    slowSet.remove(key);
+    await this.updatePvCapacity(pv, pvc, result, signal);
+    if (result.nodeExpansionRequired) {
+      await this.patchStatus(pvc, markNodeExpansionPending(pvc, this.now()), signal);
+      this.o.events.event(pvc, 'Normal', EventReason.FileSystemResizeRequired, Message.fileSystemResizeRequired);
+    } else {
+      await this.patchStatus(pvc, markExpansionFinished(pvc, formatBytes(result.capacityBytes, 'BinarySI')), signal);
+      this.o.events.event(pvc, 'Normal', EventReason.VolumeResizeSuccessful, Message.resizeSuccessful);
+    }
+  }
+
+  /** §3.5 step 8, on error: remember how final it was and say so on the PVC. */
+  private async recordControllerFailure(key: string, pvc: Pvc, err: CsiError | BogusCapacityError, signal: AbortSignal): Promise<void> {
+    if (err instanceof BogusCapacityError || err.failure !== 'inProgress') {
+      if (!(err instanceof BogusCapacityError) && err.failure === 'inUse') this.inUseErrorUids.add(pvc.metadata.uid ?? '');
+      this.finalErrorKeys.add(key);
+      const infeasible = !(err instanceof BogusCapacityError) && err.failure === 'infeasible';
+      if (!infeasible) this.o.slowSet.remove(key);
+      try {
+        // Not RV-checked: the failure is recorded even from a slightly stale copy.
+        await this.patchStatus(pvc, markControllerExpansionFailed(pvc, err.message, infeasible, this.now()), signal);
+      } catch (patchErr) {
+        throw new Error(
+          `resizing failed in controller with ${err.message} but failed to update PVC ${key} with: ${messageOf(patchErr)}`,
+          { cause: patchErr },
+        );
+      }
+      return;
+    }
+    // Non-final: the driver may still be working on it; the same target is retried.
+    this.o.slowSet.remove(key);
+    this.finalErrorKeys.delete(key);
+  }
+
+  /** §3.10 and our offline-only rule: don't call the driver for a volume a live pod uses. */
+  private guardVolumeInUse(key: string, pvc: Pvc): void {
+    const usage = this.o.claimUsage;
+    if (!usage?.isInUse(key)) return;
+    const offlineOnly = this.o.resizer.expansionMode === 'offline';
+    if (!offlineOnly && !this.inUseErrorUids.has(pvc.metadata.uid ?? '')) return;
+    const message = Message.inUse(pvc.metadata.namespace ?? '', pvc.metadata.name, this.o.resizer.name);
+    this.o.events.event(pvc, 'Warning', EventReason.VolumeResizeFailed, message);
+    throw new VolumeInUseError(message);
+  }
+
+  /** §3.6: PV capacity, and the pre-resize annotation while the node still has work. */
+  private async updatePvCapacity(pv: Pv, pvc: Pvc, result: ResizeResult, signal: AbortSignal): Promise<void> {
+    const capacity = formatBytes(result.capacityBytes, 'BinarySI');
+    const preResize = this.o.gates.annotateFsResize && result.nodeExpansionRequired ? pvc.status?.capacity?.[STORAGE] : undefined;
+    try {
+      this.o.pvs.writeBack(await this.o.api.patchPv(pv.metadata.name, pvCapacityPatch(pv, capacity, preResize), signal));
+    } catch (err) {
+      throw new Error(`updating capacity of PV "${pv.metadata.name}" to ${capacity} failed: ${messageOf(err)}`, { cause: err });
+    }
+  }
+
+  /** §3.4: the legacy path, when RecoverVolumeExpansionFailure is off. */
+  private async legacyResize(key: string, pvc: Pvc, pv: Pv, signal: AbortSignal): Promise<Outcome> {
+    const requested = requestedBytes(pvc);
+    if (!legacyNeedsResize({ requestedBytes: requested, pvBytes: pvBytes(pv), fileSystemResizePending: isFileSystemResizePending(pvc) })) {
+      return { kind: 'done' };
+    }
+    const marked = await this.patchStatus(pvc, markResizingLegacy(pvc, this.now()), signal)
+      .catch((err: unknown) => { throw new Error(`marking pvc "${key}" as resizing failed: ${messageOf(err)}`, { cause: err }); });
+    this.guardVolumeInUse(key, marked);
+    this.o.events.event(marked, 'Normal', EventReason.Resizing, Message.resizing(pv.metadata.name));
+    this.inUseErrorUids.delete(marked.metadata.uid ?? '');
+    try {
+      let result: ResizeResult;
+      try {
+        result = await this.o.resizer.resize(pv, requested, signal);
+        if (result.capacityBytes <= 0n || result.capacityBytes < requested) throw new BogusCapacityError(result.capacityBytes, requested);
+      } catch (raw) {
+        const err = raw instanceof BogusCapacityError ? raw : classifyCsiError(raw, 'expand');
+        if (!(err instanceof BogusCapacityError) && err.failure === 'inUse') this.inUseErrorUids.add(marked.metadata.uid ?? '');
+        throw new Error(`resize volume "${pv.metadata.name}" by resizer "${this.o.resizer.name}" failed: ${err.message}`, { cause: err });
+      }
+      await this.updatePvCapacity(pv, marked, result, signal);
+      if (result.nodeExpansionRequired) {
+        await this.patchStatus(marked, markFileSystemResizePendingLegacy(marked, this.now()), signal);
+        this.o.events.event(marked, 'Normal', EventReason.FileSystemResizeRequired, Message.fileSystemResizeRequired);
+      } else {
+        await this.patchStatus(marked, markResizeFinishedLegacy(marked, formatBytes(result.capacityBytes, 'BinarySI')), signal);
+        this.o.events.event(marked, 'Normal', EventReason.VolumeResizeSuccessful, Message.resizeSuccessful);
+      }
+    } catch (err) {
+      // Conflicts are retried silently on the legacy path (since upstream 1.11).
+      if (!isConflict(err)) this.o.events.event(marked, 'Warning', EventReason.VolumeResizeFailed, messageOf(err));
+      throw err;
+    }
+    return { kind: 'done' };
+  }
+
+  private async patchStatus(pvc: Pvc, patch: PvcStatusPatch, signal: AbortSignal): Promise<Pvc> {
+    const updated = await this.o.api.patchPvcStatus(pvc.metadata.namespace ?? '', pvc.metadata.name, patch.body, signal);
+    this.o.pvcs.writeBack(updated);
+    return updated;
+  }
+
+  private now(): string {
+    return new Date(this.o.clock.now()).toISOString().replace(/\.\d{3}Z$/, 'Z');
+  }
+
+  /** Forgets per-key memory of a deleted PVC (upstream keeps it; we don't need to). */
+  forget(key: string, uid: string | undefined): void {
+    this.finalErrorKeys.delete(key);
+    if (uid) this.inUseErrorUids.delete(uid);
+  }
+}
+
+/** The target as a quantity string: the PVC's own spelling when it is S or A, else canonical bytes. */
+function quantityFor(pvc: Pvc, bytes: bigint): string {
+  const spec = pvc.spec.resources?.requests?.[STORAGE];
+  if (spec !== undefined && requestedBytes(pvc) === bytes) return spec;
+  const allocated = pvc.status?.allocatedResources?.[STORAGE];
+  if (allocated !== undefined && allocatedBytes(pvc) === bytes) return allocated;
+  return formatBytes(bytes, 'BinarySI');
+}
+
+function messageOf(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+function isConflict(err: unknown): boolean {
+  for (let e: unknown = err; e instanceof Error; e = e.cause) {
+    if ((e as { status?: unknown }).status === 409) return true;
+  }
+  return false;
+}

@@ -1,0 +1,20 @@
+// The Resizer port (§3.8): chosen once at startup from the driver's capabilities, so the
+// controller never sees gRPC. `csi-resizer.ts` calls ControllerExpandVolume; `trivial-resizer.ts`
+// serves drivers that can only expand on the node.
+import type { Pv, Pvc } from '../model/objects.js';
+
+export interface ResizeResult {
+  capacityBytes: bigint;
+  nodeExpansionRequired: boolean;
+}
+
+export interface Resizer {
+  /** The driver name. */
+  readonly name: string;
+  /** False for the trivial resizer: it never grows anything itself (affects the NodeResizeInfeasible row). */
+  readonly supportsControlPlaneExpansion: boolean;
+  /** Whether the driver may expand a volume while a pod uses it ('unknown' when it doesn't say). */
+  readonly expansionMode: 'online' | 'offline' | 'unknown';
+  canSupport(pv: Pv, pvc: Pvc): boolean;
+  resize(pv: Pv, requestedBytes: bigint, signal: AbortSignal): Promise<ResizeResult>;
+}
