@@ -15,7 +15,15 @@ export interface Managed {
 }
 
 const live = new Map<number, ChildProcess>();
+const exitCleanups = new Set<() => void>();
 let exitHookInstalled = false;
+
+/** A synchronous cleanup to run if this process exits without stopping what it started. */
+export function onExitSync(fn: () => void): () => void {
+  installExitHook();
+  exitCleanups.add(fn);
+  return () => exitCleanups.delete(fn);
+}
 
 function installExitHook(): void {
   if (exitHookInstalled) return;
@@ -27,6 +35,13 @@ function installExitHook(): void {
         process.kill(pid, 'SIGKILL');
       } catch {
         // already gone
+      }
+    }
+    for (const fn of exitCleanups) {
+      try {
+        fn();
+      } catch {
+        // best effort at exit
       }
     }
   });
@@ -71,9 +86,10 @@ export function spawnLogged(opts: SpawnOptions): Managed {
       resolve(`error: ${err.message}`);
     });
   });
-  if (opts.detached) {
-    child.unref();
-  } else {
+  // Never keep the event loop alive for a component: a test file's process must be able to end
+  // (its harness stops the components first, or the exit hook kills them).
+  child.unref();
+  if (!opts.detached) {
     installExitHook();
     live.set(pid, child);
   }

@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# A local control plane (etcd, kube-apiserver, the CSI mock driver) that keeps running after the
+# command returns, for the demo and for manual work.
+#
+#   scripts/cluster.sh up     # writes .cluster/env (kubeconfigs, CSI socket, logs) and .cluster/pids
+#   scripts/cluster.sh down   # stops exactly the recorded pids
+set -euo pipefail
+cd "$(dirname "$0")/.."
+case "${1:-}" in
+  up|down) exec node --import tsx test/cluster/cluster-cli.ts "$1" ;;
+  *) echo "usage: $0 up|down" >&2; exit 2 ;;
+esac

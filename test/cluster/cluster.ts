@@ -1,0 +1,277 @@
+// One local control plane for integration tests: etcd, kube-apiserver (loopback only, TLS from a
+// test CA, RBAC, static tokens for an admin and the resizer user) and the CSI mock driver.
+// Whatever started is stopped in reverse order, both on stop() and when startup fails.
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { request } from 'node:https';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { loadComponents, type Components } from './components.js';
+import { clientsFromKubeconfig } from './kube.js';
+import { startMockDriver, type MockDriver, type MockDriverOptions } from './mock-driver.js';
+import { kubeconfig, makePki, ADMIN_USER, RESIZER_USER } from './pki.js';
+import { onExitSync, printTails, spawnLogged, type Managed } from './process.js';
+import { applyRbac } from './rbac.js';
+
+export interface ClusterOptions {
+  /** Working directory (certs, kubeconfigs, logs, socket); a fresh /tmp/rz-XXXX by default. */
+  dir?: string;
+  /** Options for the mock driver (its dir is the cluster's). */
+  driver?: Omit<MockDriverOptions, 'dir' | 'detached' | 'socketPath'>;
+  /** Leave the processes running after this Node process exits (scripts/cluster.sh up). */
+  detached?: boolean;
+  /** Bound on the whole startup; 120s by default. */
+  startTimeoutMs?: number;
+  /** Progress lines (for the CLI); silent by default. */
+  progress?: (line: string) => void;
+}
+
+export type ClusterLogs = {
+  readonly etcd: string;
+  readonly apiserver: string;
+  readonly driver: string;
+};
+
+export interface Cluster {
+  readonly dir: string;
+  readonly apiUrl: string;
+  readonly caPath: string;
+  readonly adminKubeconfigPath: string;
+  readonly resizerKubeconfigPath: string;
+  /** unix:///... */
+  readonly csiAddress: string;
+  readonly driverName: string;
+  readonly driver: MockDriver;
+  readonly logs: ClusterLogs;
+  /** KEY=VALUE lines describing this cluster (see clusterEnv()). */
+  readonly envFile: string;
+  readonly pids: { readonly etcd: number; readonly apiserver: number; readonly driver: number };
+  readonly etcdDataDir: string;
+  readonly components: Components;
+  /** Time from startCluster() to ready, in ms. */
+  readonly startupMs: number;
+  /** Stops driver, apiserver, etcd (in that order) and removes the etcd data. Safe to call twice. */
+  stop(): Promise<void>;
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.unref();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+function etcdDataRoot(): string {
+  // tmpfs: etcd's writes are the slowest part of an apiserver on a small machine.
+  return existsSync('/dev/shm') ? '/dev/shm' : '/tmp';
+}
+
+export async function startCluster(opts: ClusterOptions = {}): Promise<Cluster> {
+  const started = Date.now();
+  const progress = opts.progress ?? (() => {});
+  const deadline = started + (opts.startTimeoutMs ?? 120_000);
+  const components = await loadComponents();
+  const dir = opts.dir ?? mkdtempSync('/tmp/rz-');
+  mkdirSync(dir, { recursive: true });
+  const logs: ClusterLogs = {
+    etcd: join(dir, 'etcd.log'),
+    apiserver: join(dir, 'kube-apiserver.log'),
+    driver: join(dir, 'mockdriver.log'),
+  };
+  const etcdDataDir = mkdtempSync(join(etcdDataRoot(), 'rz-etcd-'));
+  const detached = opts.detached ?? false;
+  const removeEtcdData = () => rmSync(etcdDataDir, { recursive: true, force: true });
+  const forgetExitCleanup = detached ? () => {} : onExitSync(removeEtcdData);
+  const stack: Array<() => Promise<void>> = [async () => (removeEtcdData(), forgetExitCleanup())];
+  const unwind = async () => {
+    while (stack.length > 0) {
+      const step = stack.pop()!;
+      await step().catch((err: unknown) => process.stderr.write(`[cluster] cleanup step failed: ${String(err)}\n`));
+    }
+  };
+
+  try {
+    const [etcdPort, etcdPeerPort, apiPort] = await distinctPorts(3);
+    const pkiPromise = makePki(dir);
+
+    progress(`etcd ${components.etcdVersion} on 127.0.0.1:${etcdPort}`);
+    const etcdUrl = `http://127.0.0.1:${etcdPort}`;
+    const peerUrl = `http://127.0.0.1:${etcdPeerPort}`;
+    const etcd = spawnLogged({
+      name: 'etcd',
+      command: components.etcdBin,
+      args: [
+        '--name=rz', `--data-dir=${etcdDataDir}`,
+        `--listen-client-urls=${etcdUrl}`, `--advertise-client-urls=${etcdUrl}`,
+        `--listen-peer-urls=${peerUrl}`, `--initial-advertise-peer-urls=${peerUrl}`,
+        `--initial-cluster=rz=${peerUrl}`, '--unsafe-no-fsync=true', '--log-level=warn',
+      ],
+      logPath: logs.etcd,
+      detached,
+    });
+    stack.push(() => etcd.stop());
+
+    const pki = await pkiPromise;
+    await waitFor('etcd', etcd, deadline, async () => {
+      const res = await fetch(`${etcdUrl}/health`, { signal: AbortSignal.timeout(1000) });
+      const body = (await res.json()) as { health?: string };
+      return body.health === 'true';
+    });
+
+    const apiUrl = `https://127.0.0.1:${apiPort}`;
+    progress(`kube-apiserver ${components.k8sVersion} on ${apiUrl}`);
+    mkdirSync(join(dir, 'apiserver-certs'), { recursive: true });
+    const apiserver = spawnLogged({
+      name: 'kube-apiserver',
+      command: components.kubeApiserverBin,
+      args: [
+        `--etcd-servers=${etcdUrl}`,
+        '--bind-address=127.0.0.1', '--advertise-address=127.0.0.1', `--secure-port=${apiPort}`,
+        `--cert-dir=${join(dir, 'apiserver-certs')}`,
+        `--tls-cert-file=${pki.servingCertPath}`, `--tls-private-key-file=${pki.servingKeyPath}`,
+        '--service-cluster-ip-range=10.0.0.0/24',
+        `--service-account-issuer=${apiUrl}`,
+        `--service-account-key-file=${pki.saPubPath}`,
+        `--service-account-signing-key-file=${pki.saKeyPath}`,
+        '--authorization-mode=RBAC',
+        `--token-auth-file=${pki.tokenFilePath}`,
+        // The default admission plugins, minus ServiceAccount: there is no controller to create
+        // default ServiceAccounts, and test pods would be refused without one.
+        '--disable-admission-plugins=ServiceAccount',
+        '--allow-privileged=true',
+        // 127.0.0.1 is not a valid endpoint for the "kubernetes" Service; do not try to publish it.
+        '--endpoint-reconciler-type=none',
+        '--v=1',
+      ],
+      logPath: logs.apiserver,
+      detached,
+    });
+    stack.push(() => apiserver.stop(10_000));
+
+    const ca = readFileSync(pki.caPath);
+    await waitFor('kube-apiserver /readyz', apiserver, deadline, async () => (await httpsGet(`${apiUrl}/readyz`, ca)) === 'ok');
+
+    const adminKubeconfigPath = join(dir, 'admin.kubeconfig');
+    const resizerKubeconfigPath = join(dir, 'resizer.kubeconfig');
+    writeFileSync(adminKubeconfigPath, kubeconfig({ apiUrl, caPath: pki.caPath, user: ADMIN_USER, token: pki.adminToken }), { mode: 0o600 });
+    writeFileSync(resizerKubeconfigPath, kubeconfig({ apiUrl, caPath: pki.caPath, user: RESIZER_USER, token: pki.resizerToken }), { mode: 0o600 });
+
+    progress('applying deploy/kubernetes/rbac.yaml');
+    const admin = clientsFromKubeconfig(adminKubeconfigPath);
+    await applyRbac(admin);
+    await waitUntilResizerAuthorized(admin, deadline);
+
+    progress('CSI mock driver');
+    const driver = await startMockDriver({ ...opts.driver, dir, detached });
+    stack.push(() => driver.stop());
+
+    const envFile = join(dir, 'env');
+    const cluster: Omit<Cluster, 'stop'> = {
+      dir, apiUrl, caPath: pki.caPath, adminKubeconfigPath, resizerKubeconfigPath,
+      csiAddress: driver.address, driverName: driver.name, driver, logs, envFile,
+      pids: { etcd: etcd.pid, apiserver: apiserver.pid, driver: driver.pid },
+      etcdDataDir, components, startupMs: Date.now() - started,
+    };
+    writeFileSync(envFile, formatEnv(clusterEnv(cluster)));
+    let stopping: Promise<void> | undefined;
+    return {
+      ...cluster,
+      stop: () => (stopping ??= unwind()),
+    };
+  } catch (err) {
+    process.stderr.write(`[cluster] startup failed: ${err instanceof Error ? err.message : String(err)}\n`);
+    printTails(logs);
+    process.stderr.write(`[cluster] logs kept in ${dir}\n`);
+    await unwind();
+    throw err;
+  }
+}
+
+/** The env file's keys; run-with-cluster and scripts/cluster.sh write exactly these. */
+export function clusterEnv(c: Omit<Cluster, 'stop'>): Record<string, string> {
+  return {
+    ADMIN_KUBECONFIG: c.adminKubeconfigPath,
+    RESIZER_KUBECONFIG: c.resizerKubeconfigPath,
+    CSI_ADDRESS: c.csiAddress,
+    DRIVER_NAME: c.driverName,
+    API_URL: c.apiUrl,
+    CLUSTER_DIR: c.dir,
+    ETCD_LOG: c.logs.etcd,
+    APISERVER_LOG: c.logs.apiserver,
+    DRIVER_LOG: c.logs.driver,
+    CA_PATH: c.caPath,
+    CSI_PROTO: c.driver.protoPath,
+    ETCD_DATA_DIR: c.etcdDataDir,
+    ETCD_PID: String(c.pids.etcd),
+    APISERVER_PID: String(c.pids.apiserver),
+    DRIVER_PID: String(c.pids.driver),
+    K8S_VERSION: c.components.k8sVersion,
+    ETCD_VERSION: c.components.etcdVersion,
+  };
+}
+
+export function formatEnv(vars: Record<string, string>): string {
+  return Object.entries(vars).map(([k, v]) => `${k}=${v}`).join('\n') + '\n';
+}
+
+async function distinctPorts(n: number): Promise<number[]> {
+  const ports = new Set<number>();
+  while (ports.size < n) ports.add(await freePort());
+  return [...ports];
+}
+
+async function waitFor(what: string, proc: Managed, deadline: number, check: () => Promise<boolean>): Promise<void> {
+  let last: unknown;
+  while (Date.now() < deadline) {
+    if (proc.hasExited()) throw new Error(`${proc.name} exited (${await proc.exited}) while waiting for ${what}`);
+    try {
+      if (await check()) return;
+    } catch (err) {
+      last = err;
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`${what} not ready in time`, { cause: last });
+}
+
+function httpsGet(url: string, ca: Buffer): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { ca, timeout: 2000 }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => (body += chunk));
+      res.on('end', () => resolve(body.trim()));
+    });
+    req.on('timeout', () => req.destroy(new Error('timeout')));
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+// RBAC objects reach the authorizer through an informer; wait until the resizer user is actually
+// allowed one of its verbs, so the first test does not race the authorizer cache.
+async function waitUntilResizerAuthorized(admin: ReturnType<typeof clientsFromKubeconfig>, deadline: number): Promise<void> {
+  while (Date.now() < deadline) {
+    const review = await admin.authz.createSubjectAccessReview({
+      body: {
+        spec: {
+          user: RESIZER_USER,
+          resourceAttributes: { group: 'coordination.k8s.io', resource: 'leases', verb: 'create', namespace: 'default' },
+        },
+      },
+    });
+    if (review.status?.allowed) {
+      const pvc = await admin.authz.createSubjectAccessReview({
+        body: { spec: { user: RESIZER_USER, resourceAttributes: { resource: 'persistentvolumeclaims', subresource: 'status', verb: 'patch' } } },
+      });
+      if (pvc.status?.allowed) return;
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error('the resizer user was not authorized by deploy/kubernetes/rbac.yaml in time');
+}
