@@ -1,0 +1,114 @@
+// Go's time.ParseDuration and Duration.String, so `--timeout=1m30s` means what it means to the Go
+// sidecar. Durations are milliseconds (a number, possibly fractional: "1500us" is 1.5).
+//
+// Parsing works in integer nanoseconds (BigInt) like Go, so "0.1s" + "0.2s" style sums are exact and
+// the int64 overflow check is Go's.
+
+export class DurationError extends Error {
+  /** The message is Go's: `time: invalid duration "x"`, `time: missing unit in duration "1"`, … */
+  constructor(readonly input: string, problem = 'invalid duration') {
+    super(`time: ${problem} ${JSON.stringify(input)}`);
+    this.name = 'DurationError';
+  }
+}
+
+const NANOS_PER_UNIT: Readonly<Record<string, bigint>> = {
+  ns: 1n,
+  us: 1_000n,
+  'µs': 1_000n, // U+00B5 micro sign
+  'μs': 1_000n, // U+03BC Greek mu
+  ms: 1_000_000n,
+  s: 1_000_000_000n,
+  m: 60_000_000_000n,
+  h: 3_600_000_000_000n,
+};
+const TWO_POW_63 = 1n << 63n;
+const NANOS_PER_MS = 1_000_000n;
+
+/** Parses a Go duration ("300ms", "-1.5h", "2h45m") into milliseconds. */
+export function parseGoDuration(input: string): number {
+  return nanosToMs(parseGoDurationNanos(input));
+}
+
+/** Parses a Go duration into integer nanoseconds, exactly as time.ParseDuration. */
+export function parseGoDurationNanos(input: string): bigint {
+  let rest = input;
+  let negative = false;
+  if (rest[0] === '-' || rest[0] === '+') {
+    negative = rest[0] === '-';
+    rest = rest.slice(1);
+  }
+  // Special case: a bare zero needs no unit.
+  if (rest === '0') return 0n;
+  if (rest === '') throw new DurationError(input);
+
+  let total = 0n;
+  while (rest !== '') {
+    const match = /^(\d*)(?:\.(\d*))?/.exec(rest);
+    const whole = match?.[1] ?? '';
+    const fraction = match?.[2];
+    // Go requires a digit on at least one side of the dot.
+    if (whole === '' && (fraction === undefined || fraction === '')) throw new DurationError(input);
+    rest = rest.slice(match?.[0].length ?? 0);
+
+    const unitMatch = /^[^0-9.]*/.exec(rest);
+    const unit = unitMatch?.[0] ?? '';
+    if (unit === '') throw new DurationError(input, 'missing unit in duration');
+    const unitNanos = NANOS_PER_UNIT[unit];
+    if (unitNanos === undefined) throw new DurationError(input, `unknown unit ${JSON.stringify(unit)} in duration`);
+    rest = rest.slice(unit.length);
+
+    const wholeValue = whole === '' ? 0n : BigInt(whole);
+    if (wholeValue > TWO_POW_63 / unitNanos) throw new DurationError(input);
+    let value = wholeValue * unitNanos;
+    if (fraction !== undefined && fraction !== '') {
+      // Go truncates the fractional contribution towards zero.
+      value += (BigInt(fraction) * unitNanos) / 10n ** BigInt(fraction.length);
+    }
+    total += value;
+    // Like Go, allow 2^63 while summing so that the most negative duration parses.
+    if (value > TWO_POW_63 || total > TWO_POW_63) throw new DurationError(input);
+  }
+  if (negative) return -total;
+  if (total > TWO_POW_63 - 1n) throw new DurationError(input);
+  return total;
+}
+
+/** Formats milliseconds like Go's Duration.String: "1h2m3.5s", "1.5ms", "0s". */
+export function formatGoDuration(ms: number): string {
+  return formatGoDurationNanos(BigInt(Math.round(ms * 1e6)));
+}
+
+export function formatGoDurationNanos(nanos: bigint): string {
+  if (nanos === 0n) return '0s';
+  const sign = nanos < 0n ? '-' : '';
+  const abs = nanos < 0n ? -nanos : nanos;
+
+  if (abs < 1_000_000_000n) {
+    // Under a second: the largest of ns, µs, ms that keeps a whole part, with a fraction.
+    if (abs < 1_000n) return `${sign}${abs}ns`;
+    if (abs < 1_000_000n) return `${sign}${withFraction(abs, 3)}µs`;
+    return `${sign}${withFraction(abs, 6)}ms`;
+  }
+  const hours = abs / 3_600_000_000_000n;
+  const minutes = (abs / 60_000_000_000n) % 60n;
+  const secondsNanos = abs % 60_000_000_000n;
+  let out = `${withFraction(secondsNanos, 9)}s`;
+  if (hours > 0n || minutes > 0n) out = `${minutes}m${out}`;
+  if (hours > 0n) out = `${hours}h${out}`;
+  return sign + out;
+}
+
+/** value / 10^digits with trailing zeros (and a bare dot) removed. */
+function withFraction(value: bigint, digits: number): string {
+  const divisor = 10n ** BigInt(digits);
+  const whole = value / divisor;
+  const fraction = (value % divisor).toString().padStart(digits, '0').replace(/0+$/, '');
+  return fraction === '' ? `${whole}` : `${whole}.${fraction}`;
+}
+
+function nanosToMs(nanos: bigint): number {
+  const whole = nanos / NANOS_PER_MS;
+  const remainder = nanos % NANOS_PER_MS;
+  return Number(whole) + Number(remainder) / 1e6;
+}
