@@ -1,0 +1,48 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { accessModeFor, UnsupportedAccessModeError, volumeCapabilityFor } from './capabilities.js';
+
+// The table of spec §3.8: [PV access modes, without SNMW, with SNMW]; 'error' throws.
+const table: [string[], string, string][] = [
+  [['ReadWriteOncePod'], 'SINGLE_NODE_WRITER', 'SINGLE_NODE_SINGLE_WRITER'],
+  [['ReadWriteOncePod', 'ReadWriteOnce'], 'error', 'error'],
+  [['ReadWriteMany', 'ReadWriteOncePod'], 'error', 'error'],
+  [['ReadWriteMany'], 'MULTI_NODE_MULTI_WRITER', 'MULTI_NODE_MULTI_WRITER'],
+  [['ReadWriteMany', 'ReadOnlyMany', 'ReadWriteOnce'], 'MULTI_NODE_MULTI_WRITER', 'MULTI_NODE_MULTI_WRITER'],
+  [['ReadOnlyMany', 'ReadWriteOnce'], 'error', 'error'],
+  [['ReadOnlyMany'], 'MULTI_NODE_READER_ONLY', 'MULTI_NODE_READER_ONLY'],
+  [['ReadWriteOnce'], 'SINGLE_NODE_WRITER', 'SINGLE_NODE_MULTI_WRITER'],
+  [[], 'error', 'error'],
+  [['SomethingElse'], 'error', 'error'],
+];
+
+for (const [modes, without, withSnmw] of table) {
+  for (const [snmw, expected] of [[false, without], [true, withSnmw]] as const) {
+    test(`access modes [${modes.join(',')}] ${snmw ? 'with' : 'without'} SINGLE_NODE_MULTI_WRITER → ${expected}`, () => {
+      if (expected === 'error') {
+        assert.throws(() => accessModeFor(modes, snmw), UnsupportedAccessModeError);
+      } else {
+        assert.equal(accessModeFor(modes, snmw), expected);
+      }
+    });
+  }
+}
+
+test('empty access modes say "unsupported AccessMode combination"', () => {
+  assert.throws(() => accessModeFor([], false), /unsupported AccessMode combination/);
+});
+
+test('Block volume mode gives a block capability', () => {
+  const cap = volumeCapabilityFor({ volumeMode: 'Block', accessModes: ['ReadWriteOnce'], csi: { fsType: 'ext4' } }, { supportsSingleNodeMultiWriter: false });
+  assert.deepEqual(cap, { block: {}, access_mode: { mode: 'SINGLE_NODE_WRITER' } });
+});
+
+test('Filesystem (or unset) volume mode gives a mount capability with fs type and mount options', () => {
+  const cap = volumeCapabilityFor(
+    { volumeMode: 'Filesystem', accessModes: ['ReadWriteOnce'], mountOptions: ['noatime', 'discard'], csi: { fsType: 'xfs' } },
+    { supportsSingleNodeMultiWriter: true },
+  );
+  assert.deepEqual(cap, { mount: { fs_type: 'xfs', mount_flags: ['noatime', 'discard'] }, access_mode: { mode: 'SINGLE_NODE_MULTI_WRITER' } });
+  const bare = volumeCapabilityFor({ accessModes: ['ReadOnlyMany'] }, { supportsSingleNodeMultiWriter: false });
+  assert.deepEqual(bare, { mount: { fs_type: '', mount_flags: [] }, access_mode: { mode: 'MULTI_NODE_READER_ONLY' } });
+});

@@ -1,0 +1,71 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { Metadata, status } from '@grpc/grpc-js';
+import { classifyCsiError, CsiError, isFinal, isInfeasibleForExpand, isInfeasibleForModify, isInUse, NON_GRPC_CODE_NAME } from './errors.js';
+
+function grpcError(code: status, details = 'boom') {
+  return Object.assign(new Error(`${code} ${status[code]}: ${details}`), { code, details, metadata: new Metadata() });
+}
+
+// [code, Go name, expand failure, modify failure]
+const table: [status, string, string, string][] = [
+  [status.CANCELLED, 'Canceled', 'inProgress', 'inProgress'],
+  [status.UNKNOWN, 'Unknown', 'final', 'final'],
+  [status.INVALID_ARGUMENT, 'InvalidArgument', 'infeasible', 'infeasible'],
+  [status.DEADLINE_EXCEEDED, 'DeadlineExceeded', 'inProgress', 'inProgress'],
+  [status.NOT_FOUND, 'NotFound', 'infeasible', 'final'],
+  [status.ALREADY_EXISTS, 'AlreadyExists', 'final', 'final'],
+  [status.PERMISSION_DENIED, 'PermissionDenied', 'final', 'final'],
+  [status.RESOURCE_EXHAUSTED, 'ResourceExhausted', 'inProgress', 'inProgress'],
+  [status.FAILED_PRECONDITION, 'FailedPrecondition', 'inUse', 'inUse'],
+  [status.ABORTED, 'Aborted', 'inProgress', 'inProgress'],
+  [status.OUT_OF_RANGE, 'OutOfRange', 'infeasible', 'final'],
+  [status.UNIMPLEMENTED, 'Unimplemented', 'final', 'final'],
+  [status.INTERNAL, 'Internal', 'final', 'final'],
+  [status.UNAVAILABLE, 'Unavailable', 'inProgress', 'inProgress'],
+  [status.DATA_LOSS, 'DataLoss', 'final', 'final'],
+  [status.UNAUTHENTICATED, 'Unauthenticated', 'final', 'final'],
+];
+
+for (const [code, name, expand, modify] of table) {
+  test(`${name}: expand → ${expand}, modify → ${modify}`, () => {
+    const err = grpcError(code, 'driver says no');
+    const e = classifyCsiError(err, 'expand');
+    assert.ok(e instanceof CsiError);
+    assert.equal(e.code, code);
+    assert.equal(e.codeName, name);
+    assert.equal(e.failure, expand);
+    assert.equal(e.message, `rpc error: code = ${name} desc = driver says no`);
+    assert.equal(e.cause, err);
+    assert.equal(classifyCsiError(err, 'modify').failure, modify);
+    assert.equal(isFinal(err), expand !== 'inProgress');
+    assert.equal(e.isFinal, expand !== 'inProgress');
+    assert.equal(isInfeasibleForExpand(err), expand === 'infeasible');
+    assert.equal(isInfeasibleForModify(err), modify === 'infeasible');
+    assert.equal(isInUse(err), code === status.FAILED_PRECONDITION);
+  });
+}
+
+test('a non-gRPC error is non-final and labelled unknown-non-grpc', () => {
+  const err = new Error('secret lookup failed');
+  const e = classifyCsiError(err);
+  assert.equal(e.code, null);
+  assert.equal(e.codeName, NON_GRPC_CODE_NAME);
+  assert.equal(e.failure, 'inProgress');
+  assert.equal(e.message, 'secret lookup failed');
+  assert.equal(isFinal(err), false);
+  assert.equal(isInfeasibleForExpand(err), false);
+  // An object with a numeric code but no gRPC shape is not a status.
+  assert.equal(isFinal({ code: 3 }), false);
+  assert.equal(classifyCsiError('plain string').failure, 'inProgress');
+});
+
+test('a CsiError is re-classified for the other operation, keeping the code', () => {
+  const expand = classifyCsiError(grpcError(status.NOT_FOUND), 'expand');
+  assert.equal(expand.failure, 'infeasible');
+  const modify = classifyCsiError(expand, 'modify');
+  assert.equal(modify.failure, 'final');
+  assert.equal(modify.code, status.NOT_FOUND);
+  assert.equal(classifyCsiError(expand, 'expand'), expand);
+  assert.equal(isInfeasibleForExpand(expand), true);
+});

@@ -1,0 +1,257 @@
+// A small CSI driver for tests: a grpc-js server on a temp unix socket, serving the project's own
+// csi.v1 proto. Where a test scripts nothing it behaves like a driver: volumes are created through
+// createVolume(), expand grows and never shrinks, an unknown volume is NotFound. Scripted replies
+// (per method, consumed in order) inject any gRPC code, delays, hangs past the deadline, odd
+// capacities, or a crash of the server during the call. Every call is recorded, secrets included,
+// so tests can assert on what the client sent.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import * as grpc from '@grpc/grpc-js';
+import { csiServiceDefinition } from '../../src/csi/proto/load.js';
+
+export type FaultMethod =
+  | 'GetPluginInfo'
+  | 'GetPluginCapabilities'
+  | 'Probe'
+  | 'ControllerGetCapabilities'
+  | 'ControllerExpandVolume'
+  | 'ControllerModifyVolume'
+  | 'NodeGetCapabilities';
+
+export interface ScriptedReply {
+  /** Fail the call with this status (after delayMs). */
+  code?: grpc.status;
+  details?: string;
+  /** Answer after this long. */
+  delayMs?: number;
+  /** Never answer; the client's deadline ends the call. */
+  hang?: boolean;
+  /** Destroy the server (all connections) while this call is in flight. */
+  crash?: boolean;
+  /** Answer with this body instead of the driver's own answer (int64 as decimal strings). */
+  response?: Record<string, unknown>;
+}
+
+export interface FaultDriverCapabilities {
+  controllerService: boolean;
+  controllerExpand: boolean;
+  controllerModify: boolean;
+  singleNodeMultiWriter: boolean;
+  nodeExpand: boolean;
+}
+
+export interface FaultDriverOptions {
+  name?: string;
+  capabilities?: Partial<FaultDriverCapabilities>;
+  nodeExpansionRequired?: boolean;
+  /** The plugin VolumeExpansion capability; null reports none. */
+  volumeExpansion?: 'ONLINE' | 'OFFLINE' | null;
+  /** Probe's `ready`: true, false, or null for "absent". */
+  ready?: boolean | null;
+  /** Serve on this socket instead of a fresh temp one. */
+  socketPath?: string;
+}
+
+export interface RecordedCall {
+  method: FaultMethod;
+  request: Record<string, unknown>;
+  at: number;
+}
+
+interface Volume {
+  bytes: bigint;
+  parameters: Record<string, string>;
+}
+
+type UnaryHandler = (call: grpc.ServerUnaryCall<Record<string, unknown>, unknown>, callback: grpc.sendUnaryData<unknown>) => void;
+
+export class FaultDriver {
+  name: string;
+  capabilities: FaultDriverCapabilities;
+  nodeExpansionRequired: boolean;
+  volumeExpansion: 'ONLINE' | 'OFFLINE' | null;
+  ready: boolean | null;
+  readonly socketPath: string;
+  readonly calls: RecordedCall[] = [];
+  private readonly tempDir: string | undefined;
+  private readonly volumes = new Map<string, Volume>();
+  private readonly scripts = new Map<FaultMethod, ScriptedReply[]>();
+  private server: grpc.Server | undefined;
+
+  private constructor(options: FaultDriverOptions) {
+    this.name = options.name ?? 'fault.csi.test';
+    this.capabilities = {
+      controllerService: true,
+      controllerExpand: true,
+      controllerModify: true,
+      singleNodeMultiWriter: false,
+      nodeExpand: true,
+      ...options.capabilities,
+    };
+    this.nodeExpansionRequired = options.nodeExpansionRequired ?? false;
+    this.volumeExpansion = options.volumeExpansion === undefined ? 'ONLINE' : options.volumeExpansion;
+    this.ready = options.ready === undefined ? true : options.ready;
+    if (options.socketPath) {
+      this.socketPath = options.socketPath;
+    } else {
+      // Short path: sun_path holds ~107 bytes.
+      this.tempDir = mkdtempSync(join(tmpdir(), 'rz-fd-'));
+      this.socketPath = join(this.tempDir, 'csi.sock');
+    }
+  }
+
+  static async start(options: FaultDriverOptions = {}): Promise<FaultDriver> {
+    const driver = new FaultDriver(options);
+    await driver.listen();
+    return driver;
+  }
+
+  /** unix:///path, as --csi-address takes it. */
+  get address(): string {
+    return `unix://${this.socketPath}`;
+  }
+
+  /** Queue replies for a method; each call takes the next one, then the driver answers normally. */
+  script(method: FaultMethod, ...replies: ScriptedReply[]): void {
+    const queue = this.scripts.get(method) ?? [];
+    queue.push(...replies);
+    this.scripts.set(method, queue);
+  }
+
+  createVolume(volumeId: string, bytes: bigint): void {
+    this.volumes.set(volumeId, { bytes, parameters: {} });
+  }
+
+  volumeBytes(volumeId: string): bigint | undefined {
+    return this.volumes.get(volumeId)?.bytes;
+  }
+
+  volumeParameters(volumeId: string): Readonly<Record<string, string>> | undefined {
+    return this.volumes.get(volumeId)?.parameters;
+  }
+
+  callsOf(method: FaultMethod): RecordedCall[] {
+    return this.calls.filter((c) => c.method === method);
+  }
+
+  /** Ends the server at once (in-flight calls fail on the client side) and keeps the socket path. */
+  crash(): void {
+    this.server?.forceShutdown();
+    this.server = undefined;
+    rmSync(this.socketPath, { force: true });
+  }
+
+  /** Stops (if running) and serves again on the same socket, optionally as another driver. */
+  async restart(changes: { name?: string } = {}): Promise<void> {
+    this.crash();
+    if (changes.name !== undefined) this.name = changes.name;
+    await this.listen();
+  }
+
+  /** Idempotent; removes the temp directory. */
+  async stop(): Promise<void> {
+    this.crash();
+    if (this.tempDir) rmSync(this.tempDir, { recursive: true, force: true });
+  }
+
+  private async listen(): Promise<void> {
+    rmSync(this.socketPath, { force: true });
+    const server = new grpc.Server();
+    const h = (method: FaultMethod, answer: (request: Record<string, unknown>) => unknown): UnaryHandler =>
+      (call, callback) => this.handle(method, call.request, answer, callback);
+    server.addService(csiServiceDefinition('Identity'), {
+      GetPluginInfo: h('GetPluginInfo', () => ({ name: this.name, vendor_version: '0.0.1-test', manifest: {} })),
+      GetPluginCapabilities: h('GetPluginCapabilities', () => this.pluginCapabilities()),
+      Probe: h('Probe', () => ({ ready: this.ready === null ? null : { value: this.ready } })),
+    });
+    server.addService(csiServiceDefinition('Controller'), {
+      ControllerGetCapabilities: h('ControllerGetCapabilities', () => this.controllerCapabilities()),
+      ControllerExpandVolume: h('ControllerExpandVolume', (req) => this.expand(req)),
+      ControllerModifyVolume: h('ControllerModifyVolume', (req) => this.modify(req)),
+    });
+    server.addService(csiServiceDefinition('Node'), {
+      NodeGetCapabilities: h('NodeGetCapabilities', () => ({
+        capabilities: this.capabilities.nodeExpand ? [{ rpc: { type: 'EXPAND_VOLUME' } }] : [],
+      })),
+    });
+    await new Promise<void>((resolve, reject) => {
+      server.bindAsync(`unix://${this.socketPath}`, grpc.ServerCredentials.createInsecure(), (err) => (err ? reject(err) : resolve()));
+    });
+    this.server = server;
+  }
+
+  private handle(
+    method: FaultMethod,
+    request: Record<string, unknown>,
+    answer: (request: Record<string, unknown>) => unknown,
+    callback: grpc.sendUnaryData<unknown>,
+  ): void {
+    this.calls.push({ method, request: structuredClone(request), at: Date.now() });
+    const reply = this.scripts.get(method)?.shift();
+    const respond = () => {
+      if (reply?.crash) {
+        this.crash();
+        return;
+      }
+      if (reply?.hang) return;
+      if (reply?.code !== undefined) {
+        callback({ code: reply.code, details: reply.details ?? `scripted ${grpc.status[reply.code]}` });
+        return;
+      }
+      if (reply?.response) {
+        callback(null, reply.response);
+        return;
+      }
+      try {
+        callback(null, answer(request));
+      } catch (err) {
+        const e = err as { code?: grpc.status; message?: string };
+        callback({ code: e.code ?? grpc.status.INTERNAL, details: e.message ?? String(err) });
+      }
+    };
+    if (reply?.delayMs) setTimeout(respond, reply.delayMs).unref();
+    else respond();
+  }
+
+  private pluginCapabilities(): unknown {
+    const capabilities: unknown[] = [];
+    if (this.capabilities.controllerService) capabilities.push({ service: { type: 'CONTROLLER_SERVICE' } });
+    if (this.volumeExpansion) capabilities.push({ volume_expansion: { type: this.volumeExpansion } });
+    return { capabilities };
+  }
+
+  private controllerCapabilities(): unknown {
+    const types: string[] = [];
+    if (this.capabilities.controllerExpand) types.push('EXPAND_VOLUME');
+    if (this.capabilities.controllerModify) types.push('MODIFY_VOLUME');
+    if (this.capabilities.singleNodeMultiWriter) types.push('SINGLE_NODE_MULTI_WRITER');
+    return { capabilities: types.map((type) => ({ rpc: { type } })) };
+  }
+
+  private expand(request: Record<string, unknown>): unknown {
+    if (!this.capabilities.controllerExpand) throw rpcError(grpc.status.UNIMPLEMENTED, 'ControllerExpandVolume is not supported');
+    const volumeId = String(request['volume_id'] ?? '');
+    if (!volumeId) throw rpcError(grpc.status.INVALID_ARGUMENT, 'volume ID missing in request');
+    const volume = this.volumes.get(volumeId);
+    if (!volume) throw rpcError(grpc.status.NOT_FOUND, `volume ${volumeId} not found`);
+    const range = request['capacity_range'] as { required_bytes?: string } | null;
+    const required = BigInt(range?.required_bytes ?? '0');
+    // Expansion never shrinks: a smaller request is answered with the current size.
+    if (required > volume.bytes) volume.bytes = required;
+    return { capacity_bytes: volume.bytes.toString(), node_expansion_required: this.nodeExpansionRequired };
+  }
+
+  private modify(request: Record<string, unknown>): unknown {
+    if (!this.capabilities.controllerModify) throw rpcError(grpc.status.UNIMPLEMENTED, 'ControllerModifyVolume is not supported');
+    const volumeId = String(request['volume_id'] ?? '');
+    const volume = this.volumes.get(volumeId);
+    if (!volume) throw rpcError(grpc.status.NOT_FOUND, `volume ${volumeId} not found`);
+    Object.assign(volume.parameters, request['mutable_parameters'] as Record<string, string>);
+    return {};
+  }
+}
+
+function rpcError(code: grpc.status, message: string): Error & { code: grpc.status } {
+  return Object.assign(new Error(message), { code });
+}
