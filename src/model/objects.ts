@@ -3,6 +3,7 @@
 // else passes through untouched, because we patch and never replace objects.
 
 export interface ObjectMeta {
+  [field: string]: unknown;
   name: string;
   namespace?: string;
   uid?: string;
@@ -30,6 +31,7 @@ export interface ModifyVolumeStatus {
 }
 
 export interface Pvc {
+  [field: string]: unknown;
   apiVersion?: string;
   kind?: string;
   metadata: ObjectMeta;
@@ -68,6 +70,7 @@ export interface CsiPersistentVolumeSource {
 }
 
 export interface Pv {
+  [field: string]: unknown;
   apiVersion?: string;
   kind?: string;
   metadata: ObjectMeta;
@@ -87,6 +90,7 @@ export interface Pv {
 }
 
 export interface VolumeAttributesClass {
+  [field: string]: unknown;
   metadata: ObjectMeta;
   driverName: string;
   parameters?: Record<string, string>;

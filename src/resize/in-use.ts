@@ -4,6 +4,7 @@
 
 /** The only facts the resizer needs from a Pod; the pod informer's transform reduces Pods to this. */
 export interface PodClaimUsage {
+  [field: string]: unknown;
   metadata: { namespace: string; name: string; uid: string; resourceVersion?: string };
   /** Names of the PVCs the pod mounts through `volumes[].persistentVolumeClaim`. */
   claimNames: string[];

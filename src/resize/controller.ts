@@ -1,0 +1,74 @@
+// The resize controller as one Runnable (§3.1–§3.3): PVC (and, with --handle-volume-inuse-error,
+// Pod) handlers feed a rate-limited queue, N workers reconcile keys. The informers are shared
+// with the modify controller and run by the app; this waits for their first sync.
+import type { Informer } from '../kube/informer.js';
+import type { Logger } from '../observability/logger.js';
+import type { Pv, Pvc } from '../model/objects.js';
+import { pvcKey } from '../model/pvc.js';
+import { pvcUpdateWorthReconciling } from './handlers.js';
+import type { ClaimUsage, PodClaimUsage } from './in-use.js';
+import type { Outcome, ResizeReconciler } from './reconcile.js';
+
+/** The queue operations the controller needs; queue/ provides them. */
+export interface ControllerQueue {
+  add(key: string): void;
+  forget(key: string): void;
+}
+
+export type RunWorkers = (options: {
+  count: number;
+  reconcile: (key: string, signal: AbortSignal) => Promise<Outcome>;
+  signal: AbortSignal;
+}) => Promise<void>;
+
+export interface ResizeControllerOptions {
+  pvcInformer: Informer<Pvc>;
+  pvInformer: Informer<Pv>;
+  /** Present with --handle-volume-inuse-error. */
+  podInformer: Informer<PodClaimUsage> | undefined;
+  claimUsage: ClaimUsage | undefined;
+  queue: ControllerQueue;
+  runWorkers: RunWorkers;
+  reconciler: ResizeReconciler;
+  workers: number;
+  recoverVolumeExpansionFailure: boolean;
+  log: Logger;
+}
+
+export class ResizeController {
+  readonly name = 'resize-controller';
+
+  constructor(private readonly o: ResizeControllerOptions) {
+    const { pvcInformer, podInformer, claimUsage, queue, reconciler } = o;
+    pvcInformer.addEventHandler({
+      add: (pvc) => queue.add(pvcKey(pvc)),
+      update: (before, after) => {
+        if (pvcUpdateWorthReconciling(before, after, o.recoverVolumeExpansionFailure)) queue.add(pvcKey(after));
+      },
+      delete: (pvc) => {
+        queue.forget(pvcKey(pvc));
+        reconciler.forget(pvcKey(pvc), pvc.metadata.uid);
+      },
+    });
+    if (podInformer && claimUsage) {
+      podInformer.addEventHandler({
+        add: (pod) => claimUsage.upsert(pod),
+        update: (_before, after) => claimUsage.upsert(after),
+        delete: (pod) => claimUsage.remove(pod),
+      });
+    }
+  }
+
+  /** Waits for the caches, then works until the signal aborts and in-flight reconciles finish. */
+  async run(signal: AbortSignal): Promise<void> {
+    const { pvcInformer, pvInformer, podInformer, log } = this.o;
+    await Promise.all([pvcInformer.waitForSync(signal), pvInformer.waitForSync(signal), podInformer?.waitForSync(signal)]);
+    log.info('Resize controller started', { workers: this.o.workers });
+    await this.o.runWorkers({
+      count: this.o.workers,
+      reconcile: (key, workerSignal) => this.o.reconciler.reconcile(key, workerSignal),
+      signal,
+    });
+    log.info('Resize controller stopped');
+  }
+}
