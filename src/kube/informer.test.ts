@@ -1,0 +1,228 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { FakeApiServer } from '../../test/fakes/fake-apiserver.js';
+import { silentLogger } from '../observability/logger.js';
+import { HttpKubeClient } from './client.js';
+import { Informer } from './informer.js';
+import { objectKey, type KubeObject } from './keys.js';
+import { Resources } from './resources.js';
+
+const PVCS = 'v1/persistentvolumeclaims';
+
+function pvc(name: string, extra: Record<string, unknown> = {}): KubeObject {
+  return { kind: 'PersistentVolumeClaim', apiVersion: 'v1', metadata: { name, namespace: 'ns' }, spec: { resources: { requests: { storage: '1Gi' } } }, ...extra };
+}
+
+async function until(what: string, cond: () => boolean, timeoutMs = 5000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!cond()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+interface Setup {
+  server: FakeApiServer;
+  informer: Informer;
+  log: string[];
+  stop: () => void;
+}
+
+async function setup(t: { after: (fn: () => unknown) => void }, opts: Partial<ConstructorParameters<typeof Informer>[0]> = {}, before?: (s: FakeApiServer) => void): Promise<Setup> {
+  const server = await new FakeApiServer().start();
+  t.after(() => server.close());
+  before?.(server);
+  const client = new HttpKubeClient({ kubeConfig: server.kubeConfig(), qps: 0, burst: 1 });
+  t.after(() => client.close());
+  const informer = new Informer({
+    listWatcher: client.listWatcher(Resources.persistentVolumeClaims),
+    log: silentLogger,
+    pageSize: 2,
+    backoff: { initialMs: 10, maxMs: 50 },
+    ...opts,
+  });
+  const log: string[] = [];
+  informer.addEventHandler({
+    add: (o) => log.push(`add ${objectKey(o)}`),
+    update: (a, b) => log.push(`update ${objectKey(b)} ${a.metadata?.resourceVersion}->${b.metadata?.resourceVersion}`),
+    delete: (o) => log.push(`delete ${objectKey(o)}`),
+  });
+  const ctl = new AbortController();
+  const running = informer.run(ctl.signal);
+  const stop = () => ctl.abort();
+  t.after(async () => { ctl.abort(); await running; });
+  return { server, informer, log, stop };
+}
+
+test('paginated initial list fills the store, sets kind/apiVersion on list items, and syncs', async (t) => {
+  const { server, informer, log } = await setup(t, {}, (s) => { for (const n of ['a', 'b', 'c', 'd', 'e']) s.put(PVCS, pvc(n)); });
+  await informer.waitForSync(AbortSignal.timeout(5000));
+  assert.equal(informer.hasSynced(), true);
+  assert.deepEqual(informer.store.keys().sort(), ['ns/a', 'ns/b', 'ns/c', 'ns/d', 'ns/e']);
+  assert.equal(informer.store.get('ns/a')?.kind, 'PersistentVolumeClaim');
+  assert.equal(informer.store.get('ns/a')?.apiVersion, 'v1');
+  assert.deepEqual(log.sort(), ['add ns/a', 'add ns/b', 'add ns/c', 'add ns/d', 'add ns/e']);
+  const lists = server.listRequests();
+  assert.equal(lists.length, 3, 'five objects in pages of two');
+  assert.equal(lists[0]?.query.get('limit'), '2');
+  assert.ok(lists[1]?.query.get('continue'));
+});
+
+test('watch uses bookmarks, a 5–10 min server timeout and the list resourceVersion; sees add/update/delete', async (t) => {
+  const { server, informer, log } = await setup(t, {}, (s) => s.put(PVCS, pvc('a')));
+  await informer.waitForSync(AbortSignal.timeout(5000));
+  const listRv = server.resourceVersion;
+  await until('watch open', () => server.openWatches === 1);
+  const w = server.watchRequests()[0]!;
+  assert.equal(w.query.get('allowWatchBookmarks'), 'true');
+  assert.equal(w.query.get('resourceVersion'), listRv);
+  const timeout = Number(w.query.get('timeoutSeconds'));
+  assert.ok(timeout >= 300 && timeout <= 600, `timeoutSeconds ${timeout}`);
+
+  log.length = 0;
+  server.put(PVCS, pvc('b'));
+  server.put(PVCS, pvc('a', { spec: { resources: { requests: { storage: '2Gi' } } } }));
+  server.remove(PVCS, 'ns', 'b');
+  await until('three events', () => log.length === 3);
+  assert.match(log[0]!, /^add ns\/b/);
+  assert.match(log[1]!, /^update ns\/a \d+->\d+/);
+  assert.equal(log[2], 'delete ns/b');
+  assert.equal(informer.resourceVersion, server.resourceVersion);
+  assert.equal((informer.store.get('ns/a')?.spec as any).resources.requests.storage, '2Gi');
+});
+
+test('a dropped watch resumes from the last resourceVersion without relisting', async (t) => {
+  const { server, informer, log } = await setup(t, {}, (s) => s.put(PVCS, pvc('a')));
+  await informer.waitForSync(AbortSignal.timeout(5000));
+  await until('watch open', () => server.openWatches === 1);
+  server.put(PVCS, pvc('b'));
+  await until('add b', () => log.includes('add ns/b'));
+  const rvAfterB = server.resourceVersion;
+  server.dropWatches();
+  server.put(PVCS, pvc('c')); // happens while disconnected
+  await until('add c', () => log.includes('add ns/c'));
+  assert.equal(server.listRequests().length, 1, 'no relist');
+  assert.equal(server.watchRequests()[1]?.query.get('resourceVersion'), rvAfterB);
+});
+
+for (const mode of ['http', 'event'] as const) {
+  test(`410 Gone as ${mode === 'http' ? 'HTTP status' : 'ERROR event'} relists; objects deleted meanwhile fire delete`, async (t) => {
+    const { server, informer, log } = await setup(t, {}, (s) => { s.put(PVCS, pvc('a')); s.put(PVCS, pvc('b')); });
+    server.goneMode = mode;
+    await informer.waitForSync(AbortSignal.timeout(5000));
+    await until('watch open', () => server.openWatches === 1);
+    // Cut the watch, then change state and compact while we're away (all synchronous, so the
+    // informer can't reconnect in between): resuming gets 410.
+    server.dropWatches();
+    server.remove(PVCS, 'ns', 'b');
+    server.put(PVCS, pvc('c'));
+    server.compact();
+    log.length = 0;
+    await until('relist', () => log.includes('add ns/c'), 5000);
+    assert.equal(informer.stats.relistsOnGone, 1);
+    assert.equal(informer.stats.lists, 2);
+    assert.deepEqual(informer.store.keys().sort(), ['ns/a', 'ns/c']);
+    assert.ok(log.includes('delete ns/b'), log.join(','));
+    assert.ok(log.includes('add ns/c'), log.join(','));
+    assert.ok(log.some((l) => l.startsWith('update ns/a')), 'surviving objects get update(old,new) after a relist');
+  });
+}
+
+test('ERROR 410 on an open watch relists', async (t) => {
+  const { server, informer } = await setup(t, {}, (s) => s.put(PVCS, pvc('a')));
+  await informer.waitForSync(AbortSignal.timeout(5000));
+  await until('watch open', () => server.openWatches === 1);
+  server.sendGoneToWatches();
+  await until('relist', () => informer.stats.lists === 2);
+  assert.equal(informer.stats.relistsOnGone, 1);
+});
+
+test('bookmarks advance the resourceVersion used to resume', async (t) => {
+  const { server, informer } = await setup(t, {}, (s) => s.put(PVCS, pvc('a')));
+  await informer.waitForSync(AbortSignal.timeout(5000));
+  await until('watch open', () => server.openWatches === 1);
+  server.put('v1/configmaps', { kind: 'ConfigMap', metadata: { name: 'x', namespace: 'ns' } }); // moves the global RV
+  server.bookmark();
+  await until('rv from bookmark', () => informer.resourceVersion === server.resourceVersion);
+  server.dropWatches();
+  await until('rewatch', () => server.watchRequests().length === 2);
+  assert.equal(server.watchRequests()[1]?.query.get('resourceVersion'), server.resourceVersion);
+});
+
+test('the inactivity watchdog restarts a silent watch', async (t) => {
+  const { server, informer, log } = await setup(t, { inactivityTimeoutMs: 200 }, (s) => { s.hangWatches = true; s.put(PVCS, pvc('a')); });
+  await informer.waitForSync(AbortSignal.timeout(5000));
+  server.put(PVCS, pvc('b')); // the hanging watch never delivers this
+  await new Promise((r) => setTimeout(r, 50));
+  assert.ok(!log.includes('add ns/b'));
+  server.hangWatches = false;
+  await until('watchdog restart delivers b', () => log.includes('add ns/b'), 3000);
+  assert.ok(informer.stats.watchdogRestarts >= 1);
+  assert.equal(informer.stats.lists, 1, 'resumed, not relisted');
+});
+
+test('list errors back off and recover; hasSynced stays false until a list succeeds', async (t) => {
+  const { informer } = await setup(t, {}, (s) => {
+    s.put(PVCS, pvc('a'));
+    s.failNext({ status: 500, times: 3, match: (r) => r.query.get('watch') !== 'true' });
+  });
+  await new Promise((r) => setTimeout(r, 20));
+  assert.equal(informer.hasSynced(), false);
+  await informer.waitForSync(AbortSignal.timeout(5000));
+  assert.ok(informer.stats.errors >= 3);
+  assert.deepEqual(informer.store.keys(), ['ns/a']);
+});
+
+test('a throwing handler is logged and does not stop other handlers or the informer', async (t) => {
+  const { server, informer, log } = await setup(t, {}, () => {});
+  informer.addEventHandler({ add: () => { throw new Error('boom'); } });
+  await informer.waitForSync(AbortSignal.timeout(5000));
+  server.put(PVCS, pvc('a'));
+  server.put(PVCS, pvc('b'));
+  await until('both adds', () => log.includes('add ns/a') && log.includes('add ns/b'));
+});
+
+test('transform keeps only chosen fields and can filter objects out; writeBack goes through it', async (t) => {
+  const transform = (o: KubeObject) => (o.metadata?.labels?.['skip'] ? undefined
+    : { metadata: { name: o.metadata?.name, namespace: o.metadata?.namespace, resourceVersion: o.metadata?.resourceVersion } });
+  const { server, informer, log } = await setup(t, { transform }, (s) => {
+    s.put(PVCS, pvc('a'));
+    s.put(PVCS, pvc('skipme', { metadata: { name: 'skipme', namespace: 'ns', labels: { skip: 'y' } } }));
+  });
+  await informer.waitForSync(AbortSignal.timeout(5000));
+  assert.deepEqual(informer.store.keys(), ['ns/a']);
+  assert.equal(informer.store.get('ns/a')?.spec, undefined);
+  // An object that starts matching the filter disappears with a delete.
+  server.put(PVCS, pvc('a', { metadata: { name: 'a', namespace: 'ns', labels: { skip: 'y' } } }));
+  await until('filtered out', () => log.includes('delete ns/a'));
+  assert.equal(informer.store.writeBack({ ...pvc('z'), metadata: { name: 'z', namespace: 'ns', resourceVersion: '5' } }), true);
+  assert.equal(informer.store.get('ns/z')?.spec, undefined);
+});
+
+test('resync calls update(obj, obj) for every cached object', async (t) => {
+  const { informer, log } = await setup(t, { resyncPeriodMs: 100 }, (s) => { s.put(PVCS, pvc('a')); s.put(PVCS, pvc('b')); });
+  await informer.waitForSync(AbortSignal.timeout(5000));
+  log.length = 0;
+  await until('two resyncs', () => log.filter((l) => l.startsWith('update ns/a')).length >= 2, 3000);
+  const line = log.find((l) => l.startsWith('update ns/a'))!;
+  const [, rvs] = line.split(' ').slice(1);
+  const [oldRv, newRv] = rvs!.split('->');
+  assert.equal(oldRv, newRv);
+});
+
+test('label selector is sent on list and watch', async (t) => {
+  const { server, informer } = await setup(t, { labelSelector: 'app=x' }, (s) => {
+    s.put(PVCS, pvc('a', { metadata: { name: 'a', namespace: 'ns', labels: { app: 'x' } } }));
+    s.put(PVCS, pvc('b'));
+  });
+  await informer.waitForSync(AbortSignal.timeout(5000));
+  assert.deepEqual(informer.store.keys(), ['ns/a']);
+  await until('watch open', () => server.openWatches === 1);
+  assert.equal(server.watchRequests()[0]?.query.get('labelSelector'), 'app=x');
+});
+
+test('waitForSync rejects when its signal aborts first; run resolves on abort', async (t) => {
+  const { informer, stop } = await setup(t, {}, (s) => { s.listDelayMs = 2000; });
+  await assert.rejects(informer.waitForSync(AbortSignal.timeout(50)));
+  stop();
+});

@@ -1,0 +1,343 @@
+// Our own reflector + informer: list and watch one resource into a Store and tell handlers what
+// changed. Written instead of client-node 1.4.0's makeInformer because that one stops for good on
+// any error, reconnects without backoff, never asks for bookmarks or a watch timeout (so a half-open
+// connection goes unnoticed for minutes), has no resync, gives listed and watched objects different
+// shapes, doesn't paginate, and lets a throwing handler crash the process (unhandled rejection).
+//
+// The loop, like client-go's reflector:
+//   list (paginated, consistent read) → replace the store → watch from the list's resourceVersion
+//   (bookmarks on, server timeout 5–10 min at random) → on a clean end, watch again from the last
+//   resourceVersion seen → on 410 Gone (HTTP status or ERROR event) relist → on any other error,
+//   wait with jittered exponential backoff and resume. A watchdog restarts a watch that delivered
+//   nothing (not even a bookmark) for inactivityTimeoutMs.
+import { Backoff, type BackoffOptions } from '../base/backoff.js';
+import { realClock, type Clock, type TimerHandle } from '../base/clock.js';
+import { AbortError, sleep } from '../base/signals.js';
+import type { Logger } from '../observability/logger.js';
+import type { KubeList, ListWatcher } from './client.js';
+import { isGone, KubeApiError } from './errors.js';
+import { objectKey, type KubeObject } from './keys.js';
+import { apiVersionOf } from './resources.js';
+import { Store, type WritableStore } from './store.js';
+import type { WatchEvent } from './watch.js';
+
+export interface InformerHandlers<T extends KubeObject> {
+  add?(obj: T): void;
+  /** Also called with old === new content on resync and for every surviving object after a relist. */
+  update?(oldObj: T, newObj: T): void;
+  /** Gets the last object we knew. */
+  delete?(obj: T): void;
+}
+
+export interface InformerOptions<T extends KubeObject> {
+  listWatcher: ListWatcher;
+  log: Logger;
+  /** Watch one namespace only; all namespaces when unset. */
+  namespace?: string;
+  labelSelector?: string;
+  fieldSelector?: string;
+  /** Keep only what the controller needs; undefined drops the object (treated as absent). */
+  transform?: (obj: KubeObject) => T | undefined;
+  /** Periodic update(obj, obj) for every cached object; 0 disables. */
+  resyncPeriodMs?: number;
+  pageSize?: number;
+  /** Server-side watch timeout is drawn from [min, max] seconds for every watch. */
+  watchTimeoutSeconds?: { min: number; max: number };
+  /** Restart a watch that delivered no event or bookmark for this long. */
+  inactivityTimeoutMs?: number;
+  backoff?: BackoffOptions;
+  clock?: Clock;
+  random?: () => number;
+}
+
+/** Raised inside the loop when the resourceVersion we hold is too old for the server. */
+class ResourceVersionGone extends Error {}
+
+const DEFAULTS = {
+  pageSize: 500,
+  watchTimeoutSeconds: { min: 300, max: 600 },
+  inactivityTimeoutMs: 11 * 60_000,
+  backoff: { initialMs: 800, maxMs: 30_000, factor: 2, jitter: 1 },
+};
+
+/** A watch shorter than this that delivered nothing counts as a failure for backoff purposes. */
+const MIN_HEALTHY_WATCH_MS = 1_000;
+
+export class Informer<T extends KubeObject = KubeObject> {
+  readonly store: WritableStore<T>;
+  private readonly items: Store<T>;
+  private readonly handlers: InformerHandlers<T>[] = [];
+  private readonly clock: Clock;
+  private readonly random: () => number;
+  private readonly transform: (obj: KubeObject) => T | undefined;
+  private readonly name: string;
+  private synced = false;
+  private syncWaiters: Array<() => void> = [];
+  private lastResourceVersion = '';
+  private running = false;
+  /** Counters for tests and debugging: how often each recovery path ran. */
+  readonly stats = { lists: 0, watches: 0, relistsOnGone: 0, watchdogRestarts: 0, errors: 0 };
+
+  constructor(private readonly options: InformerOptions<T>) {
+    this.clock = options.clock ?? realClock;
+    this.random = options.random ?? Math.random;
+    this.transform = options.transform ?? ((o) => o as T);
+    this.items = new Store<T>(this.transform);
+    this.store = this.items;
+    this.name = options.listWatcher.resource.resource;
+  }
+
+  /** Handlers registered after the initial sync get add() for every cached object first, as in client-go. */
+  addEventHandler(handlers: InformerHandlers<T>): void {
+    this.handlers.push(handlers);
+    if (this.synced) for (const obj of this.items.list()) this.callHandler(handlers, 'add', obj);
+  }
+
+  hasSynced(): boolean {
+    return this.synced;
+  }
+
+  /** Resolves once the first list is in the store; rejects when the signal aborts first. */
+  waitForSync(signal: AbortSignal): Promise<void> {
+    if (this.synced) return Promise.resolve();
+    return new Promise((resolve, reject) => {
+      if (signal.aborted) return reject(abortReason(signal));
+      const onAbort = () => {
+        this.syncWaiters = this.syncWaiters.filter((w) => w !== done);
+        reject(abortReason(signal));
+      };
+      const done = () => {
+        signal.removeEventListener('abort', onAbort);
+        resolve();
+      };
+      this.syncWaiters.push(done);
+      signal.addEventListener('abort', onAbort, { once: true });
+    });
+  }
+
+  get resourceVersion(): string {
+    return this.lastResourceVersion;
+  }
+
+  /** Runs until the signal aborts; never rejects for API errors (they are logged and retried). */
+  async run(signal: AbortSignal): Promise<void> {
+    if (this.running) throw new Error(`informer for ${this.name} is already running`);
+    this.running = true;
+    const backoff = new Backoff({ ...DEFAULTS.backoff, ...this.options.backoff, random: this.random });
+    const resync = this.startResync();
+    let needList = true;
+    try {
+      while (!signal.aborted) {
+        try {
+          if (needList) {
+            await this.listAndReplace(signal);
+            needList = false;
+            backoff.reset();
+          }
+          const healthy = await this.watchOnce(signal);
+          if (healthy) backoff.reset();
+          else await sleep(backoff.next(), signal);
+        } catch (err) {
+          if (signal.aborted) break;
+          if (err instanceof ResourceVersionGone || isGone(err)) {
+            // The server compacted past our resourceVersion: only a fresh list can catch us up.
+            this.stats.relistsOnGone++;
+            this.options.log.v(2).info('Watch resourceVersion too old, relisting', { resource: this.name });
+            needList = true;
+            continue;
+          }
+          this.stats.errors++;
+          const delayMs = backoff.next();
+          this.options.log.warn('List/watch failed, retrying', { resource: this.name, err, delayMs: Math.round(delayMs) });
+          await sleep(delayMs, signal).catch(() => {});
+        }
+      }
+    } finally {
+      resync?.cancel();
+      this.running = false;
+    }
+  }
+
+  private async listAndReplace(signal: AbortSignal): Promise<void> {
+    this.stats.lists++;
+    const { resource } = this.options.listWatcher;
+    const fresh = new Map<string, T>();
+    let cont: string | undefined;
+    let listRv = '';
+    do {
+      const page: KubeList = await this.options.listWatcher.list({
+        namespace: this.options.namespace,
+        labelSelector: this.options.labelSelector,
+        fieldSelector: this.options.fieldSelector,
+        limit: this.options.pageSize ?? DEFAULTS.pageSize,
+        continue: cont,
+      }, signal);
+      for (const raw of page.items ?? []) {
+        // List items come without kind/apiVersion; watched objects have them. Fill them in so both
+        // paths produce the same shape (the event recorder needs them for involvedObject).
+        const item: KubeObject = { apiVersion: apiVersionOf(resource), kind: resource.kind, ...raw };
+        const obj = this.transform(item);
+        if (obj) fresh.set(objectKey(obj), obj);
+      }
+      cont = page.metadata?.continue || undefined;
+      listRv = page.metadata?.resourceVersion ?? listRv;
+    } while (cont);
+
+    // Replace, like client-go's DeltaFIFO.Replace: gone objects fire delete with our last copy,
+    // new ones add, surviving ones update(old, new) even when unchanged.
+    const previous = new Map(this.items.entries());
+    for (const [key, old] of previous) {
+      if (!fresh.has(key)) {
+        this.items.delete(key);
+        this.emit('delete', old);
+      }
+    }
+    for (const [key, obj] of fresh) {
+      const old = previous.get(key);
+      this.items.set(key, obj);
+      if (old) this.emit('update', old, obj);
+      else this.emit('add', obj);
+    }
+    this.lastResourceVersion = listRv;
+    if (!this.synced) {
+      this.synced = true;
+      for (const wake of this.syncWaiters.splice(0)) wake();
+      this.options.log.v(2).info('Informer synced', { resource: this.name, objects: fresh.size });
+    }
+  }
+
+  /**
+   * One watch from the last resourceVersion. Returns true if it was healthy (delivered something or
+   * lasted a while) and ended normally; throws ResourceVersionGone or the API error otherwise.
+   */
+  private async watchOnce(signal: AbortSignal): Promise<boolean> {
+    this.stats.watches++;
+    const { min, max } = this.options.watchTimeoutSeconds ?? DEFAULTS.watchTimeoutSeconds;
+    const timeoutSeconds = Math.floor(min + this.random() * Math.max(0, max - min));
+    const inactivityMs = this.options.inactivityTimeoutMs ?? DEFAULTS.inactivityTimeoutMs;
+    // A child of the run signal that the watchdog can abort on its own.
+    const call = new AbortController();
+    const onParentAbort = () => call.abort(signal.reason);
+    signal.addEventListener('abort', onParentAbort, { once: true });
+    const startedMs = this.clock.now();
+    let delivered = false;
+    let watchdogFired = false;
+    let watchdog: TimerHandle | undefined;
+    const armWatchdog = () => {
+      watchdog?.cancel();
+      watchdog = this.clock.setTimer(() => {
+        watchdogFired = true;
+        this.stats.watchdogRestarts++;
+        this.options.log.v(2).info('Watch silent too long, restarting it', { resource: this.name, inactivityMs });
+        call.abort(new AbortError('watch inactivity timeout'));
+      }, inactivityMs);
+    };
+    try {
+      armWatchdog();
+      const events = await this.options.listWatcher.watch({
+        namespace: this.options.namespace,
+        labelSelector: this.options.labelSelector,
+        fieldSelector: this.options.fieldSelector,
+        resourceVersion: this.lastResourceVersion,
+        timeoutSeconds,
+        allowWatchBookmarks: true,
+      }, call.signal);
+      for await (const event of events) {
+        armWatchdog();
+        delivered = true;
+        this.apply(event);
+      }
+      if (signal.aborted) return true;
+      return delivered || this.clock.now() - startedMs >= MIN_HEALTHY_WATCH_MS;
+    } catch (err) {
+      // The watchdog's own abort is a restart, not an error: resume from the last resourceVersion.
+      if (watchdogFired && !signal.aborted) return true;
+      throw err;
+    } finally {
+      watchdog?.cancel();
+      signal.removeEventListener('abort', onParentAbort);
+    }
+  }
+
+  private apply(event: WatchEvent): void {
+    const rv = event.object.metadata?.resourceVersion;
+    switch (event.type) {
+      case 'ADDED':
+      case 'MODIFIED': {
+        const key = objectKey(event.object);
+        const old = this.items.get(key);
+        const obj = this.transform(event.object);
+        if (obj) {
+          this.items.set(key, obj);
+          if (old) this.emit('update', old, obj);
+          else this.emit('add', obj);
+        } else if (old) {
+          // The transform now filters this object out: to handlers it is as good as deleted.
+          this.items.delete(key);
+          this.emit('delete', old);
+        }
+        break;
+      }
+      case 'DELETED': {
+        const key = objectKey(event.object);
+        const old = this.items.get(key);
+        this.items.delete(key);
+        const last = old ?? this.transform(event.object);
+        if (last) this.emit('delete', last);
+        break;
+      }
+      case 'BOOKMARK':
+        break;
+      case 'ERROR': {
+        const status = event.object as { code?: number; reason?: string; message?: string };
+        if (status.code === 410 || status.reason === 'Expired' || status.reason === 'Gone') throw new ResourceVersionGone();
+        throw KubeApiError.fromStatus(status.code ?? 500, status, `watch ${this.name}`);
+      }
+      default: {
+        const unknown: never = event.type;
+        throw new Error(`unknown watch event type ${String(unknown)}`);
+      }
+    }
+    if (rv) this.lastResourceVersion = rv;
+  }
+
+  private startResync(): TimerHandle | undefined {
+    const periodMs = this.options.resyncPeriodMs ?? 0;
+    if (!(periodMs > 0)) return undefined;
+    let handle: TimerHandle;
+    const tick = () => {
+      if (this.synced) for (const obj of this.items.list()) this.emit('update', obj, obj);
+      handle = this.clock.setTimer(tick, periodMs);
+    };
+    handle = this.clock.setTimer(tick, periodMs);
+    return { cancel: () => handle.cancel() };
+  }
+
+  private emit(kind: 'add' | 'delete', obj: T): void;
+  private emit(kind: 'update', oldObj: T, newObj: T): void;
+  private emit(kind: keyof InformerHandlers<T>, a: T, b?: T): void {
+    for (const h of this.handlers) this.callHandler(h, kind, a, b);
+  }
+
+  /** A throwing handler is logged and skipped; it never stops the informer or the process. */
+  private callHandler(h: InformerHandlers<T>, kind: keyof InformerHandlers<T>, a: T, b?: T): void {
+    try {
+      if (kind === 'update') h.update?.(a, b as T);
+      else h[kind]?.(a);
+    } catch (err) {
+      this.options.log.error('Informer event handler failed', { resource: this.name, event: kind, key: safeKey(a), err });
+    }
+  }
+}
+
+function safeKey(obj: KubeObject): string | undefined {
+  try {
+    return objectKey(obj);
+  } catch {
+    return undefined;
+  }
+}
+
+function abortReason(signal: AbortSignal): Error {
+  return signal.reason instanceof Error ? signal.reason : new AbortError();
+}
