@@ -1,0 +1,84 @@
+// The fault driver itself, spoken to through the official csi.proto so that its wire answers are
+// checked independently of the product's client.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { status } from '@grpc/grpc-js';
+import { FaultDriver } from './fault-driver.js';
+import { csiTestClient } from '../cluster/csi-proto.js';
+import { officialCsiProtoPath } from '../../src/csi/proto/official.js';
+
+const protoPath = officialCsiProtoPath();
+
+async function setup(t: { after(fn: () => unknown): void }, options: Parameters<typeof FaultDriver.start>[0] = {}) {
+  const driver = await FaultDriver.start(options);
+  t.after(() => driver.stop());
+  const rpc = csiTestClient(protoPath, driver.address);
+  t.after(() => rpc.close());
+  return { driver, rpc };
+}
+
+test('answers like a driver: name, probe, capabilities', async (t) => {
+  const { rpc } = await setup(t, { name: 'x.csi', volumeExpansion: 'OFFLINE', capabilities: { singleNodeMultiWriter: true } });
+  assert.equal((await rpc.call('Identity', 'GetPluginInfo', {})).name, 'x.csi');
+  assert.deepEqual((await rpc.call('Identity', 'Probe', {})).ready, { value: true });
+  const plugin = await rpc.call('Identity', 'GetPluginCapabilities', {});
+  assert.deepEqual(plugin.capabilities.map((c: { type: string }) => c.type), ['service', 'volume_expansion']);
+  assert.equal(plugin.capabilities[1].volume_expansion.type, 'OFFLINE');
+  const ctrl = await rpc.call('Controller', 'ControllerGetCapabilities', {});
+  assert.deepEqual(ctrl.capabilities.map((c: { rpc: { type: string } }) => c.rpc.type), ['EXPAND_VOLUME', 'MODIFY_VOLUME', 'SINGLE_NODE_MULTI_WRITER']);
+  const node = await rpc.call('Node', 'NodeGetCapabilities', {});
+  assert.deepEqual(node.capabilities.map((c: { rpc: { type: string } }) => c.rpc.type), ['EXPAND_VOLUME']);
+});
+
+test('expand grows, never shrinks; unknown volume is NotFound; calls are recorded with secrets', async (t) => {
+  const { driver, rpc } = await setup(t, { nodeExpansionRequired: true });
+  driver.createVolume('v', 100n);
+  const grown = await rpc.call('Controller', 'ControllerExpandVolume', { volume_id: 'v', capacity_range: { required_bytes: '300' }, secrets: { a: 'b' } });
+  assert.deepEqual(grown, { capacity_bytes: '300', node_expansion_required: true });
+  const same = await rpc.call('Controller', 'ControllerExpandVolume', { volume_id: 'v', capacity_range: { required_bytes: '200' } });
+  assert.equal(same.capacity_bytes, '300');
+  await assert.rejects(rpc.call('Controller', 'ControllerExpandVolume', { volume_id: 'nope', capacity_range: { required_bytes: '1' } }), /NOT_FOUND|NotFound|not found/);
+  assert.deepEqual(driver.callsOf('ControllerExpandVolume')[0]!.request['secrets'], { a: 'b' });
+});
+
+test('scripted replies are consumed in order, then normal answers resume', async (t) => {
+  const { driver, rpc } = await setup(t);
+  driver.script('GetPluginInfo', { code: status.UNAVAILABLE, details: 'later' }, { response: { name: 'other' } });
+  await assert.rejects(rpc.call('Identity', 'GetPluginInfo', {}), (err: Error) => (err.cause as { code: number }).code === status.UNAVAILABLE);
+  assert.equal((await rpc.call('Identity', 'GetPluginInfo', {})).name, 'other');
+  assert.equal((await rpc.call('Identity', 'GetPluginInfo', {})).name, 'fault.csi.test');
+});
+
+test('capability sets: no controller service, modify only', async (t) => {
+  const { driver, rpc } = await setup(t, { capabilities: { controllerService: false, controllerExpand: false, nodeExpand: false }, volumeExpansion: null });
+  assert.deepEqual((await rpc.call('Identity', 'GetPluginCapabilities', {})).capabilities, []);
+  assert.deepEqual((await rpc.call('Controller', 'ControllerGetCapabilities', {})).capabilities.map((c: { rpc: { type: string } }) => c.rpc.type), ['MODIFY_VOLUME']);
+  assert.deepEqual((await rpc.call('Node', 'NodeGetCapabilities', {})).capabilities, []);
+  driver.createVolume('v', 1n);
+  await assert.rejects(rpc.call('Controller', 'ControllerExpandVolume', { volume_id: 'v', capacity_range: { required_bytes: '2' } }), /UNIMPLEMENTED|Unimplemented|not supported/);
+  await rpc.call('Controller', 'ControllerModifyVolume', { volume_id: 'v', mutable_parameters: { iops: '5' } });
+  assert.deepEqual(driver.volumeParameters('v'), { iops: '5' });
+});
+
+test('crash ends in-flight calls; restart serves again on the same socket; stop removes it', async (t) => {
+  const { driver, rpc } = await setup(t);
+  driver.script('Probe', { crash: true });
+  await assert.rejects(rpc.call('Identity', 'Probe', {}, 2000));
+  assert.equal(existsSync(driver.socketPath), false);
+  await driver.restart({ name: 'renamed' });
+  const fresh = csiTestClient(protoPath, driver.address);
+  t.after(() => fresh.close());
+  assert.equal((await fresh.call('Identity', 'GetPluginInfo', {})).name, 'renamed');
+  await driver.stop();
+  await driver.stop();
+  assert.equal(existsSync(driver.socketPath), false);
+});
+
+test('hang never answers: the caller\'s deadline ends the call', async (t) => {
+  const { driver, rpc } = await setup(t);
+  driver.script('Probe', { hang: true });
+  const started = Date.now();
+  await assert.rejects(rpc.call('Identity', 'Probe', {}, 200), /DEADLINE_EXCEEDED|Deadline/);
+  assert.ok(Date.now() - started < 2000);
+});
