@@ -98,7 +98,7 @@ test('capability discovery: full driver', async (t) => {
   const { client } = await startPair(t, { capabilities: { singleNodeMultiWriter: true }, volumeExpansion: 'ONLINE' });
   assert.deepEqual(await discoverCapabilities(client, never), {
     controllerService: true, volumeExpansion: 'online', controllerExpand: true, controllerModify: true,
-    modifyVolume: true, singleNodeMultiWriter: true, nodeExpand: undefined,
+    singleNodeMultiWriter: true, nodeExpand: undefined,
   });
 });
 

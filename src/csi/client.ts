@@ -79,9 +79,10 @@ export interface CsiClient {
   modifyVolume(request: ModifyRequest, signal: AbortSignal): Promise<void>;
 }
 
-export interface DriverCapabilities extends PluginCapabilities, Omit<ControllerCapabilities, 'expandVolume'> {
+export interface DriverCapabilities extends PluginCapabilities {
   controllerExpand: boolean;
   controllerModify: boolean;
+  singleNodeMultiWriter: boolean;
   /** Asked only when controller expansion is absent (as the reference does); otherwise undefined. */
   nodeExpand: boolean | undefined;
 }
@@ -109,7 +110,6 @@ export async function discoverCapabilities(client: CsiClient, signal: AbortSigna
     ...plugin,
     controllerExpand: controller.expandVolume,
     controllerModify: controller.modifyVolume,
-    modifyVolume: controller.modifyVolume,
     singleNodeMultiWriter: controller.singleNodeMultiWriter,
     nodeExpand,
   };
