@@ -1,0 +1,89 @@
+// csi-lib-utils' slowset: keys parked after an infeasible error, each with the time it was parked.
+// While a key is parked with an unchanged target, the controller waits timeRemaining(key) instead
+// of calling the driver again. Entries older than the retention time are gone: checked on every
+// access, and swept every purgeIntervalMs while started (Go purges every 100 ms) so the map does
+// not grow with keys nobody asks about again.
+import { realClock, type Clock, type TimerHandle } from '../base/clock.js';
+
+export interface SlowSetOptions {
+  /** How long a key stays parked (the resizer's --retry-interval-max). */
+  retentionMs: number;
+  clock?: Clock;
+  purgeIntervalMs?: number;
+}
+
+export class SlowSet<K = string> {
+  /** Parked keys and when they were parked; expired entries may linger until the next access or sweep. */
+  private readonly parkedAtMs = new Map<K, number>();
+  private readonly clock: Clock;
+  private readonly retentionMs: number;
+  private readonly purgeIntervalMs: number;
+  private timer: TimerHandle | undefined;
+
+  constructor(options: SlowSetOptions) {
+    this.clock = options.clock ?? realClock;
+    this.retentionMs = options.retentionMs;
+    this.purgeIntervalMs = options.purgeIntervalMs ?? 100;
+  }
+
+  /** Parks key; keeps the original time if it is already parked. Returns whether it was added. */
+  add(key: K): boolean {
+    if (this.contains(key)) return false;
+    this.parkedAtMs.set(key, this.clock.now());
+    return true;
+  }
+
+  contains(key: K): boolean {
+    const parkedAt = this.parkedAtMs.get(key);
+    if (parkedAt === undefined) return false;
+    if (this.isExpired(parkedAt, this.clock.now())) {
+      this.parkedAtMs.delete(key);
+      return false;
+    }
+    return true;
+  }
+
+  remove(key: K): boolean {
+    return this.parkedAtMs.delete(key);
+  }
+
+  /** Ms until key leaves the set; 0 when it is not parked. */
+  timeRemaining(key: K): number {
+    if (!this.contains(key)) return 0;
+    const parkedAt = this.parkedAtMs.get(key) as number;
+    return Math.max(0, this.retentionMs - (this.clock.now() - parkedAt));
+  }
+
+  get size(): number {
+    this.purgeExpired();
+    return this.parkedAtMs.size;
+  }
+
+  purgeExpired(): void {
+    const now = this.clock.now();
+    for (const [key, parkedAt] of this.parkedAtMs) {
+      if (this.isExpired(parkedAt, now)) this.parkedAtMs.delete(key);
+    }
+  }
+
+  /** Starts the periodic sweep (background timer; never keeps the process alive). Idempotent. */
+  start(): void {
+    if (this.timer) return;
+    const tick = () => {
+      this.purgeExpired();
+      this.timer = this.clock.setTimer(tick, this.purgeIntervalMs);
+    };
+    this.timer = this.clock.setTimer(tick, this.purgeIntervalMs);
+  }
+
+  /** Stops the sweep; a second call does nothing. */
+  stop(): void {
+    this.timer?.cancel();
+    this.timer = undefined;
+  }
+
+  private isExpired(parkedAtMs: number, nowMs: number): boolean {
+    // Go removes an entry once time.Since(parked) > retention.
+    return nowMs - parkedAtMs > this.retentionMs;
+  }
+}
