@@ -1,9 +1,16 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { parseFeatureGates, FeatureGateError } from './feature-gates.js';
+import { featureGatesFrom, FeatureGateError } from './feature-gates.js';
+import { MapStringBoolValue } from './go-flags.js';
+
+function gatesOf(...values: string[]) {
+  const flag = new MapStringBoolValue();
+  for (const value of values) flag.set(value);
+  return featureGatesFrom(flag.entries);
+}
 
 test('defaults: all four on (ReleaseLeaderElectionOnExit on by our choice)', () => {
-  const gates = parseFeatureGates([]);
+  const gates = gatesOf();
   assert.deepEqual(
     [gates.annotateFsResize, gates.recoverVolumeExpansionFailure, gates.volumeAttributesClass, gates.releaseLeaderElectionOnExit],
     [true, true, true, true],
@@ -12,14 +19,14 @@ test('defaults: all four on (ReleaseLeaderElectionOnExit on by our choice)', () 
 });
 
 test('explicit values, Go bool spellings, later values win', () => {
-  const gates = parseFeatureGates(['VolumeAttributesClass=false,AnnotateFsResize=F', 'AnnotateFsResize=1']);
+  const gates = gatesOf('VolumeAttributesClass=false,AnnotateFsResize=F', 'AnnotateFsResize=1');
   assert.equal(gates.volumeAttributesClass, false);
   assert.equal(gates.annotateFsResize, true);
   assert.deepEqual([...gates.explicit].sort(), ['AnnotateFsResize', 'VolumeAttributesClass']);
 });
 
 test('unknown gate and bad value are errors', () => {
-  assert.throws(() => parseFeatureGates(['Nope=true']), FeatureGateError);
-  assert.throws(() => parseFeatureGates(['AnnotateFsResize=yes']), /invalid value of AnnotateFsResize=yes/);
-  assert.throws(() => parseFeatureGates(['AnnotateFsResize']), /missing bool value/);
+  assert.throws(() => gatesOf('Nope=true'), FeatureGateError);
+  assert.throws(() => gatesOf('AnnotateFsResize=yes'), /invalid value of AnnotateFsResize/);
+  assert.throws(() => gatesOf('AnnotateFsResize'), /malformed pair/);
 });
