@@ -160,7 +160,7 @@ test('strconv-compatible scalar parsers', () => {
     ['', 'error'], ['1.0', 'error'], ['1e3', 'error'], [' 1', 'error'], ['9007199254740993', 'error'],
   ];
   for (const [raw, want] of ints) {
-    if (want === 'error') assert.throws(() => parseGoInt(raw), undefined, raw);
+    if (want === 'error') assert.throws(() => parseGoInt(raw), Error, raw);
     else assert.equal(parseGoInt(raw), want, raw);
   }
   const floats: Array<[string, number | 'error']> = [
@@ -168,7 +168,7 @@ test('strconv-compatible scalar parsers', () => {
     ['abc', 'error'], ['', 'error'], ['1e', 'error'], ['1e400', 'error'],
   ];
   for (const [raw, want] of floats) {
-    if (want === 'error') assert.throws(() => parseGoFloat(raw), undefined, raw);
+    if (want === 'error') assert.throws(() => parseGoFloat(raw), Error, raw);
     else assert.equal(parseGoFloat(raw), want, raw);
   }
   assert.ok(Number.isNaN(parseGoFloat('NaN')));

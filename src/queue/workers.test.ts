@@ -1,0 +1,123 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { Outcomes, runWorkers, type Outcome } from './workers.js';
+import { ItemExponentialFailureRateLimiter, RateLimitingQueue } from './rate-limiters.js';
+import { createLogger } from '../observability/logger.js';
+import { FakeClock, flushMicrotasks } from '../../test/fakes/fake-clock.js';
+
+function setup() {
+  const clock = new FakeClock();
+  const queue = new RateLimitingQueue<string>({ clock, rateLimiter: new ItemExponentialFailureRateLimiter({ baseDelayMs: 1000, maxDelayMs: 60_000 }) });
+  const lines: string[] = [];
+  const log = createLogger({ verbosity: 0, format: 'json', write: (l) => lines.push(l) });
+  const controller = new AbortController();
+  return { clock, queue, lines, log, controller };
+}
+
+test('outcomes: done forgets, retryAfter waits without backoff, a throw logs and backs off', async () => {
+  const { clock, queue, lines, log, controller } = setup();
+  const plans: Record<string, Array<Outcome | Error>> = {
+    ok: [Outcomes.done],
+    later: [Outcomes.retryAfter(5000), Outcomes.done],
+    flaky: [new Error('driver said no'), new Error('again'), Outcomes.done],
+  };
+  const calls: string[] = [];
+  const running = runWorkers({
+    queue, workers: 2, log, signal: controller.signal,
+    reconcile: async (key) => {
+      calls.push(key);
+      const next = plans[key]?.shift() ?? Outcomes.done;
+      if (next instanceof Error) throw next;
+      return next;
+    },
+  });
+  queue.add('ok'); queue.add('later'); queue.add('flaky');
+  await flushMicrotasks();
+  assert.deepEqual(calls.sort(), ['flaky', 'later', 'ok']);
+  assert.equal(queue.numRequeues('flaky'), 1);
+  assert.equal(queue.numRequeues('later'), 0, 'retryAfter leaves the backoff alone');
+  const entry = JSON.parse(lines[0] ?? '{}') as Record<string, unknown>;
+  assert.deepEqual([entry['msg'], entry['key'], entry['err']], ['Error syncing PVC', 'flaky', 'driver said no']);
+
+  await clock.advanceAsync(1000); // first backoff step of flaky
+  assert.equal(calls.filter((k) => k === 'flaky').length, 2);
+  assert.equal(queue.numRequeues('flaky'), 2);
+  await clock.advanceAsync(2000); // second step
+  assert.equal(calls.filter((k) => k === 'flaky').length, 3);
+  assert.equal(queue.numRequeues('flaky'), 0, 'success forgets the backoff');
+
+  await clock.advanceAsync(2000); // later's 5 s wait is now over
+  assert.equal(calls.filter((k) => k === 'later').length, 2);
+
+  controller.abort();
+  await running;
+  assert.equal(queue.shuttingDown(), true);
+});
+
+test('a key is never reconciled by two workers at once', async () => {
+  const { queue, log, controller } = setup();
+  let active = 0;
+  let maxActive = 0;
+  let runs = 0;
+  const running = runWorkers({
+    queue, workers: 4, log, signal: controller.signal,
+    reconcile: async () => {
+      active++; runs++;
+      maxActive = Math.max(maxActive, active);
+      await flushMicrotasks();
+      active--;
+      return Outcomes.done;
+    },
+  });
+  for (let i = 0; i < 5; i++) {
+    queue.add('same');
+    await new Promise((r) => setImmediate(r));
+  }
+  await flushMicrotasks(); await flushMicrotasks();
+  assert.equal(maxActive, 1);
+  assert.ok(runs >= 2, 're-added during processing runs again');
+  controller.abort();
+  await running;
+});
+
+test('shutdown waits for reconciles in flight and starts no new ones', async () => {
+  const { queue, log, controller } = setup();
+  let release!: () => void;
+  const started: string[] = [];
+  const running = runWorkers({
+    queue, workers: 1, log, signal: controller.signal,
+    reconcile: (key) => {
+      started.push(key);
+      return new Promise<Outcome>((resolve) => { release = () => resolve(Outcomes.done); });
+    },
+  });
+  queue.add('a'); queue.add('b');
+  await flushMicrotasks();
+  let finished = false;
+  void running.then(() => { finished = true; });
+  controller.abort();
+  await flushMicrotasks();
+  assert.equal(finished, false, 'waits for a');
+  release();
+  await running;
+  assert.deepEqual(started, ['a']);
+});
+
+test('an aborted signal before start returns at once; non-Error throws are handled', async () => {
+  const { queue, log, controller, lines } = setup();
+  controller.abort();
+  await runWorkers({ queue, workers: 3, log, signal: controller.signal, reconcile: async () => Outcomes.done });
+
+  const s = setup();
+  const running = runWorkers({
+    queue: s.queue, workers: 1, log: s.log, signal: s.controller.signal,
+    reconcile: async () => { throw 'a string'; },
+  });
+  s.queue.add('k');
+  await flushMicrotasks();
+  assert.equal(s.queue.numRequeues('k'), 1);
+  assert.equal(s.lines.length, 1);
+  s.controller.abort();
+  await running;
+  assert.equal(lines.length, 0);
+});

@@ -1,0 +1,82 @@
+// N worker loops over a rate-limiting queue, with controller-runtime's reconcile contract: a key in,
+// an Outcome out. The engine, not each reconciler, owns what happens next:
+//   done            → forget the key's backoff;
+//   retryAfter(ms)  → add the key again after ms, leaving its backoff as it is (the slow-set wait);
+//   a thrown error  → log "Error syncing PVC" and add the key again with backoff.
+// No exception escapes a loop. Once the signal aborts, the queue is shut down, no new key is
+// started, and runWorkers resolves when the reconciles in flight have finished.
+import type { Logger } from '../observability/logger.js';
+import type { RateLimitingQueue } from './rate-limiters.js';
+
+export type Outcome = { kind: 'done' } | { kind: 'retryAfter'; ms: number };
+
+export const Outcomes = {
+  done: { kind: 'done' } as Outcome,
+  retryAfter: (ms: number): Outcome => ({ kind: 'retryAfter', ms }),
+} as const;
+
+export type Reconcile<K> = (key: K, signal: AbortSignal) => Promise<Outcome>;
+
+export interface RunWorkersOptions<K> {
+  queue: RateLimitingQueue<K>;
+  workers: number;
+  reconcile: Reconcile<K>;
+  signal: AbortSignal;
+  log: Logger;
+  /** The log message for a failed reconcile (the Go sidecar's text by default). */
+  errorMessage?: string;
+}
+
+export async function runWorkers<K>(options: RunWorkersOptions<K>): Promise<void> {
+  const { queue, signal } = options;
+  const onAbort = () => queue.shutDown();
+  if (signal.aborted) queue.shutDown();
+  else signal.addEventListener('abort', onAbort, { once: true });
+  try {
+    const loops = Array.from({ length: Math.max(1, options.workers) }, () => workerLoop(options));
+    await Promise.all(loops);
+  } finally {
+    signal.removeEventListener('abort', onAbort);
+  }
+}
+
+async function workerLoop<K>(options: RunWorkersOptions<K>): Promise<void> {
+  const { queue, signal, log } = options;
+  for (;;) {
+    const key = await queue.get();
+    if (key === undefined) return;
+    if (signal.aborted) {
+      // Shutting down: keys still queued are left for the next leader.
+      queue.done(key);
+      continue;
+    }
+    try {
+      const outcome = await options.reconcile(key, signal);
+      settle(queue, key, outcome);
+    } catch (err) {
+      log.error(options.errorMessage ?? 'Error syncing PVC', { key: String(key), err });
+      try {
+        queue.addRateLimited(key);
+      } catch (queueErr) {
+        log.error('Requeue failed', { key: String(key), err: queueErr });
+      }
+    } finally {
+      queue.done(key);
+    }
+  }
+}
+
+function settle<K>(queue: RateLimitingQueue<K>, key: K, outcome: Outcome): void {
+  switch (outcome.kind) {
+    case 'done':
+      queue.forget(key);
+      return;
+    case 'retryAfter':
+      queue.addAfter(key, outcome.ms);
+      return;
+    default: {
+      const unknown: never = outcome;
+      throw new Error(`unhandled reconcile outcome ${JSON.stringify(unknown)}`);
+    }
+  }
+}
