@@ -1,0 +1,134 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { FakeApiServer } from '../../test/fakes/fake-apiserver.js';
+import { silentLogger } from '../observability/logger.js';
+import { createMetrics } from '../observability/metrics.js';
+import { HttpKubeClient } from './client.js';
+import { LeaderElector, leaseNameForDriver, microTime, sanitizeName } from './leader-election.js';
+
+const LEASES = 'coordination.k8s.io/v1/leases';
+
+async function until(what: string, cond: () => boolean, timeoutMs = 5000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!cond()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+test('lease name sanitizing matches csi-lib-utils', () => {
+  assert.equal(leaseNameForDriver('hostpath.csi.k8s.io'), 'external-resizer-hostpath-csi-k8s-io');
+  assert.equal(sanitizeName('a_b/c.'), 'a-b-c-X');
+  assert.equal(sanitizeName('ok-name'), 'ok-name');
+});
+
+test('microTime has exactly six fractional digits', () => {
+  assert.equal(microTime(Date.parse('2026-03-04T05:06:07.089Z')), '2026-03-04T05:06:07.089000Z');
+});
+
+function elector(server: FakeApiServer, identity: string, events: string[], extra: Partial<ConstructorParameters<typeof LeaderElector>[0]> = {}) {
+  const client = new HttpKubeClient({ kubeConfig: server.kubeConfig(), qps: 0, burst: 1 });
+  const metrics = createMetrics({ processMetrics: false });
+  const le = new LeaderElector({
+    client, namespace: 'kube-system', name: 'external-resizer-x', identity,
+    leaseDurationMs: 1000, renewDeadlineMs: 600, retryPeriodMs: 100,
+    labels: { app: 'resizer' },
+    callbacks: {
+      onStartedLeading: () => { events.push(`${identity} started`); },
+      onStoppedLeading: () => { events.push(`${identity} stopped`); },
+      onNewLeader: (id) => { events.push(`${identity} sees ${id}`); },
+    },
+    log: silentLogger, metrics, ...extra,
+  });
+  return { le, client, metrics };
+}
+
+test('two electors: exactly one leads; releasing hands over to the other', async (t) => {
+  const server = await new FakeApiServer().start();
+  t.after(() => server.close());
+  const events: string[] = [];
+  const a = elector(server, 'a', events, { releaseOnCancel: true });
+  const b = elector(server, 'b', events, { releaseOnCancel: true });
+  t.after(() => { a.client.close(); b.client.close(); });
+  const ctlA = new AbortController();
+  const runA = a.le.run(ctlA.signal);
+  await until('a leads', () => a.le.isLeader());
+  const ctlB = new AbortController();
+  const runB = b.le.run(ctlB.signal);
+  t.after(async () => { ctlA.abort(); ctlB.abort(); await Promise.all([runA, runB]); });
+  await until('b sees a', () => events.includes('b sees a'));
+  await new Promise((r) => setTimeout(r, 300));
+  assert.equal(b.le.isLeader(), false);
+
+  const lease = server.get(LEASES, 'kube-system', 'external-resizer-x')!;
+  assert.equal(lease.spec.holderIdentity, 'a');
+  assert.equal(lease.spec.leaseDurationSeconds, 1);
+  assert.match(lease.spec.renewTime, /\.\d{6}Z$/);
+  assert.match(lease.spec.acquireTime, /\.\d{6}Z$/);
+  assert.equal(lease.spec.leaseTransitions, 0);
+  assert.equal(lease.metadata.labels.app, 'resizer');
+  assert.match(await a.metrics.registry.metrics(), /leader_election_master_status\{name="external-resizer-x"\} 1/);
+
+  ctlA.abort();
+  await runA;
+  assert.ok(events.includes('a stopped'));
+  assert.match(await a.metrics.registry.metrics(), /leader_election_master_status\{name="external-resizer-x"\} 0/);
+  // Released: b takes over well before the 1 s lease would have expired... at the next retry.
+  await until('b leads', () => b.le.isLeader(), 3000);
+  const after = server.get(LEASES, 'kube-system', 'external-resizer-x')!;
+  assert.equal(after.spec.holderIdentity, 'b');
+  assert.equal(after.spec.leaseTransitions, 1);
+});
+
+test('a leader that cannot renew within the renew deadline stops leading; health turns bad only when overdue', async (t) => {
+  const server = await new FakeApiServer().start();
+  t.after(() => server.close());
+  const events: string[] = [];
+  const a = elector(server, 'a', events);
+  t.after(() => a.client.close());
+  const ctl = new AbortController();
+  const run = a.le.run(ctl.signal);
+  t.after(async () => { ctl.abort(); await run; });
+  await until('a leads', () => a.le.isLeader());
+  assert.deepEqual(a.le.healthCheck(0), { ok: true });
+  server.failNext({ status: 500, times: 1000 });
+  await until('a stops', () => events.includes('a stopped'), 3000);
+  await run;
+  assert.equal(a.le.isLeader(), false);
+  assert.deepEqual(a.le.healthCheck(0), { ok: true }, 'not leader → healthy');
+  assert.match(await a.metrics.registry.metrics(), /leader_election_slowpath_total\{name="external-resizer-x"\} [1-9]/);
+});
+
+test('a lease held by someone else is taken only after it expires by our clock', async (t) => {
+  const server = await new FakeApiServer().start();
+  t.after(() => server.close());
+  server.put(LEASES, { kind: 'Lease', metadata: { name: 'external-resizer-x', namespace: 'kube-system' },
+    spec: { holderIdentity: 'ghost', leaseDurationSeconds: 1, renewTime: microTime(Date.now()), leaseTransitions: 4 } });
+  const events: string[] = [];
+  const b = elector(server, 'b', events);
+  t.after(() => b.client.close());
+  const ctl = new AbortController();
+  const started = Date.now();
+  const run = b.le.run(ctl.signal);
+  t.after(async () => { ctl.abort(); await run; });
+  await until('b leads', () => b.le.isLeader(), 4000);
+  assert.ok(Date.now() - started >= 900, 'waited for the ghost lease to expire');
+  assert.ok(events.includes('b sees ghost'));
+  assert.equal(server.get(LEASES, 'kube-system', 'external-resizer-x')!.spec.leaseTransitions, 5);
+});
+
+test('healthCheck fails when leading and renewal is overdue beyond lease duration + tolerance', () => {
+  let now = 1_000_000;
+  const clock = { now: () => now, setTimer: () => ({ cancel() {} }) };
+  const le = new LeaderElector({
+    client: {} as never, namespace: 'n', name: 'l', identity: 'i', leaseDurationMs: 15_000, renewDeadlineMs: 10_000,
+    retryPeriodMs: 5_000, callbacks: { onStartedLeading() {}, onStoppedLeading() {} }, log: silentLogger, clock,
+  });
+  // Simulate: we led and last renewed at t0.
+  (le as any).leader = true;
+  (le as any).observedTimeMs = now;
+  now += 15_000 + 20_000;
+  assert.deepEqual(le.healthCheck(20_000), { ok: true });
+  now += 1;
+  assert.equal(le.healthCheck(20_000).ok, false);
+});

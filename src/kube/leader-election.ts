@@ -1,0 +1,289 @@
+// Lease-based leader election (coordination.k8s.io/v1), following client-go's leaderelection
+// package, which the Go sidecar uses through csi-lib-utils. client-node has no elector and the one
+// npm package is tiny and unproven, so we write it: acquire when the lease is free or its holder
+// hasn't renewed within leaseDuration *as observed by our own clock* (no cross-node clock
+// comparison), renew every retryPeriod, give up leadership when no renewal succeeded within
+// renewDeadline, optionally release on exit. Give it its own client (own rate limiter) so
+// controller traffic can never starve renewals.
+import type { Clock } from '../base/clock.js';
+import { realClock } from '../base/clock.js';
+import { linkedSignal, sleep } from '../base/signals.js';
+import type { Logger } from '../observability/logger.js';
+import type { Metrics } from '../observability/metrics.js';
+import type { KubeClient } from './client.js';
+import { isConflict, isNotFound } from './errors.js';
+import type { KubeObject } from './keys.js';
+
+export interface LeaderCallbacks {
+  /** Called once leadership is acquired; `signal` aborts when it is lost or the elector stops. */
+  onStartedLeading(signal: AbortSignal): void | Promise<void>;
+  onStoppedLeading(): void;
+  onNewLeader?(identity: string): void;
+}
+
+export interface LeaderElectorOptions {
+  client: Pick<KubeClient, 'getLease' | 'createLease' | 'updateLease'>;
+  namespace: string;
+  name: string;
+  identity: string;
+  leaseDurationMs: number;
+  renewDeadlineMs: number;
+  retryPeriodMs: number;
+  /** Put on the lease while we hold it (--leader-election-labels). */
+  labels?: Record<string, string>;
+  /** On a clean stop, hand the lease back at once instead of letting it expire. */
+  releaseOnCancel?: boolean;
+  callbacks: LeaderCallbacks;
+  log: Logger;
+  metrics?: Pick<Metrics, 'leaderElectionMasterStatus' | 'leaderElectionSlowpathTotal'>;
+  clock?: Clock;
+}
+
+interface LeaseSpec {
+  holderIdentity?: string;
+  leaseDurationSeconds?: number;
+  acquireTime?: string;
+  renewTime?: string;
+  leaseTransitions?: number;
+}
+
+/** `external-resizer-<driver>` with every character outside [a-zA-Z0-9-] turned into '-'. */
+export function leaseNameForDriver(driverName: string): string {
+  return `external-resizer-${sanitizeName(driverName)}`;
+}
+
+/** csi-lib-utils' SanitizeName: [^a-zA-Z0-9-] → '-', and a trailing '-' gets an 'X'. */
+export function sanitizeName(name: string): string {
+  let out = name.replace(/[^a-zA-Z0-9-]/g, '-');
+  if (out.endsWith('-')) out += 'X';
+  return out;
+}
+
+/** RFC 3339 with exactly six fractional digits, as metav1.MicroTime requires. */
+export function microTime(ms: number): string {
+  const iso = new Date(ms).toISOString(); // ...T12:34:56.789Z
+  return iso.replace(/\.(\d{3})Z$/, '.$1000Z');
+}
+
+export class LeaderElector {
+  private readonly clock: Clock;
+  private observedRecord = '';
+  /** When we (by our clock) last saw the lease record change or renewed it. */
+  private observedTimeMs = 0;
+  private observedLease: KubeObject | undefined;
+  private leader = false;
+  private reportedLeader = '';
+
+  constructor(private readonly options: LeaderElectorOptions) {
+    this.clock = options.clock ?? realClock;
+    if (options.leaseDurationMs <= options.renewDeadlineMs) throw new Error('leaseDuration must be greater than renewDeadline');
+    if (options.renewDeadlineMs <= options.retryPeriodMs) throw new Error('renewDeadline must be greater than retryPeriod');
+    this.setMetric(false);
+  }
+
+  isLeader(): boolean {
+    return this.leader;
+  }
+
+  /** client-go's HealthzAdaptor: unhealthy only when leading and renewal is overdue beyond tolerance. */
+  healthCheck(toleranceMs = 20_000): { ok: true } | { ok: false; message: string } {
+    if (!this.leader) return { ok: true };
+    if (this.clock.now() > this.observedTimeMs + this.options.leaseDurationMs + toleranceMs) {
+      return { ok: false, message: `failed election to renew leadership on lease ${this.options.name}` };
+    }
+    return { ok: true };
+  }
+
+  /**
+   * Acquires, then renews until leadership is lost or the signal aborts. Calls onStoppedLeading
+   * once if we ever led. Resolves when done; the caller decides whether losing means exit.
+   */
+  async run(signal: AbortSignal): Promise<void> {
+    const { log, callbacks, name } = this.options;
+    if (!(await this.acquire(signal))) return;
+    const leading = new AbortController();
+    const onParentAbort = () => leading.abort(signal.reason);
+    signal.addEventListener('abort', onParentAbort, { once: true });
+    log.v(2).info('Became leader, starting', { lease: name, identity: this.options.identity });
+    try {
+      // Not awaited, like client-go's `go OnStartedLeading(ctx)`: the work watches leading.signal.
+      void Promise.resolve().then(() => callbacks.onStartedLeading(leading.signal)).catch((err) => {
+        log.error('Leader work failed', { err });
+      });
+      await this.renewLoop(signal);
+    } finally {
+      signal.removeEventListener('abort', onParentAbort);
+      leading.abort(new Error('leadership lost'));
+      if (signal.aborted && this.options.releaseOnCancel) await this.release();
+      this.leader = false;
+      this.setMetric(false);
+      log.info('Stopped leading', { lease: name });
+      try {
+        callbacks.onStoppedLeading();
+      } catch (err) {
+        log.error('onStoppedLeading failed', { err });
+      }
+    }
+  }
+
+  private async acquire(signal: AbortSignal): Promise<boolean> {
+    this.options.log.info('Attempting to acquire leader lease', { lease: `${this.options.namespace}/${this.options.name}` });
+    while (!signal.aborted) {
+      if (await this.tryAcquireOrRenew(signal)) {
+        this.leader = true;
+        this.setMetric(true);
+        return true;
+      }
+      await sleep(jittered(this.options.retryPeriodMs), signal).catch(() => {});
+    }
+    return false;
+  }
+
+  /** Renews every retryPeriod; returns when a renewal couldn't succeed within renewDeadline or on abort. */
+  private async renewLoop(signal: AbortSignal): Promise<void> {
+    while (!signal.aborted) {
+      const deadline = linkedSignal(signal, this.options.renewDeadlineMs);
+      let renewed = false;
+      try {
+        while (!deadline.signal.aborted) {
+          if (await this.tryAcquireOrRenew(deadline.signal)) {
+            renewed = true;
+            break;
+          }
+          await sleep(this.options.retryPeriodMs, deadline.signal).catch(() => {});
+        }
+      } finally {
+        deadline.dispose();
+      }
+      if (signal.aborted) return;
+      if (!renewed) {
+        this.options.log.info('Failed to renew lease within the renew deadline', { lease: this.options.name });
+        return;
+      }
+      await sleep(this.options.retryPeriodMs, signal).catch(() => {});
+    }
+  }
+
+  /** One attempt; true when we hold the lease afterwards. Errors are logged, not thrown. */
+  private async tryAcquireOrRenew(signal: AbortSignal): Promise<boolean> {
+    const { client, namespace, name, identity, log } = this.options;
+    const now = this.clock.now();
+    const call = linkedSignal(signal, this.options.renewDeadlineMs);
+    try {
+      // Fast path (client-go ≥ 1.29): while leading, update the lease we wrote last without a GET.
+      if (this.leader && this.observedLease) {
+        try {
+          const updated = await client.updateLease(namespace, this.leaseWith(this.observedLease, now, 'renew'), call.signal);
+          this.observe(updated, now);
+          return true;
+        } catch (err) {
+          this.options.metrics?.leaderElectionSlowpathTotal.inc({ name });
+          log.v(4).info('Lease fast-path renewal failed, falling back', { lease: name, err });
+        }
+      }
+
+      let current: KubeObject;
+      try {
+        current = await client.getLease(namespace, name, call.signal);
+      } catch (err) {
+        if (!isNotFound(err)) throw err;
+        const created = await client.createLease(namespace, this.leaseWith({ metadata: { name, namespace } }, now, 'create'), call.signal);
+        this.observe(created, now);
+        return true;
+      }
+
+      const spec = (current['spec'] ?? {}) as LeaseSpec;
+      const record = JSON.stringify(spec);
+      if (record !== this.observedRecord) {
+        this.observedRecord = record;
+        this.observedTimeMs = now;
+        this.observedLease = current;
+      }
+      this.reportLeader(spec.holderIdentity ?? '');
+      const holder = spec.holderIdentity ?? '';
+      const durationMs = (spec.leaseDurationSeconds ?? 0) * 1000;
+      if (holder !== '' && holder !== identity && this.observedTimeMs + durationMs > now) {
+        return false; // held by someone else and not expired by our clock
+      }
+      const updated = await client.updateLease(namespace, this.leaseWith(current, now, holder === identity ? 'renew' : 'takeover'), call.signal);
+      this.observe(updated, now);
+      return true;
+    } catch (err) {
+      if (!signal.aborted) {
+        if (isConflict(err)) log.v(4).info('Lease changed under us', { lease: name });
+        else log.warn('Error acquiring or renewing lease', { lease: `${namespace}/${name}`, err });
+      }
+      return false;
+    } finally {
+      call.dispose();
+    }
+  }
+
+  private leaseWith(base: KubeObject, nowMs: number, mode: 'create' | 'renew' | 'takeover'): KubeObject {
+    const spec = (base['spec'] ?? {}) as LeaseSpec;
+    const alreadyHolder = mode === 'renew';
+    const nextSpec: LeaseSpec = {
+      holderIdentity: this.options.identity,
+      leaseDurationSeconds: Math.round(this.options.leaseDurationMs / 1000),
+      acquireTime: alreadyHolder && spec.acquireTime ? spec.acquireTime : microTime(nowMs),
+      renewTime: microTime(nowMs),
+      // As client-go: every takeover by a non-leader counts, a fresh lease starts at 0.
+      leaseTransitions: mode === 'takeover' ? (spec.leaseTransitions ?? 0) + 1 : (spec.leaseTransitions ?? 0),
+    };
+    const labels = { ...(base.metadata?.labels ?? {}), ...(this.options.labels ?? {}) };
+    return {
+      apiVersion: 'coordination.k8s.io/v1',
+      kind: 'Lease',
+      ...base,
+      metadata: { ...base.metadata, ...(Object.keys(labels).length ? { labels } : {}) },
+      spec: nextSpec,
+    };
+  }
+
+  private observe(lease: KubeObject, nowMs: number): void {
+    this.observedLease = lease;
+    this.observedRecord = JSON.stringify(lease['spec'] ?? {});
+    this.observedTimeMs = nowMs;
+    this.reportLeader(this.options.identity);
+  }
+
+  /** Gives the lease back: empty holder, 1 s duration, so another replica takes over at once. */
+  private async release(): Promise<void> {
+    const lease = this.observedLease;
+    if (!lease || !this.leader) return;
+    const spec = (lease['spec'] ?? {}) as LeaseSpec;
+    const now = microTime(this.clock.now());
+    const call = linkedSignal(new AbortController().signal, this.options.renewDeadlineMs);
+    try {
+      await this.options.client.updateLease(this.options.namespace, {
+        ...lease,
+        spec: { ...spec, holderIdentity: '', leaseDurationSeconds: 1, renewTime: now, acquireTime: now },
+      }, call.signal);
+      this.options.log.info('Released leader lease', { lease: this.options.name });
+    } catch (err) {
+      this.options.log.warn('Failed to release leader lease', { lease: this.options.name, err });
+    } finally {
+      call.dispose();
+    }
+  }
+
+  private reportLeader(identity: string): void {
+    if (identity === '' || identity === this.reportedLeader) return;
+    this.reportedLeader = identity;
+    this.options.log.v(3).info('New leader elected', { lease: this.options.name, leader: identity });
+    try {
+      this.options.callbacks.onNewLeader?.(identity);
+    } catch (err) {
+      this.options.log.error('onNewLeader failed', { err });
+    }
+  }
+
+  private setMetric(leading: boolean): void {
+    this.options.metrics?.leaderElectionMasterStatus.set({ name: this.options.name }, leading ? 1 : 0);
+  }
+}
+
+/** client-go adds up to 1.2 × retryPeriod of jitter while waiting to acquire. */
+function jittered(ms: number): number {
+  return ms + Math.random() * 1.2 * ms;
+}
