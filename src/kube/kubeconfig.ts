@@ -5,7 +5,7 @@
 // it), so we turn it into the rotating token-file provider client-node uses in-cluster.
 import fs from 'node:fs';
 import nodePath from 'node:path';
-import { KubeConfig, loadYaml, type Cluster, type User } from '@kubernetes/client-node';
+import { dumpYaml, KubeConfig, loadYaml, type Cluster, type User } from '@kubernetes/client-node';
 
 export interface LoadKubeConfigOptions {
   /** --kubeconfig; empty means in-cluster unless masterUrl is set. */
@@ -18,8 +18,7 @@ export function loadKubeConfig(options: LoadKubeConfigOptions = {}): KubeConfig 
   const kc = new KubeConfig();
   const { kubeconfigPath, masterUrl } = options;
   if (kubeconfigPath) {
-    kc.loadFromFile(kubeconfigPath);
-    useRotatingTokenFiles(kc, kubeconfigPath);
+    loadFile(kc, kubeconfigPath);
   } else if (masterUrl) {
     kc.loadFromClusterAndUser({ name: 'master', server: masterUrl, skipTLSVerify: false }, { name: 'anonymous' });
   } else {
@@ -40,18 +39,22 @@ interface RawKubeConfig {
   users?: Array<{ name?: string; user?: { token?: string; 'token-file'?: string } }>;
 }
 
-function useRotatingTokenFiles(kc: KubeConfig, path: string): void {
-  let raw: RawKubeConfig;
-  try {
-    raw = loadYaml<RawKubeConfig>(fs.readFileSync(path, 'utf8'));
-  } catch {
-    return; // loadFromFile already parsed it; nothing more to learn
-  }
+/**
+ * loadFromFile, except that relative `token-file` paths resolve against the kubeconfig's folder
+ * (client-node reads them relative to the working directory) and token files keep being re-read.
+ */
+function loadFile(kc: KubeConfig, path: string): void {
+  const dir = nodePath.dirname(nodePath.resolve(path));
+  const raw = loadYaml<RawKubeConfig>(fs.readFileSync(path, 'utf8')) ?? {};
   const tokenFiles = new Map<string, string>();
   for (const u of raw.users ?? []) {
     const file = u.user?.['token-file'];
-    if (u.name && file && !u.user?.token) tokenFiles.set(u.name, nodePath.resolve(nodePath.dirname(path), file));
+    if (!u.user || !file) continue;
+    u.user['token-file'] = nodePath.resolve(dir, file);
+    if (u.name && !u.user.token) tokenFiles.set(u.name, u.user['token-file']);
   }
+  kc.loadFromString(dumpYaml(raw));
+  kc.makePathsAbsolute(dir);
   if (tokenFiles.size === 0) return;
   kc.users = kc.users.map((u): User => {
     const file = tokenFiles.get(u.name);

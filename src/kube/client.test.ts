@@ -1,0 +1,113 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { FakeApiServer } from '../../test/fakes/fake-apiserver.js';
+import { HttpKubeClient } from './client.js';
+import { isConflict, isNotFound, KubeApiError } from './errors.js';
+import { loadKubeConfig } from './kubeconfig.js';
+import { PatchType } from './patch.js';
+
+const PVCS = 'v1/persistentvolumeclaims';
+
+async function setup(t: { after: (fn: () => unknown) => void }) {
+  const server = await new FakeApiServer().start();
+  t.after(() => server.close());
+  const client = new HttpKubeClient({ kubeConfig: server.kubeConfig('tok-1'), qps: 0, burst: 1, requestTimeoutMs: 500 });
+  t.after(() => client.close());
+  return { server, client };
+}
+
+test('patchPvcStatus: strategic merge on /status with the RV precondition; stale RV → 409 KubeApiError', async (t) => {
+  const { server, client } = await setup(t);
+  const stored = server.put(PVCS, { kind: 'PersistentVolumeClaim', metadata: { name: 'a', namespace: 'ns' }, status: { phase: 'Bound' } });
+  const signal = AbortSignal.timeout(2000);
+  const out = await client.patchPvcStatus('ns', 'a', { status: { capacity: { storage: '2Gi' } } }, { resourceVersion: stored.metadata.resourceVersion }, signal);
+  assert.equal((out['status'] as any).capacity.storage, '2Gi');
+  const req = server.requests.at(-1)!;
+  assert.equal(req.path, '/api/v1/namespaces/ns/persistentvolumeclaims/a/status');
+  assert.equal(req.contentType, 'application/strategic-merge-patch+json');
+  assert.equal((req.body as any).metadata.resourceVersion, stored.metadata.resourceVersion);
+  assert.equal(req.authorization, 'Bearer tok-1');
+
+  const err = await client.patchPvcStatus('ns', 'a', { status: {} }, { resourceVersion: stored.metadata.resourceVersion }, signal).catch((e) => e);
+  assert.ok(err instanceof KubeApiError);
+  assert.equal(err.status, 409);
+  assert.equal(err.reason, 'Conflict');
+  assert.ok(isConflict(err));
+
+  await client.patchPv('pv-x', { spec: {} }, { type: PatchType.Merge }, signal).catch((e) => {
+    assert.ok(isNotFound(e));
+  });
+  assert.equal(server.requests.at(-1)!.contentType, 'application/merge-patch+json');
+});
+
+test('errors map status and reason; 422/403 helpers', async (t) => {
+  const { server, client } = await setup(t);
+  server.failNext({ status: 403, reason: 'Forbidden' });
+  const e = await client.getSecret('ns', 's', AbortSignal.timeout(1000)).catch((x) => x);
+  assert.ok(e instanceof KubeApiError && e.status === 403 && e.reason === 'Forbidden');
+  const missing = await client.getVolumeAttributesClass('gold', AbortSignal.timeout(1000)).catch((x) => x);
+  assert.ok(isNotFound(missing));
+});
+
+test('hasResource uses discovery; an unserved group/version is false', async (t) => {
+  const { server, client } = await setup(t);
+  server.discovery.set('storage.k8s.io/v1', [{ name: 'volumeattributesclasses', kind: 'VolumeAttributesClass' }, { name: 'storageclasses', kind: 'StorageClass' }]);
+  const s = AbortSignal.timeout(1000);
+  assert.equal(await client.hasResource('storage.k8s.io/v1', 'VolumeAttributesClass', s), true);
+  assert.equal(await client.hasResource('storage.k8s.io/v1', 'Nope', s), false);
+  assert.equal(await client.hasResource('storage.k8s.io/v1beta1', 'VolumeAttributesClass', s), false);
+});
+
+test('per-request timeout and caller abort end the call', async (t) => {
+  const { server, client } = await setup(t);
+  server.listDelayMs = 2000;
+  await assert.rejects(client.listWatcher({ group: '', version: 'v1', resource: 'pods', kind: 'Pod', namespaced: true })
+    .list({}, new AbortController().signal), /timed out/);
+  const ctl = new AbortController();
+  const p = client.listWatcher({ group: '', version: 'v1', resource: 'pods', kind: 'Pod', namespaced: true }).list({}, ctl.signal);
+  ctl.abort(new Error('shutdown'));
+  await assert.rejects(p, /shutdown/);
+});
+
+test('keep-alive: sequential requests reuse one connection', async (t) => {
+  const { server, client } = await setup(t);
+  let connections = 0;
+  (server as any).server.on('connection', () => connections++);
+  for (let i = 0; i < 5; i++) await client.getLease('ns', 'x', AbortSignal.timeout(1000)).catch(() => {});
+  assert.equal(connections, 1);
+});
+
+test('the rate limiter spaces requests', async (t) => {
+  const server = await new FakeApiServer().start();
+  t.after(() => server.close());
+  const client = new HttpKubeClient({ kubeConfig: server.kubeConfig(), qps: 20, burst: 2 });
+  t.after(() => client.close());
+  const start = performance.now();
+  for (let i = 0; i < 6; i++) await client.getLease('ns', 'x', AbortSignal.timeout(2000)).catch(() => {});
+  assert.ok(performance.now() - start >= 180, 'four requests beyond the burst at 20 qps');
+});
+
+test('loadKubeConfig: --master replaces the server; a relative token-file is read and kept rotating', async (t) => {
+  const server = await new FakeApiServer().start();
+  t.after(() => server.close());
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kc-'));
+  t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
+  fs.writeFileSync(path.join(dir, 'token'), 'first');
+  fs.writeFileSync(path.join(dir, 'config'), [
+    'apiVersion: v1', 'kind: Config', 'current-context: c',
+    'clusters: [{name: k, cluster: {server: "http://127.0.0.1:1", insecure-skip-tls-verify: true}}]',
+    'users: [{name: u, user: {token-file: token}}]',
+    'contexts: [{name: c, context: {cluster: k, user: u}}]',
+  ].join('\n'));
+  const kc = loadKubeConfig({ kubeconfigPath: path.join(dir, 'config'), masterUrl: server.url });
+  assert.equal(kc.getCurrentCluster()?.server, server.url);
+  const client = new HttpKubeClient({ kubeConfig: kc, qps: 0, burst: 1 });
+  t.after(() => client.close());
+  await client.getLease('ns', 'x', AbortSignal.timeout(1000)).catch(() => {});
+  assert.equal(server.requests.at(-1)?.authorization, 'Bearer first');
+  // The token file is now served by the rotating provider (re-read every 60 s, as in client-go).
+  assert.equal((kc.getCurrentUser() as any).authProvider.config.tokenFile, path.join(dir, 'token'));
+});

@@ -1,0 +1,38 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { isTombstone, objectKey, splitKey, unwrapTombstone } from './keys.js';
+import { compareResourceVersions, Store } from './store.js';
+
+const obj = (name: string, rv: string, ns?: string) => ({ metadata: { name, namespace: ns, resourceVersion: rv } });
+
+test('keys: ns/name for namespaced, name for cluster-scoped; splitKey inverts', () => {
+  assert.equal(objectKey(obj('a', '1', 'ns')), 'ns/a');
+  assert.equal(objectKey(obj('pv-1', '1')), 'pv-1');
+  assert.deepEqual(splitKey('ns/a'), { namespace: 'ns', name: 'a' });
+  assert.deepEqual(splitKey('pv-1'), { namespace: undefined, name: 'pv-1' });
+  assert.throws(() => splitKey('a/b/c'));
+  assert.throws(() => objectKey({ metadata: {} }));
+  const t = { tombstone: true as const, key: 'ns/a', obj: obj('a', '1', 'ns') };
+  assert.ok(isTombstone(t));
+  assert.equal(unwrapTombstone(t).metadata.name, 'a');
+});
+
+test('resourceVersions compare as integers when numeric', () => {
+  assert.equal(compareResourceVersions('9', '10'), -1);
+  assert.equal(compareResourceVersions('10', '9'), 1);
+  assert.equal(compareResourceVersions('10', '10'), 0);
+  assert.equal(compareResourceVersions('99999999999999999999', '100000000000000000000'), -1);
+  assert.equal(compareResourceVersions('abc', 'abd'), 1, 'opaque: a different RV is taken as newer');
+});
+
+test('writeBack caches only newer objects', () => {
+  const s = new Store();
+  assert.equal(s.writeBack(obj('a', '10', 'ns')), true);
+  assert.equal(s.writeBack(obj('a', '9', 'ns')), false);
+  assert.equal(s.writeBack(obj('a', '10', 'ns')), false);
+  assert.equal(s.get('ns/a')?.metadata?.resourceVersion, '10');
+  assert.equal(s.writeBack(obj('a', '11', 'ns')), true);
+  assert.equal(s.get('ns/a')?.metadata?.resourceVersion, '11');
+  assert.deepEqual(s.keys(), ['ns/a']);
+  assert.equal(s.list().length, 1);
+});
