@@ -7,19 +7,9 @@ import type { Pv, Pvc } from '../model/objects.js';
 import { pvcKey } from '../model/pvc.js';
 import { pvcUpdateWorthReconciling } from './handlers.js';
 import type { ClaimUsage, PodClaimUsage } from './in-use.js';
-import type { Outcome, ResizeReconciler } from './reconcile.js';
-
-/** The queue operations the controller needs; queue/ provides them. */
-export interface ControllerQueue {
-  add(key: string): void;
-  forget(key: string): void;
-}
-
-export type RunWorkers = (options: {
-  count: number;
-  reconcile: (key: string, signal: AbortSignal) => Promise<Outcome>;
-  signal: AbortSignal;
-}) => Promise<void>;
+import type { ResizeReconciler } from './reconcile.js';
+import type { RateLimitingQueue } from '../queue/rate-limiters.js';
+import { runWorkers } from '../queue/workers.js';
 
 export interface ResizeControllerOptions {
   pvcInformer: Informer<Pvc>;
@@ -27,8 +17,7 @@ export interface ResizeControllerOptions {
   /** Present with --handle-volume-inuse-error. */
   podInformer: Informer<PodClaimUsage> | undefined;
   claimUsage: ClaimUsage | undefined;
-  queue: ControllerQueue;
-  runWorkers: RunWorkers;
+  queue: RateLimitingQueue<string>;
   reconciler: ResizeReconciler;
   workers: number;
   recoverVolumeExpansionFailure: boolean;
@@ -64,10 +53,12 @@ export class ResizeController {
     const { pvcInformer, pvInformer, podInformer, log } = this.o;
     await Promise.all([pvcInformer.waitForSync(signal), pvInformer.waitForSync(signal), podInformer?.waitForSync(signal)]);
     log.info('Resize controller started', { workers: this.o.workers });
-    await this.o.runWorkers({
-      count: this.o.workers,
+    await runWorkers({
+      queue: this.o.queue,
+      workers: this.o.workers,
       reconcile: (key, workerSignal) => this.o.reconciler.reconcile(key, workerSignal),
       signal,
+      log,
     });
     log.info('Resize controller stopped');
   }

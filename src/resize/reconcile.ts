@@ -13,6 +13,7 @@ import {
 import { formatBytes } from '../model/quantity.js';
 import type { Logger } from '../observability/logger.js';
 import type { Clock } from '../base/clock.js';
+import type { Outcome } from '../queue/workers.js';
 import { legacyNeedsResize, planExpansion, pvcNeedsResize } from './plan.js';
 import type { Resizer, ResizeResult } from './resizer.js';
 import type { ClaimUsage } from './in-use.js';
@@ -22,7 +23,6 @@ import {
   type Patch, type PvcStatusPatch,
 } from './status.js';
 
-export type Outcome = { kind: 'done' } | { kind: 'retryAfter'; ms: number };
 
 /** The API writes the resize controller makes (a subset of kube/client's port). */
 export interface ResizeApi {

@@ -2,17 +2,20 @@
 // caches or lists secrets; RBAC grants only get). Values are decoded to strings and never logged.
 
 export interface SecretReader {
-  getSecret(namespace: string, name: string, signal: AbortSignal): Promise<{ data?: Record<string, string> }>;
+  getSecret(namespace: string, name: string, signal: AbortSignal): Promise<Record<string, unknown>>;
 }
 
 export async function readSecret(reader: SecretReader, namespace: string, name: string, signal: AbortSignal): Promise<Record<string, string>> {
-  let secret: { data?: Record<string, string> };
+  let secret: Record<string, unknown>;
   try {
     secret = await reader.getSecret(namespace, name, signal);
   } catch (err) {
     throw new Error(`error getting secret ${name} in namespace ${namespace}: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
   }
   const out: Record<string, string> = {};
-  for (const [key, value] of Object.entries(secret.data ?? {})) out[key] = Buffer.from(value, 'base64').toString('utf8');
+  const data = typeof secret['data'] === 'object' && secret['data'] !== null ? (secret['data'] as Record<string, unknown>) : {};
+  for (const [key, value] of Object.entries(data)) {
+    if (typeof value === 'string') out[key] = Buffer.from(value, 'base64').toString('utf8');
+  }
   return out;
 }

@@ -1,0 +1,234 @@
+// The composition root (§1 steps 6–18): the only place that creates concrete classes and
+// connects them. `startApp` does everything every replica does before leader election (API
+// client, VolumeAttributesClass detection, CSI connection, driver name, capabilities, back-end
+// choice); `App.run` is what the leader runs (informers, controllers) until its signal aborts.
+import os from 'node:os';
+import { realClock, type Clock } from '../base/clock.js';
+import { discoverCapabilities, GrpcCsiClient } from '../csi/client.js';
+import { ApiEventRecorder } from '../kube/events.js';
+import { HttpKubeClient } from '../kube/client.js';
+import { Informer } from '../kube/informer.js';
+import { loadKubeConfig } from '../kube/kubeconfig.js';
+import type { KubeObject } from '../kube/keys.js';
+import { Resources } from '../kube/resources.js';
+import type { Pv, Pvc } from '../model/objects.js';
+import type { Logger } from '../observability/logger.js';
+import type { Metrics } from '../observability/metrics.js';
+import { RateLimitingQueue, ItemExponentialFailureRateLimiter } from '../queue/rate-limiters.js';
+import { SlowSet } from '../queue/slow-set.js';
+import { ResizeController } from '../resize/controller.js';
+import { ClaimUsage, toPodClaimUsage, type PodClaimUsage } from '../resize/in-use.js';
+import { ResizeReconciler } from '../resize/reconcile.js';
+import { selectBackends, StartupError } from '../resize/select-resizer.js';
+import type { Config } from './config.js';
+import { withGate, type FeatureGates } from './feature-gates.js';
+
+export interface AppDeps {
+  log: Logger;
+  metrics: Metrics;
+  clock?: Clock;
+  version?: string;
+}
+
+export interface Runnable {
+  readonly name: string;
+  run(signal: AbortSignal): Promise<void>;
+}
+
+export interface App {
+  readonly driverName: string;
+  readonly gates: FeatureGates;
+  readonly kube: HttpKubeClient;
+  readonly csi: GrpcCsiClient;
+  /** The PVC cache, for the resize-state gauges. */
+  readonly pvcs: Informer<Pvc>;
+  readonly pvs: Informer<Pv>;
+  readonly controllers: readonly Runnable[];
+  /** Informers and controllers until the signal aborts and in-flight work has finished. */
+  run(signal: AbortSignal): Promise<void>;
+  close(): void;
+}
+
+/** Drops what no controller reads and what weighs most in memory. */
+function withoutManagedFields<T extends KubeObject>(obj: KubeObject): T {
+  if (obj.metadata && 'managedFields' in obj.metadata) {
+    const { managedFields: _dropped, ...metadata } = obj.metadata;
+    return { ...obj, metadata } as T;
+  }
+  return obj as T;
+}
+
+export async function startApp(config: Config, deps: AppDeps, signal: AbortSignal): Promise<App> {
+  const { log, metrics } = deps;
+  const clock = deps.clock ?? realClock;
+
+  let kube: HttpKubeClient;
+  try {
+    const kubeConfig = loadKubeConfig({ kubeconfigPath: config.kubeconfig, masterUrl: config.master });
+    kube = new HttpKubeClient({
+      kubeConfig,
+      qps: config.kubeApiQps,
+      burst: config.kubeApiBurst,
+      userAgent: `csi-resizer/${deps.version ?? 'unknown'}`,
+    });
+  } catch (err) {
+    throw new StartupError(`Failed to create cluster config: ${messageOf(err)}`, 1, { cause: err });
+  }
+
+  let gates = config.gates;
+  if (!gates.explicit.has('VolumeAttributesClass')) {
+    try {
+      if (await kube.hasResource('storage.k8s.io/v1', 'VolumeAttributesClass', signal)) {
+        log.info('VolumeAttributesClass v1 API is available');
+      } else {
+        log.info('Disabling VolumeAttributesClass feature gate because the VolumeAttributesClass v1 API is not available');
+        gates = withGate(gates, { volumeAttributesClass: false });
+      }
+    } catch (err) {
+      log.error('Failed to check VolumeAttributesClass V1 API availability', { err });
+    }
+  }
+
+  let csi: GrpcCsiClient;
+  try {
+    csi = await GrpcCsiClient.start({ address: config.csiAddress, timeoutMs: config.timeoutMs, log, metrics }, signal);
+  } catch (err) {
+    kube.close();
+    throw new StartupError(`Failed to create CSI client: ${messageOf(err)}`, 1, { cause: err });
+  }
+  const driverName = csi.driverName;
+  csi.setMetricsDriverName(driverName);
+
+  try {
+    const capabilities = await discoverCapabilities(csi, signal);
+    const backends = selectBackends({ capabilities, csi, secrets: kube, log });
+    return assemble({ config, deps, clock, kube, csi, gates, driverName, backends });
+  } catch (err) {
+    csi.close();
+    kube.close();
+    if (err instanceof StartupError) throw err;
+    throw new StartupError(`Failed to create CSI resizer: ${messageOf(err)}`, 1, { cause: err });
+  }
+}
+
+function assemble(parts: {
+  config: Config;
+  deps: AppDeps;
+  clock: Clock;
+  kube: HttpKubeClient;
+  csi: GrpcCsiClient;
+  gates: FeatureGates;
+  driverName: string;
+  backends: ReturnType<typeof selectBackends>;
+}): App {
+  const { config, deps, clock, kube, csi, gates, driverName, backends } = parts;
+  const { log, metrics } = deps;
+  const informerLog = log.child({ component: 'informer' });
+  const resyncPeriodMs = config.resyncPeriodMs;
+
+  const pvcs = new Informer<Pvc>({
+    listWatcher: kube.listWatcher(Resources.persistentVolumeClaims), log: informerLog, resyncPeriodMs, transform: withoutManagedFields,
+  });
+  const pvs = new Informer<Pv>({
+    listWatcher: kube.listWatcher(Resources.persistentVolumes), log: informerLog, resyncPeriodMs, transform: withoutManagedFields,
+  });
+  const informers: Runnable[] = [informerRunnable('pvc-informer', pvcs), informerRunnable('pv-informer', pvs)];
+
+  const events = new ApiEventRecorder({ client: kube, component: `external-resizer ${driverName}`, host: os.hostname(), log });
+  const queueName = `${driverName}-pvc`;
+  const newQueue = () => new RateLimitingQueue<string>({
+    name: queueName,
+    clock,
+    metrics: metrics.workqueue,
+    rateLimiter: new ItemExponentialFailureRateLimiter({ baseDelayMs: config.retryIntervalStartMs, maxDelayMs: config.retryIntervalMaxMs }),
+  });
+
+  const controllers: Runnable[] = [];
+  const slowSets: SlowSet<string>[] = [];
+  const resizer = backends.resizer;
+  if (resizer) {
+    let podInformer: Informer<PodClaimUsage> | undefined;
+    let claimUsage: ClaimUsage | undefined;
+    if (config.handleVolumeInUseError) {
+      podInformer = new Informer<PodClaimUsage>({
+        listWatcher: kube.listWatcher(Resources.pods), log: informerLog, resyncPeriodMs, transform: toPodClaimUsage,
+      });
+      claimUsage = new ClaimUsage();
+      informers.push(informerRunnable('pod-informer', podInformer));
+    }
+    const slowSet = new SlowSet<string>({ retentionMs: config.retryIntervalMaxMs, clock });
+    slowSets.push(slowSet);
+    const reconciler = new ResizeReconciler({
+      resizer,
+      pvcs: pvcs.store,
+      pvs: pvs.store,
+      api: {
+        patchPvcStatus: async (ns, name, patch, signal) => (await kube.patchPvcStatus(ns, name, patch, {}, signal)) as Pvc,
+        patchPv: async (name, patch, signal) => (await kube.patchPv(name, patch, {}, signal)) as Pv,
+      },
+      events,
+      gates,
+      slowSet,
+      claimUsage,
+      clock,
+      log: log.child({ controller: 'resize' }),
+    });
+    controllers.push(new ResizeController({
+      pvcInformer: pvcs,
+      pvInformer: pvs,
+      podInformer,
+      claimUsage,
+      queue: newQueue(),
+      reconciler,
+      workers: config.workers,
+      recoverVolumeExpansionFailure: gates.recoverVolumeExpansionFailure,
+      log: log.child({ controller: 'resize' }),
+    }));
+  }
+
+  if (backends.canModify && gates.volumeAttributesClass) {
+    // The modify controller joins here (issue: modify controller).
+  }
+
+  return {
+    driverName,
+    gates,
+    kube,
+    csi,
+    pvcs,
+    pvs,
+    controllers,
+    async run(signal: AbortSignal): Promise<void> {
+      for (const set of slowSets) set.start();
+      try {
+        // Controllers drain first; informers stop with the same signal once nothing reads them.
+        await Promise.all([...informers, ...controllers].map((r) => runLogged(r, signal, log)));
+      } finally {
+        for (const set of slowSets) set.stop();
+      }
+    },
+    close(): void {
+      events.close();
+      csi.close();
+      kube.close();
+    },
+  };
+}
+
+function informerRunnable<T extends KubeObject>(name: string, informer: Informer<T>): Runnable {
+  return { name, run: (signal) => informer.run(signal) };
+}
+
+async function runLogged(runnable: Runnable, signal: AbortSignal, log: Logger): Promise<void> {
+  try {
+    await runnable.run(signal);
+  } catch (err) {
+    if (signal.aborted) return;
+    log.error('Component stopped with an error', { component: runnable.name, err });
+    throw err;
+  }
+}
+
+function messageOf(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}

@@ -1,0 +1,57 @@
+// Startup's choice of back-ends (§1 steps 14–16), from the capabilities discovered once:
+// a CSI resizer, the trivial resizer for node-only drivers, or none; a modifier or none.
+// Failures carry the reference's messages and exit codes.
+import type { CsiClient, DriverCapabilities } from '../csi/client.js';
+import type { Logger } from '../observability/logger.js';
+import { CsiResizer } from './csi-resizer.js';
+import type { Resizer } from './resizer.js';
+import type { SecretReader } from './secrets.js';
+import { TrivialResizer } from './trivial-resizer.js';
+
+export class StartupError extends Error {
+  constructor(message: string, readonly exitCode: number, options?: ErrorOptions) {
+    super(message, options);
+    this.name = 'StartupError';
+  }
+}
+
+export interface Backends {
+  resizer: Resizer | undefined;
+  /** The driver serves ControllerModifyVolume. */
+  canModify: boolean;
+}
+
+export function selectBackends(options: {
+  capabilities: DriverCapabilities;
+  csi: CsiClient;
+  secrets: SecretReader;
+  log: Logger;
+}): Backends {
+  const { capabilities: caps, csi, log } = options;
+  const driverName = csi.driverName;
+  if (!caps.controllerService) {
+    throw new StartupError('Failed to create CSI resizer: CSI driver does not support controller service', 1);
+  }
+
+  let resizer: Resizer | undefined;
+  if (caps.controllerExpand) {
+    resizer = new CsiResizer({
+      driverName,
+      csi,
+      secrets: options.secrets,
+      supportsSingleNodeMultiWriter: caps.singleNodeMultiWriter,
+      expansionMode: caps.volumeExpansion,
+    });
+  } else if (caps.nodeExpand) {
+    log.info('The CSI driver supports node resize only, using trivial resizer to handle resize requests');
+    resizer = new TrivialResizer(driverName);
+  } else {
+    log.info('Resize not supported', { driver: driverName, err: 'CSI driver neither supports controller resize nor node resize' });
+  }
+
+  if (!caps.controllerModify) log.info('Modify not supported', { driver: driverName, err: 'CSI driver does not support controller modify' });
+  if (!resizer && !caps.controllerModify) {
+    throw new StartupError('CSI driver does not support resize nor modify', 255);
+  }
+  return { resizer, canModify: caps.controllerModify };
+}
