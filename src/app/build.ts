@@ -16,6 +16,7 @@ import type { Logger } from '../observability/logger.js';
 import type { Metrics } from '../observability/metrics.js';
 import { RateLimitingQueue, ItemExponentialFailureRateLimiter } from '../queue/rate-limiters.js';
 import { SlowSet } from '../queue/slow-set.js';
+import { KeyLock } from '../queue/key-lock.js';
 import { ResizeController } from '../resize/controller.js';
 import { ClaimUsage, toPodClaimUsage, type PodClaimUsage } from '../resize/in-use.js';
 import { ResizeReconciler } from '../resize/reconcile.js';
@@ -143,6 +144,7 @@ function assemble(parts: {
     rateLimiter: new ItemExponentialFailureRateLimiter({ baseDelayMs: config.retryIntervalStartMs, maxDelayMs: config.retryIntervalMaxMs }),
   });
 
+  const keyLock = new KeyLock();
   const controllers: Runnable[] = [];
   const slowSets: SlowSet<string>[] = [];
   const resizer = backends.resizer;
@@ -170,6 +172,7 @@ function assemble(parts: {
       gates,
       slowSet,
       claimUsage,
+      keyLock,
       clock,
       log: log.child({ controller: 'resize' }),
     });

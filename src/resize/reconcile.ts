@@ -14,6 +14,7 @@ import { formatBytes } from '../model/quantity.js';
 import type { Logger } from '../observability/logger.js';
 import type { Clock } from '../base/clock.js';
 import type { Outcome } from '../queue/workers.js';
+import type { KeyLock } from '../queue/key-lock.js';
 import { legacyNeedsResize, planExpansion, pvcNeedsResize } from './plan.js';
 import type { Resizer, ResizeResult } from './resizer.js';
 import type { ClaimUsage } from './in-use.js';
@@ -61,6 +62,8 @@ export interface ResizeReconcilerOptions {
   slowSet: SlowSetView;
   /** Present when --handle-volume-inuse-error is on (pods are watched). */
   claimUsage: ClaimUsage | undefined;
+  /** Shared with the modify controller: one reconcile per PVC at a time across both. */
+  keyLock: KeyLock;
   clock: Clock;
   log: Logger;
 }
@@ -89,7 +92,11 @@ export class ResizeReconciler {
 
   constructor(private readonly o: ResizeReconcilerOptions) {}
 
-  async reconcile(key: string, signal: AbortSignal): Promise<Outcome> {
+  reconcile(key: string, signal: AbortSignal): Promise<Outcome> {
+    return this.o.keyLock.withKey(key, () => this.reconcileLocked(key, signal));
+  }
+
+  private async reconcileLocked(key: string, signal: AbortSignal): Promise<Outcome> {
     const { pvcs, pvs, gates, log } = this.o;
     const pvc = pvcs.get(key);
     if (!pvc) {
