@@ -1,0 +1,154 @@
+// The Kubernetes access layer against the real kube-apiserver: our informer follows PVCs created,
+// changed and deleted through the admin client; RV-checked status patches conflict when stale and
+// work as the resizer's RBAC identity; Events are written; two Lease electors agree on one leader
+// and hand over on release.
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { createNamespace, uniqueName } from '../cluster/fixtures.js';
+import { patchAs } from '../cluster/kube.js';
+import { adminClients, useCluster, type ClusterHandle, type KubeClients } from '../cluster/test-cluster.js';
+import { HttpKubeClient } from '../../src/kube/client.js';
+import { KubeApiError, isConflict } from '../../src/kube/errors.js';
+import { ApiEventRecorder, EventType } from '../../src/kube/events.js';
+import { Informer } from '../../src/kube/informer.js';
+import { objectKey } from '../../src/kube/keys.js';
+import { loadKubeConfig } from '../../src/kube/kubeconfig.js';
+import { LeaderElector } from '../../src/kube/leader-election.js';
+import { Resources } from '../../src/kube/resources.js';
+import { silentLogger } from '../../src/observability/logger.js';
+
+let cluster: ClusterHandle;
+let admin: KubeClients;
+let namespace: string;
+const clients: HttpKubeClient[] = [];
+
+function resizerClient(): HttpKubeClient {
+  const c = new HttpKubeClient({ kubeConfig: loadKubeConfig({ kubeconfigPath: cluster.resizerKubeconfigPath }), qps: 50, burst: 100 });
+  clients.push(c);
+  return c;
+}
+
+before(async () => {
+  cluster = await useCluster();
+  admin = adminClients(cluster);
+  namespace = await createNamespace(admin, 'rz-kube');
+});
+
+after(async () => {
+  for (const c of clients) c.close();
+  await admin?.core.deleteNamespace({ name: namespace }).catch(() => {});
+});
+
+async function until(what: string, cond: () => boolean | Promise<boolean>, timeoutMs = 15_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await cond())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+async function createPvc(name: string) {
+  return admin.core.createNamespacedPersistentVolumeClaim({
+    namespace,
+    body: { metadata: { name }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } }, storageClassName: 'none' } },
+  });
+}
+
+test('informer (as the resizer) syncs PVCs and sees adds, updates and deletes', async (t) => {
+  await createPvc('before-sync');
+  const informer = new Informer({ listWatcher: resizerClient().listWatcher(Resources.persistentVolumeClaims), namespace, log: silentLogger });
+  const log: string[] = [];
+  informer.addEventHandler({
+    add: (o) => log.push(`add ${objectKey(o)}`),
+    update: (_a, b) => log.push(`update ${objectKey(b)}`),
+    delete: (o) => log.push(`delete ${objectKey(o)}`),
+  });
+  const ctl = new AbortController();
+  const running = informer.run(ctl.signal);
+  t.after(async () => { ctl.abort(); await running; });
+  await informer.waitForSync(AbortSignal.timeout(15_000));
+  assert.ok(informer.store.get(`${namespace}/before-sync`));
+  assert.equal(informer.store.get(`${namespace}/before-sync`)?.kind, 'PersistentVolumeClaim');
+
+  await createPvc('after-sync');
+  await until('add', () => log.includes(`add ${namespace}/after-sync`));
+  await admin.core.patchNamespacedPersistentVolumeClaim(
+    { namespace, name: 'after-sync', body: { metadata: { labels: { touched: 'yes' } } } },
+    patchAs());
+  await until('update', () => informer.store.get(`${namespace}/after-sync`)?.metadata?.labels?.['touched'] === 'yes');
+  assert.ok(log.includes(`update ${namespace}/after-sync`));
+  // Admission adds the pvc-protection finalizer and no controller-manager removes it: do it here.
+  await admin.core.deleteNamespacedPersistentVolumeClaim({ namespace, name: 'after-sync' });
+  await admin.core.patchNamespacedPersistentVolumeClaim(
+    { namespace, name: 'after-sync', body: { metadata: { finalizers: null } } }, patchAs());
+  await until('delete', () => log.includes(`delete ${namespace}/after-sync`));
+  assert.equal(informer.store.get(`${namespace}/after-sync`), undefined);
+});
+
+test('patchPvcStatus as the resizer works with a fresh resourceVersion and conflicts (409) with a stale one', async () => {
+  const name = uniqueName('rz-pvc');
+  const created = await createPvc(name);
+  const rv = created.metadata!.resourceVersion!;
+  const client = resizerClient();
+  const signal = AbortSignal.timeout(10_000);
+  const condition = { type: 'Resizing', status: 'True', lastTransitionTime: new Date().toISOString().replace(/\.\d+Z$/, 'Z') };
+  const patched = await client.patchPvcStatus(namespace, name, { status: { conditions: [condition] } }, { resourceVersion: rv }, signal);
+  assert.equal((patched['status'] as any).conditions[0].type, 'Resizing');
+  assert.notEqual(patched.metadata?.resourceVersion, rv);
+
+  const err = await client.patchPvcStatus(namespace, name, { status: { conditions: [] } }, { resourceVersion: rv }, signal).catch((e) => e);
+  assert.ok(err instanceof KubeApiError, String(err));
+  assert.equal(err.status, 409);
+  assert.ok(isConflict(err));
+});
+
+test('events are created in the object namespace and aggregated', async (t) => {
+  const name = uniqueName('rz-pvc');
+  const created = await createPvc(name);
+  const recorder = new ApiEventRecorder({ client: resizerClient(), component: `external-resizer ${cluster.driverName}`, log: silentLogger });
+  t.after(() => recorder.close());
+  const pvc = { kind: 'PersistentVolumeClaim', apiVersion: 'v1', metadata: created.metadata as any };
+  recorder.event(pvc, EventType.Normal, 'Resizing', `External resizer is resizing volume pv-${name}`);
+  recorder.event(pvc, EventType.Normal, 'Resizing', `External resizer is resizing volume pv-${name}`);
+  await recorder.flush();
+  assert.equal(recorder.dropped, 0);
+  const list = await admin.core.listNamespacedEvent({ namespace, fieldSelector: `involvedObject.name=${name}` });
+  assert.equal(list.items.length, 1);
+  const ev = list.items[0]!;
+  assert.equal(ev.reason, 'Resizing');
+  assert.equal(ev.count, 2);
+  assert.equal(ev.source?.component, `external-resizer ${cluster.driverName}`);
+  assert.equal(ev.involvedObject.uid, created.metadata!.uid);
+});
+
+test('two electors on the real API server: exactly one leads; release hands over', async (t) => {
+  const lease = uniqueName('external-resizer-test');
+  const leading: string[] = [];
+  const make = (identity: string) => new LeaderElector({
+    client: resizerClient(), namespace: 'default', name: lease, identity,
+    leaseDurationMs: 3000, renewDeadlineMs: 2000, retryPeriodMs: 500, releaseOnCancel: true,
+    callbacks: { onStartedLeading: () => { leading.push(identity); }, onStoppedLeading: () => {} },
+    log: silentLogger,
+  });
+  const a = make('replica-a');
+  const b = make('replica-b');
+  const ctlA = new AbortController();
+  const ctlB = new AbortController();
+  const runA = a.run(ctlA.signal);
+  await until('a leads', () => a.isLeader());
+  const runB = b.run(ctlB.signal);
+  t.after(async () => { ctlA.abort(); ctlB.abort(); await Promise.all([runA, runB]); });
+  await new Promise((r) => setTimeout(r, 1500));
+  assert.deepEqual(leading, ['replica-a']);
+  assert.equal(b.isLeader(), false);
+  const held = await admin.coordination.readNamespacedLease({ namespace: 'default', name: lease });
+  assert.equal(held.spec?.holderIdentity, 'replica-a');
+
+  ctlA.abort();
+  await runA;
+  const released = Date.now();
+  await until('b leads', () => b.isLeader(), 5000);
+  assert.ok(Date.now() - released < 3000, 'took over before the 3 s lease would have expired');
+  assert.deepEqual(leading, ['replica-a', 'replica-b']);
+  await admin.coordination.deleteNamespacedLease({ namespace: 'default', name: lease }).catch(() => {});
+});
