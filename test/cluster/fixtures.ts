@@ -52,6 +52,11 @@ export interface ProvisionOptions {
   pvcAnnotations?: Record<string, string>;
   /** The official csi.proto (ClusterHandle.csiProtoPath); found through components.env by default. */
   csiProtoPath?: string;
+  /**
+   * A volume the caller already made on its driver (e.g. test/fakes/fault-driver.ts, which has no
+   * CreateVolume): no CreateVolume call, the PV points at this handle.
+   */
+  existingVolumeId?: string;
 }
 
 export interface Provisioned {
@@ -90,22 +95,26 @@ export async function provisionVolume(clients: KubeClients, csiAddress: string, 
   const accessModes = opts.accessModes ?? ['ReadWriteOnce'];
   const volumeMode = opts.volumeMode ?? 'Filesystem';
 
-  const protoPath = opts.csiProtoPath ?? (await loadDriverComponents()).csiProtoPath;
-  const csi = csiTestClient(protoPath, csiAddress);
   let volumeId: string;
-  try {
-    const res = await csi.call<{ volume: { volume_id: string } }>('Controller', 'CreateVolume', {
-      name: pvName,
-      capacity_range: { required_bytes: quantityBytes(opts.size).toString() },
-      volume_capabilities: accessModes.map((mode) => ({
-        ...(volumeMode === 'Block' ? { block: {} } : { mount: { fs_type: opts.fsType ?? '', mount_flags: opts.mountOptions ?? [] } }),
-        access_mode: { mode: csiAccessMode[mode] },
-      })),
-      parameters: {},
-    });
-    volumeId = res.volume.volume_id;
-  } finally {
-    csi.close();
+  if (opts.existingVolumeId !== undefined) {
+    volumeId = opts.existingVolumeId;
+  } else {
+    const protoPath = opts.csiProtoPath ?? (await loadDriverComponents()).csiProtoPath;
+    const csi = csiTestClient(protoPath, csiAddress);
+    try {
+      const res = await csi.call<{ volume: { volume_id: string } }>('Controller', 'CreateVolume', {
+        name: pvName,
+        capacity_range: { required_bytes: quantityBytes(opts.size).toString() },
+        volume_capabilities: accessModes.map((mode) => ({
+          ...(volumeMode === 'Block' ? { block: {} } : { mount: { fs_type: opts.fsType ?? '', mount_flags: opts.mountOptions ?? [] } }),
+          access_mode: { mode: csiAccessMode[mode] },
+        })),
+        parameters: {},
+      });
+      volumeId = res.volume.volume_id;
+    } finally {
+      csi.close();
+    }
   }
 
   const pvc = await retryWhileStarting('creating PVC', () =>
