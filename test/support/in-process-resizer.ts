@@ -1,0 +1,65 @@
+// Runs the real resizer (startApp + App.run, exactly what main runs) inside the test process,
+// against the real API server as the csi-resizer identity, with its log lines captured.
+import { parseConfig } from '../../src/app/config.js';
+import { startApp, type App } from '../../src/app/build.js';
+import { createLogger } from '../../src/observability/logger.js';
+import { createMetrics, type Metrics } from '../../src/observability/metrics.js';
+
+export interface RunningResizer {
+  readonly app: App;
+  readonly metrics: Metrics;
+  readonly logs: string[];
+  /** Stops taking work, waits for in-flight reconciles, closes connections. Idempotent. */
+  stop(): Promise<void>;
+}
+
+export async function startResizer(options: { kubeconfig: string; csiAddress: string; args?: string[] }): Promise<RunningResizer> {
+  const config = parseConfig([
+    `--kubeconfig=${options.kubeconfig}`,
+    `--csi-address=${options.csiAddress}`,
+    '--retry-interval-start=200ms',
+    '--retry-interval-max=5s',
+    '--kube-api-qps=100',
+    '--kube-api-burst=200',
+    '--v=5',
+    ...(options.args ?? []),
+  ]);
+  const logs: string[] = [];
+  const log = createLogger({ verbosity: config.verbosity, format: 'text', write: (line) => logs.push(line) });
+  const metrics = createMetrics({ processMetrics: false });
+  const lifetime = new AbortController();
+  const app = await startApp(config, { log, metrics, version: 'test' }, lifetime.signal);
+  const running = app.run(lifetime.signal);
+  let stopped: Promise<void> | undefined;
+  return {
+    app,
+    metrics,
+    logs,
+    stop() {
+      stopped ??= (async () => {
+        lifetime.abort();
+        await running.catch(() => {});
+        app.close();
+      })();
+      return stopped;
+    },
+  };
+}
+
+/** Polls fn until it returns a value that is not undefined/false, or fails after timeoutMs with the last seen state. */
+export async function eventually<T>(what: string, fn: () => Promise<T | undefined | false>, timeoutMs = 20_000, intervalMs = 100): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let lastError: unknown;
+  for (;;) {
+    try {
+      const value = await fn();
+      if (value !== undefined && value !== false) return value;
+    } catch (err) {
+      lastError = err;
+    }
+    if (Date.now() > deadline) {
+      throw new Error(`timed out after ${timeoutMs}ms waiting for ${what}${lastError ? `: ${String(lastError)}` : ''}`);
+    }
+    await new Promise((r) => setTimeout(r, intervalMs));
+  }
+}
