@@ -1,0 +1,171 @@
+// The process lifecycle around the app: which OS signals start a graceful shutdown, how long the
+// drain may take, and the small facts main needs to run under leader election (lease namespace,
+// identity). The states are a closed set: running → draining (first signal: stop taking work,
+// let in-flight work finish) → stopped (release the lease, exit 0). A second signal while
+// draining exits 1 at once, as the Go sidecar's SetupSignalHandler does.
+import { readFileSync } from 'node:fs';
+import os from 'node:os';
+import { sanitizeName } from '../kube/leader-election.js';
+
+export const ExitCode = {
+  Ok: 0,
+  Failure: 1,
+  /** Go's flag package after an unknown flag or a bad value. */
+  Usage: 2,
+  /** klog.Fatalf, e.g. "CSI driver does not support resize nor modify". */
+  Fatal: 255,
+} as const;
+export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode];
+
+export type LifecycleState = 'running' | 'draining' | 'stopped';
+
+export interface ShutdownOptions {
+  /** Called once on the first signal; the process keeps running until the caller exits. */
+  onShutdown(signalName: NodeJS.Signals): void;
+  /** Called on a second signal while draining; the default exits 1 immediately. */
+  onForce?(signalName: NodeJS.Signals): void;
+  signals?: readonly NodeJS.Signals[];
+  /** The process to listen on; a fake in tests. */
+  proc?: Pick<NodeJS.Process, 'on' | 'off' | 'exit'>;
+}
+
+/**
+ * Two controllers for a two-phase stop. `work` aborts on the first signal: informers and workers
+ * stop, reconciles in flight finish. `root` aborts once draining is over (or its bound passed):
+ * the elector releases the Lease, the HTTP server closes.
+ */
+export class Lifecycle {
+  private stateValue: LifecycleState = 'running';
+  private readonly workController = new AbortController();
+  private readonly rootController = new AbortController();
+
+  get state(): LifecycleState {
+    return this.stateValue;
+  }
+
+  /** Aborted when the process should stop taking work. */
+  get workSignal(): AbortSignal {
+    return this.workController.signal;
+  }
+
+  /** Aborted when everything else should stop (after the drain). */
+  get rootSignal(): AbortSignal {
+    return this.rootController.signal;
+  }
+
+  get shuttingDown(): boolean {
+    return this.stateValue !== 'running';
+  }
+
+  /** Resolves when shutdown begins (the work signal aborts). */
+  whenShutdownBegins(): Promise<void> {
+    const signal = this.workController.signal;
+    if (signal.aborted) return Promise.resolve();
+    return new Promise((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+  }
+
+  /** running → draining; a second call does nothing. */
+  beginShutdown(reason: string): void {
+    if (this.stateValue !== 'running') return;
+    this.stateValue = 'draining';
+    this.workController.abort(new Error(`shutting down: ${reason}`));
+  }
+
+  /** → stopped; aborts the root signal. Safe to call twice. */
+  finish(): void {
+    if (this.stateValue === 'stopped') return;
+    if (this.stateValue === 'running') this.workController.abort(new Error('shutting down'));
+    this.stateValue = 'stopped';
+    this.rootController.abort(new Error('stopped'));
+  }
+}
+
+/**
+ * SIGTERM/SIGINT handling for the ReleaseLeaderElectionOnExit gate: the first signal calls
+ * onShutdown, a second one exits 1. Returns a function that removes the handlers.
+ */
+export function handleShutdownSignals(options: ShutdownOptions): () => void {
+  const proc = options.proc ?? process;
+  const signals = options.signals ?? (['SIGTERM', 'SIGINT'] as const);
+  let received = 0;
+  const onSignal = (name: NodeJS.Signals) => {
+    received += 1;
+    if (received === 1) {
+      options.onShutdown(name);
+      return;
+    }
+    if (options.onForce) options.onForce(name);
+    else proc.exit(ExitCode.Failure);
+  };
+  for (const s of signals) proc.on(s, onSignal);
+  return () => {
+    for (const s of signals) proc.off(s, onSignal);
+  };
+}
+
+/** Waits for `work` but no longer than `ms`; says which came first. Never rejects. */
+export async function settleWithin(work: Promise<unknown>, ms: number): Promise<'settled' | 'timedOut'> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<'timedOut'>((resolve) => {
+    timer = setTimeout(() => resolve('timedOut'), ms);
+    timer.unref();
+  });
+  try {
+    return await Promise.race([work.then(() => 'settled' as const, () => 'settled' as const), timeout]);
+  } finally {
+    if (timer) clearTimeout(timer);
+  }
+}
+
+export const SERVICE_ACCOUNT_NAMESPACE_FILE = '/var/run/secrets/kubernetes.io/serviceaccount/namespace';
+
+/** The Lease namespace: the flag, else POD_NAMESPACE, else the service account's namespace, else "default". */
+export function leaseNamespace(
+  flag: string,
+  env: NodeJS.ProcessEnv = process.env,
+  readNamespaceFile: () => string = () => readFileSync(SERVICE_ACCOUNT_NAMESPACE_FILE, 'utf8'),
+): string {
+  if (flag !== '') return flag;
+  const fromEnv = env['POD_NAMESPACE'];
+  if (fromEnv) return fromEnv;
+  try {
+    const fromFile = readNamespaceFile().trim();
+    if (fromFile !== '') return fromFile;
+  } catch {
+    // not in a pod
+  }
+  return 'default';
+}
+
+/**
+ * The elector's identity: the sanitized hostname, as the Go sidecar (in a pod, the pod name).
+ * CSI_RESIZER_LEADER_ELECTION_IDENTITY overrides it, for several replicas on one host.
+ */
+export function leaderIdentity(env: NodeJS.ProcessEnv = process.env, hostname: () => string = os.hostname): string {
+  const override = env['CSI_RESIZER_LEADER_ELECTION_IDENTITY'];
+  return sanitizeName(override && override !== '' ? override : hostname());
+}
+
+/**
+ * A signal aborted when either parent aborts, with dispose() to unlink both (no AbortSignal.any:
+ * it leaks listeners on process-lifetime signals in several Node releases).
+ */
+export function eitherSignal(a: AbortSignal, b: AbortSignal): { signal: AbortSignal; dispose(): void } {
+  const controller = new AbortController();
+  const first = a.aborted ? a : b.aborted ? b : undefined;
+  if (first) {
+    controller.abort(first.reason);
+    return { signal: controller.signal, dispose: () => {} };
+  }
+  const onA = () => controller.abort(a.reason);
+  const onB = () => controller.abort(b.reason);
+  a.addEventListener('abort', onA, { once: true });
+  b.addEventListener('abort', onB, { once: true });
+  return {
+    signal: controller.signal,
+    dispose: () => {
+      a.removeEventListener('abort', onA);
+      b.removeEventListener('abort', onB);
+    },
+  };
+}

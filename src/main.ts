@@ -1,0 +1,258 @@
+// The `csi-resizer` command (§1): parse flags, build the app, serve diagnostics, run the
+// controllers directly or under leader election, and map every failure to the reference's
+// message and exit code. Graceful shutdown (gate ReleaseLeaderElectionOnExit, on by default
+// here): the first SIGTERM/SIGINT stops taking work, waits up to --timeout for what is in flight,
+// releases the Lease and exits 0; a second signal exits 1 at once.
+import { readFileSync } from 'node:fs';
+import { basename } from 'node:path';
+import { ConfigError, parseConfig, type Config } from './app/config.js';
+import { startApp, type App } from './app/build.js';
+import { FeatureGateError } from './app/feature-gates.js';
+import { eitherSignal, ExitCode, handleShutdownSignals, leaderIdentity, leaseNamespace, Lifecycle, settleWithin } from './app/lifecycle.js';
+import { HttpKubeClient } from './kube/client.js';
+import { loadKubeConfig } from './kube/kubeconfig.js';
+import { LeaderElector, leaseNameForDriver } from './kube/leader-election.js';
+import { requestedBytes } from './model/pvc.js';
+import { StartupError } from './resize/select-resizer.js';
+import { LEADER_ELECTION_HEALTH_PATH, startHttpServer, type DiagnosticsServer, type HealthResult } from './observability/http-server.js';
+import { createLogger, type Logger } from './observability/logger.js';
+import { createMetrics, type Metrics } from './observability/metrics.js';
+import { registerResizeStateMetrics } from './observability/resize-state.js';
+
+/** client-go's HealthzAdaptor tolerance, as csi-lib-utils passes it. */
+const LEADER_HEALTH_TOLERANCE_MS = 20_000;
+
+function readVersion(): string {
+  try {
+    // src/main.ts and dist/main.js both sit one level below package.json.
+    const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version?: unknown };
+    return typeof pkg.version === 'string' ? pkg.version : 'unknown';
+  } catch {
+    return 'unknown';
+  }
+}
+
+/** The name the usage and --version print: the command as invoked, `csi-resizer` for main.js/main.ts. */
+function programName(): string {
+  const invoked = basename(process.argv[1] ?? 'csi-resizer').replace(/\.(c|m)?(js|ts)$/, '');
+  return invoked === '' || invoked === 'main' ? 'csi-resizer' : invoked;
+}
+
+function exit(code: number): never {
+  process.exit(code);
+}
+
+function parseOrExit(args: readonly string[], program: string): Config {
+  try {
+    return parseConfig(args, program);
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    if (err.helpRequested) {
+      // Go's flag package: usage on stderr, exit 0.
+      process.stderr.write(err.usage.endsWith('\n') ? err.usage : `${err.usage}\n`);
+      exit(ExitCode.Ok);
+    }
+    const log = createLogger({ verbosity: 0, format: 'text' });
+    if (err.cause instanceof FeatureGateError) {
+      log.error('Failed to set feature gates', { err: err.message });
+      exit(ExitCode.Failure);
+    }
+    if (/logging-format/.test(err.message)) {
+      log.error('LoggingConfiguration is invalid', { err: err.message });
+      exit(ExitCode.Failure);
+    }
+    process.stderr.write(`${err.message}\n${err.usage.endsWith('\n') ? err.usage : `${err.usage}\n`}`);
+    exit(ExitCode.Usage);
+  }
+}
+
+async function main(): Promise<void> {
+  const program = programName();
+  const config = parseOrExit(process.argv.slice(2), program);
+  const version = readVersion();
+  if (config.showVersion) {
+    process.stdout.write(`${program} ${version}\n`);
+    exit(ExitCode.Ok);
+  }
+
+  const log = createLogger({ verbosity: config.verbosity, format: config.loggingFormat });
+  log.info('Version', { version });
+  if (config.metricsAddress !== '' && config.httpEndpoint !== '') {
+    log.error('Only one of `--metrics-address` and `--http-endpoint` can be set.');
+    exit(ExitCode.Failure);
+  }
+  const listenAddress = config.metricsAddress || config.httpEndpoint;
+
+  const metrics = createMetrics();
+  const lifecycle = new Lifecycle();
+  // The process lives until it decides to exit, whatever else holds the event loop.
+  setInterval(() => {}, 2 ** 30);
+  if (config.gates.releaseLeaderElectionOnExit) {
+    handleShutdownSignals({
+      onShutdown: (signalName) => {
+        log.info('Received signal, shutting down', { signal: signalName });
+        lifecycle.beginShutdown(signalName);
+      },
+      onForce: (signalName) => {
+        log.info('Received second signal, exiting immediately', { signal: signalName });
+        exit(ExitCode.Failure);
+      },
+    });
+  }
+  // Without the gate, SIGTERM and SIGINT keep Node's default: the process ends at once, as the Go
+  // sidecar does without a signal handler, and the Lease expires instead of being released.
+
+  let app: App;
+  try {
+    app = await startApp(config, { log, metrics, version }, lifecycle.workSignal);
+  } catch (err) {
+    if (lifecycle.shuttingDown) exit(ExitCode.Ok);
+    if (err instanceof StartupError) {
+      log.error(err.message, err.cause === undefined ? undefined : { err: err.cause });
+      exit(err.exitCode);
+    }
+    throw err;
+  }
+  app.csi.onFatal((err) => {
+    log.error('CSI driver name changed, exiting', { err: err.message });
+    exit(ExitCode.Failure);
+  });
+
+  const resizeState = registerResizeStateMetrics({ registry: metrics.registry, driverName: app.driverName, pvcs: app.pvcs.store, pvs: app.pvs.store });
+  app.pvcs.addEventHandler({
+    update: (before, after) => {
+      try {
+        if (requestedBytes(before) !== requestedBytes(after)) resizeState.requestChanged(after);
+      } catch {
+        // a malformed quantity is the controller's to report
+      }
+    },
+  });
+
+  const elector = config.leaderElection ? createElector(config, app, { log, metrics, lifecycle }) : undefined;
+
+  let server: DiagnosticsServer | undefined;
+  if (listenAddress !== '') {
+    const healthChecks = new Map<string, () => HealthResult>();
+    // The health path only with --http-endpoint, never with the deprecated --metrics-address.
+    if (elector && config.httpEndpoint !== '') {
+      healthChecks.set(LEADER_ELECTION_HEALTH_PATH, () => elector.elector.healthCheck(LEADER_HEALTH_TOLERANCE_MS));
+    }
+    try {
+      server = await startHttpServer({ address: listenAddress, metricsPath: config.metricsPath, registry: metrics.registry, healthChecks, log });
+    } catch (err) {
+      log.error('Failed to start HTTP server', { address: listenAddress, err });
+      exit(ExitCode.Failure);
+    }
+  }
+
+  const stop = async (code: number): Promise<never> => {
+    await server?.close();
+    elector?.client.close();
+    app.close();
+    exit(code);
+  };
+
+  if (elector) {
+    const electorDone = elector.elector.run(lifecycle.rootSignal);
+    await lifecycle.whenShutdownBegins();
+    // Draining: the leader's controllers stop taking keys; reconciles in flight get --timeout.
+    const running = elector.running();
+    if (running && (await settleWithin(running, config.timeoutMs)) === 'timedOut') {
+      log.info('In-flight operations did not finish within --timeout; exiting anyway', { timeoutMs: config.timeoutMs });
+    }
+    lifecycle.finish(); // the elector releases the Lease
+    await settleWithin(electorDone, config.leaderElectionRenewDeadlineMs);
+    await stop(ExitCode.Ok);
+  }
+
+  const running = app.run(lifecycle.workSignal).then(
+    () => undefined,
+    (err: unknown) => err,
+  );
+  const outcome = await Promise.race([running.then((err) => ({ kind: 'stopped' as const, err })), lifecycle.whenShutdownBegins().then(() => ({ kind: 'signal' as const }))]);
+  if (outcome.kind === 'stopped' && !lifecycle.shuttingDown) {
+    log.error('Controllers stopped unexpectedly', { err: outcome.err });
+    await stop(ExitCode.Failure);
+  }
+  if ((await settleWithin(running, config.timeoutMs)) === 'timedOut') {
+    log.info('In-flight operations did not finish within --timeout; exiting anyway', { timeoutMs: config.timeoutMs });
+  }
+  lifecycle.finish();
+  await stop(ExitCode.Ok);
+}
+
+interface ElectorHandle {
+  readonly elector: LeaderElector;
+  readonly client: HttpKubeClient;
+  /** The controllers' run while leading, or undefined if never elected. */
+  running(): Promise<void> | undefined;
+}
+
+function createElector(config: Config, app: App, deps: { log: Logger; metrics: Metrics; lifecycle: Lifecycle }): ElectorHandle {
+  const { log, metrics, lifecycle } = deps;
+  // Its own client and rate limiter, so controller traffic never starves lease renewals.
+  let client: HttpKubeClient;
+  try {
+    client = new HttpKubeClient({
+      kubeConfig: loadKubeConfig({ kubeconfigPath: config.kubeconfig, masterUrl: config.master }),
+      qps: config.kubeApiQps,
+      burst: config.kubeApiBurst,
+      userAgent: 'csi-resizer/leader-election',
+    });
+  } catch (err) {
+    log.error('Failed to create leader election client', { err });
+    exit(ExitCode.Failure);
+  }
+
+  let running: Promise<void> | undefined;
+  const name = leaseNameForDriver(app.driverName);
+  const namespace = leaseNamespace(config.leaderElectionNamespace);
+  const identity = leaderIdentity();
+  let elector: LeaderElector;
+  try {
+    elector = new LeaderElector({
+      client,
+      namespace,
+      name,
+      identity,
+      leaseDurationMs: config.leaderElectionLeaseDurationMs,
+      renewDeadlineMs: config.leaderElectionRenewDeadlineMs,
+      retryPeriodMs: config.leaderElectionRetryPeriodMs,
+      labels: { ...config.leaderElectionLabels },
+      releaseOnCancel: config.gates.releaseLeaderElectionOnExit,
+      log: log.child({ component: 'leader-election' }),
+      metrics,
+      callbacks: {
+        onStartedLeading: (leading) => {
+          const work = eitherSignal(leading, lifecycle.workSignal);
+          running = app.run(work.signal).then(
+            () => work.dispose(),
+            (err: unknown) => {
+              work.dispose();
+              if (!lifecycle.shuttingDown && !leading.aborted) {
+                log.error('Controllers stopped unexpectedly', { err });
+                exit(ExitCode.Failure);
+              }
+            },
+          );
+        },
+        onStoppedLeading: () => {
+          // Losing the lease while still wanted: exit so a fresh start competes again. During
+          // shutdown, stopping is what we asked for.
+          if (!lifecycle.shuttingDown) exit(ExitCode.Failure);
+        },
+        onNewLeader: (leader) => {
+          if (leader !== identity) log.v(3).info('New leader', { leader });
+        },
+      },
+    });
+  } catch (err) {
+    log.error('Invalid leader election configuration', { err });
+    exit(ExitCode.Failure);
+  }
+  log.info('Leader election enabled', { lease: `${namespace}/${name}`, identity });
+  return { elector, client, running: () => running };
+}
+
+await main();
