@@ -11,12 +11,15 @@ import { Informer } from '../kube/informer.js';
 import { loadKubeConfig } from '../kube/kubeconfig.js';
 import type { KubeObject } from '../kube/keys.js';
 import { Resources } from '../kube/resources.js';
-import type { Pv, Pvc } from '../model/objects.js';
+import type { Pv, Pvc, VolumeAttributesClass } from '../model/objects.js';
 import type { Logger } from '../observability/logger.js';
 import type { Metrics } from '../observability/metrics.js';
 import { RateLimitingQueue, ItemExponentialFailureRateLimiter } from '../queue/rate-limiters.js';
 import { SlowSet } from '../queue/slow-set.js';
 import { KeyLock } from '../queue/key-lock.js';
+import { CsiModifier } from '../modify/csi-modifier.js';
+import { ModifyController } from '../modify/controller.js';
+import { ModifyReconciler } from '../modify/reconcile.js';
 import { ResizeController } from '../resize/controller.js';
 import { ClaimUsage, toPodClaimUsage, type PodClaimUsage } from '../resize/in-use.js';
 import { ResizeReconciler } from '../resize/reconcile.js';
@@ -190,7 +193,40 @@ function assemble(parts: {
   }
 
   if (backends.canModify && gates.volumeAttributesClass) {
-    // The modify controller joins here (issue: modify controller).
+    // §1 step 18: the modify controller, with its own queue (same name and rate-limiter shape as
+    // the resize controller's) and slow set, sharing the PVC/PV informers, the events and the
+    // KeyLock with the resize controller (see src/modify/reconcile.ts for why the lock).
+    const vacs = new Informer<VolumeAttributesClass>({
+      listWatcher: kube.listWatcher(Resources.volumeAttributesClasses), log: informerLog, resyncPeriodMs, transform: withoutManagedFields,
+    });
+    informers.push(informerRunnable('vac-informer', vacs));
+    const slowSet = new SlowSet<string>({ retentionMs: config.retryIntervalMaxMs, clock });
+    slowSets.push(slowSet);
+    const modifyLog = log.child({ controller: 'modify' });
+    const reconciler = new ModifyReconciler({
+      modifier: new CsiModifier({ driverName, csi, secrets: kube, extraModifyMetadata: config.extraModifyMetadata }),
+      pvcs: pvcs.store,
+      pvs: pvs.store,
+      classes: { get: (name) => vacs.store.get(name) },
+      api: {
+        patchPvcStatus: async (ns, name, patch, signal) => (await kube.patchPvcStatus(ns, name, patch, {}, signal)) as Pvc,
+        patchPv: async (name, patch, signal) => (await kube.patchPv(name, patch, {}, signal)) as Pv,
+      },
+      events,
+      slowSet,
+      keyLock,
+      clock,
+      log: modifyLog,
+    });
+    controllers.push(new ModifyController({
+      pvcInformer: pvcs,
+      pvInformer: pvs,
+      vacInformer: vacs,
+      queue: newQueue(),
+      reconciler,
+      workers: config.workers,
+      log: modifyLog,
+    }));
   }
 
   return {

@@ -1,0 +1,64 @@
+// The Modifier over a CSI driver (§4.5): mutable parameters from the VolumeAttributesClass (with
+// --extra-modify-metadata, the PVC and PV names added), secrets from the PV's modify-secret
+// annotations with a fallback to controllerExpandSecretRef, one ControllerModifyVolume.
+import type { CsiClient } from '../csi/client.js';
+import { Annotation } from '../model/names.js';
+import type { Pv, Pvc, VolumeAttributesClass } from '../model/objects.js';
+import { readSecret, type SecretReader } from '../resize/secrets.js';
+import type { Modifier } from './modifier.js';
+
+/** Keys --extra-modify-metadata adds to the mutable parameters (the provisioner's spelling). */
+export const ExtraModifyMetadataKey = {
+  PvcName: 'csi.storage.k8s.io/pvc/name',
+  PvcNamespace: 'csi.storage.k8s.io/pvc/namespace',
+  PvName: 'csi.storage.k8s.io/pv/name',
+} as const;
+
+export interface CsiModifierOptions {
+  driverName: string;
+  csi: CsiClient;
+  secrets: SecretReader;
+  /** --extra-modify-metadata */
+  extraModifyMetadata: boolean;
+}
+
+/** The class's parameters as sent to the driver; never the class's own map (it lives in the cache). */
+export function mutableParameters(vac: VolumeAttributesClass, pv: Pv, pvc: Pvc, extraModifyMetadata: boolean): Record<string, string> {
+  const parameters: Record<string, string> = { ...(vac.parameters ?? {}) };
+  if (extraModifyMetadata) {
+    parameters[ExtraModifyMetadataKey.PvcName] = pvc.metadata.name;
+    parameters[ExtraModifyMetadataKey.PvcNamespace] = pvc.metadata.namespace ?? '';
+    parameters[ExtraModifyMetadataKey.PvName] = pv.metadata.name;
+  }
+  return parameters;
+}
+
+/** Where the modify secrets are: the PV's modify-secret annotations (both set), else the expand secret ref. */
+export function modifySecretRef(pv: Pv): { namespace: string; name: string } | undefined {
+  const name = pv.metadata.annotations?.[Annotation.ControllerModifySecretName];
+  const namespace = pv.metadata.annotations?.[Annotation.ControllerModifySecretNamespace];
+  if (name && namespace) return { namespace, name };
+  const ref = pv.spec.csi?.controllerExpandSecretRef;
+  if (ref?.name) return { namespace: ref.namespace ?? '', name: ref.name };
+  return undefined;
+}
+
+export class CsiModifier implements Modifier {
+  readonly name: string;
+
+  constructor(private readonly o: CsiModifierOptions) {
+    this.name = o.driverName;
+  }
+
+  async modify(pv: Pv, pvc: Pvc, vac: VolumeAttributesClass, signal: AbortSignal): Promise<void> {
+    const source = pv.spec.csi;
+    if (!source) throw new Error(`volume ${pv.metadata.name} is not a CSI volumes, modify volume feature only supports CSI volumes`);
+    if (!source.volumeHandle) throw new Error('empty volume handle');
+    const ref = modifySecretRef(pv);
+    const secrets = ref ? await readSecret(this.o.secrets, ref.namespace, ref.name, signal) : {};
+    await this.o.csi.modifyVolume(
+      { volumeId: source.volumeHandle, secrets, mutableParameters: mutableParameters(vac, pv, pvc, this.o.extraModifyMetadata) },
+      signal,
+    );
+  }
+}

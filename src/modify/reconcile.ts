@@ -1,0 +1,251 @@
+// One PVC key in, the modify work it needs done, an outcome out (§4.3–§4.8). Reads the PVC, PV
+// and VolumeAttributesClass from the informer stores, decides with plan.ts, writes through the
+// API, and writes every patched PVC and PV back into its store.
+//
+// Modify and resize of the same PVC don't fight over its status (better than upstream, §4.9):
+// both reconcilers hold the shared KeyLock for the whole reconcile, and both write the object
+// each patch returned back into the shared PVC cache. So the second reconcile of a PVC starts
+// from the first one's result: its resourceVersion-checked patches carry the current
+// resourceVersion and succeed, instead of failing with 409 Conflict and being retried with
+// backoff (upstream's two controllers race on the same object and its modify controller doesn't
+// write back, which turns every overlap into a Conflict retry).
+//
+// A thrown error means "retry with backoff"; `retryAfter` is the infeasible slow path.
+import { CsiError } from '../csi/errors.js';
+import type { Clock } from '../base/clock.js';
+import { EventReason, Message, ModifyStatus } from '../model/names.js';
+import type { Pv, Pvc, VolumeAttributesClass } from '../model/objects.js';
+import { pvcKey } from '../model/pvc.js';
+import type { Logger } from '../observability/logger.js';
+import type { KeyLock } from '../queue/key-lock.js';
+import type { Outcome } from '../queue/workers.js';
+import type { Modifier } from './modifier.js';
+import { modifyFacts, planModify } from './plan.js';
+import {
+  markModifyCanceled, markModifyCompleted, markModifyFailed, markModifyInProgress, markModifyPending, pvClassPatch,
+  type Patch, type PvcStatusPatch,
+} from './status.js';
+
+/** The API writes the modify controller makes (a subset of kube/client's port). */
+export interface ModifyApi {
+  patchPvcStatus(namespace: string, name: string, patch: Patch, signal: AbortSignal): Promise<Pvc>;
+  patchPv(name: string, patch: Patch, signal: AbortSignal): Promise<Pv>;
+}
+
+export interface ObjectCache<T> {
+  get(key: string): T | undefined;
+  writeBack(obj: T): boolean;
+}
+
+export interface ModifyEvents {
+  event(pvc: Pvc, type: 'Normal' | 'Warning', reason: string, message: string): void;
+}
+
+export interface SlowSetView {
+  add(key: string): void;
+  contains(key: string): boolean;
+  remove(key: string): void;
+  timeRemaining(key: string): number;
+}
+
+export interface ModifyReconcilerOptions {
+  modifier: Modifier;
+  pvcs: ObjectCache<Pvc>;
+  pvs: ObjectCache<Pv>;
+  /** VolumeAttributesClasses by name (the VAC informer's store). */
+  classes: { get(name: string): VolumeAttributesClass | undefined };
+  api: ModifyApi;
+  events: ModifyEvents;
+  /** Infeasible targets, parked for --retry-interval-max. */
+  slowSet: SlowSetView;
+  /** Shared with the resize controller: one reconcile per PVC at a time across both. */
+  keyLock: KeyLock;
+  clock: Clock;
+  log: Logger;
+}
+
+/** The class a PVC asks for isn't in the cache; the PVC was marked Pending (or the previous target is gone). */
+export class MissingClassError extends Error {
+  constructor(readonly className: string) {
+    super(Message.vacMissing(className));
+    this.name = 'MissingClassError';
+  }
+}
+
+export class ModifyReconciler {
+  /**
+   * Keys whose last ControllerModifyVolume ended with a non-final error, plus the PVCs found
+   * InProgress at startup: the driver may still be applying their target, so it is retried
+   * until it definitively succeeds or fails, whatever the PVC asks for meanwhile.
+   */
+  private readonly uncertainKeys = new Set<string>();
+
+  constructor(private readonly o: ModifyReconcilerOptions) {}
+
+  reconcile(key: string, signal: AbortSignal): Promise<Outcome> {
+    return this.o.keyLock.withKey(key, () => this.reconcileLocked(key, signal));
+  }
+
+  /** §4.1 startup: a PVC left InProgress by an earlier run may still be changing at the driver. */
+  seedUncertain(pvcs: Iterable<Pvc>): number {
+    let seeded = 0;
+    for (const pvc of pvcs) {
+      if (pvc.status?.modifyVolumeStatus?.status !== ModifyStatus.InProgress) continue;
+      this.uncertainKeys.add(pvcKey(pvc));
+      seeded += 1;
+    }
+    return seeded;
+  }
+
+  isUncertain(key: string): boolean {
+    return this.uncertainKeys.has(key);
+  }
+
+  /** Forgets the memory of a deleted PVC (upstream keeps it; a new PVC of that name owes it nothing). */
+  forget(key: string): void {
+    this.uncertainKeys.delete(key);
+    this.o.slowSet.remove(key);
+  }
+
+  private async reconcileLocked(key: string, signal: AbortSignal): Promise<Outcome> {
+    const { pvcs, pvs, log } = this.o;
+    const pvc = pvcs.get(key);
+    if (!pvc) {
+      log.v(3).info('PVC is deleted or does not exist', { pvc: key });
+      return { kind: 'done' };
+    }
+    const pvName = pvc.spec.volumeName;
+    if (!pvName) return { kind: 'done' };
+    const pv = pvs.get(pvName);
+    if (!pv) throw new Error(`Get PV "${pvName}" of pvc "${key}" in PVInformer cache failed: not found`);
+    // Only CSI volumes of this driver; migrated in-tree volumes are never modified.
+    if (pv.spec.csi?.driver !== this.o.modifier.name) return { kind: 'done' };
+    if (pvc.status?.phase !== 'Bound') return { kind: 'done' };
+    return this.modify(key, pvc, pv, signal);
+  }
+
+  /** §4.4 */
+  private async modify(key: string, pvc: Pvc, pv: Pv, signal: AbortSignal): Promise<Outcome> {
+    const { slowSet, log } = this.o;
+    const { slowSet: slowSetAction, plan } = planModify(modifyFacts(pvc, slowSet.contains(key), this.uncertainKeys.has(key)));
+    switch (slowSetAction) {
+      case 'remove': slowSet.remove(key); break;
+      case 'add': slowSet.add(key); break;
+      case 'leave': break;
+      default: {
+        const unknown: never = slowSetAction;
+        throw new Error(`unhandled slow-set action ${String(unknown)}`);
+      }
+    }
+
+    switch (plan.kind) {
+      case 'delay':
+        // Unlike upstream (which requeues with the growing per-key backoff and wakes up for
+        // nothing several times), wait exactly until the slow-set entry expires.
+        log.v(4).info(Message.modifyInfeasibleDelay(key), { pvc: key });
+        return { kind: 'retryAfter', ms: Math.max(1, slowSet.timeRemaining(key)) };
+      case 'nothing':
+        log.v(5).info('No volume modification needed', { pvc: key, why: plan.why });
+        return { kind: 'done' };
+      case 'cancel':
+        this.o.events.event(pvc, 'Normal', EventReason.VolumeModifyCanceled, Message.modifyCanceled);
+        await this.patchStatus(pvc, markModifyCanceled(pvc), signal);
+        return { kind: 'done' };
+      case 'retryPrevious': {
+        // Keep the previous target: no InProgress re-mark and no VolumeModify event.
+        const vac = this.o.classes.get(plan.target);
+        if (!vac) {
+          this.o.events.event(pvc, 'Warning', EventReason.VolumeModifyFailed, Message.vacMissing(plan.target));
+          throw new MissingClassError(plan.target);
+        }
+        await this.callDriver(key, pvc, pv, vac, plan.target, signal);
+        return { kind: 'done' };
+      }
+      case 'modify': {
+        const vac = this.o.classes.get(plan.target);
+        if (!vac) {
+          // Pending, and no retry: the class's creation brings the key back (handlers.ts).
+          this.o.events.event(pvc, 'Warning', EventReason.VolumeModifyFailed, Message.vacMissing(plan.target));
+          await this.patchStatus(pvc, markModifyPending(pvc), signal);
+          log.info('VolumeAttributesClass does not exist, PVC is pending', { pvc: key, vac: plan.target });
+          return { kind: 'done' };
+        }
+        const marked = await this.patchStatus(pvc, markModifyInProgress(pvc, plan.target, this.now()), signal);
+        this.o.events.event(marked, 'Normal', EventReason.VolumeModify, Message.modifying(pvc.metadata.name, plan.target));
+        await this.callDriver(key, marked, pv, vac, plan.target, signal);
+        return { kind: 'done' };
+      }
+      default: {
+        const unknown: never = plan;
+        throw new Error(`unhandled modify plan ${JSON.stringify(unknown)}`);
+      }
+    }
+  }
+
+  /** §4.5 and §4.6: one ControllerModifyVolume and what its result means for the PVC and PV. */
+  private async callDriver(key: string, pvc: Pvc, pv: Pv, vac: VolumeAttributesClass, target: string, signal: AbortSignal): Promise<void> {
+    const { log } = this.o;
+    try {
+      await this.o.modifier.modify(pv, pvc, vac, signal);
+    } catch (err) {
+      if (!(err instanceof CsiError) || err.code === null) {
+        // No gRPC status (secret lookup, no volume handle, shutdown): no status change, no event.
+        throw new Error(`cannot get error status from modify volume err: ${messageOf(err)}`, { cause: err });
+      }
+      await this.recordDriverFailure(key, pvc, err, target, signal);
+      throw err;
+    }
+
+    this.uncertainKeys.delete(key);
+    this.o.slowSet.remove(key);
+    try {
+      // The PV first: once it names the class, a failed PVC write is repaired by the retry.
+      this.o.pvs.writeBack(await this.o.api.patchPv(pv.metadata.name, pvClassPatch(target), signal));
+      await this.patchStatus(pvc, markModifyCompleted(pvc, target), signal);
+    } catch (err) {
+      throw new Error(
+        `cannot get error status from modify volume err: modify volume failed to mark pvc ${key} modify volume completed: ${messageOf(err)}`,
+        { cause: err },
+      );
+    }
+    log.info('Modify volume succeeded', { pvc: key, pv: pv.metadata.name, vac: target });
+    this.o.events.event(pvc, 'Normal', EventReason.VolumeModifySuccessful, Message.modifySuccessful(pvc.metadata.name, target));
+  }
+
+  /** §4.6, a gRPC error: remember how final it was, say so on the PVC, park infeasible targets. */
+  private async recordDriverFailure(key: string, pvc: Pvc, err: CsiError, target: string, signal: AbortSignal): Promise<void> {
+    const final = err.failure !== 'inProgress';
+    if (final) this.uncertainKeys.delete(key);
+    else this.uncertainKeys.add(key);
+    const status = err.failure === 'infeasible' ? ModifyStatus.Infeasible : ModifyStatus.InProgress;
+    // A failed status write is returned instead of the driver's error (and no event is recorded).
+    await this.patchStatus(pvc, markModifyFailed(pvc, {
+      target, status, final, codeName: err.codeName, details: grpcDetails(err),
+    }, this.now()), signal);
+    if (status === ModifyStatus.Infeasible) this.o.slowSet.add(key);
+    const text = final ? err.message : `${err.message}. Still modifying to VAC ${target}`;
+    this.o.events.event(pvc, 'Warning', EventReason.VolumeModifyFailed, text);
+  }
+
+  private async patchStatus(pvc: Pvc, patch: PvcStatusPatch, signal: AbortSignal): Promise<Pvc> {
+    const updated = await this.o.api.patchPvcStatus(pvc.metadata.namespace ?? '', pvc.metadata.name, patch.body, signal);
+    this.o.pvcs.writeBack(updated);
+    return updated;
+  }
+
+  private now(): string {
+    return new Date(this.o.clock.now()).toISOString().replace(/\.\d{3}Z$/, 'Z');
+  }
+}
+
+/** The gRPC status message (what Go's status.Message() returns), not the "rpc error: ..." text. */
+function grpcDetails(err: CsiError): string {
+  const details = (err.cause as { details?: unknown } | undefined)?.details;
+  if (typeof details === 'string') return details;
+  const match = /^rpc error: code = \w+ desc = ([\s\S]*)$/.exec(err.message);
+  return match?.[1] ?? err.message;
+}
+
+function messageOf(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
