@@ -4,9 +4,10 @@
 #
 #   scripts/cluster.sh up     # writes .cluster/env (kubeconfigs, CSI socket, logs) and .cluster/pids
 #   scripts/cluster.sh down   # stops exactly the recorded pids
+#   scripts/cluster.sh time 3 # starts and stops a throwaway cluster 3 times, printing both durations
 set -euo pipefail
 cd "$(dirname "$0")/.."
 case "${1:-}" in
-  up|down) exec node --import tsx test/cluster/cluster-cli.ts "$1" ;;
-  *) echo "usage: $0 up|down" >&2; exit 2 ;;
+  up|down|time) exec node --import tsx test/cluster/cluster-cli.ts "$@" ;;
+  *) echo "usage: $0 up|down|time [runs]" >&2; exit 2 ;;
 esac

@@ -49,8 +49,11 @@ export interface Cluster {
   readonly components: Components;
   /** Time from startCluster() to ready, in ms. */
   readonly startupMs: number;
-  /** Stops driver, apiserver, etcd (in that order) and removes the etcd data. Safe to call twice. */
-  stop(): Promise<void>;
+  /**
+   * Stops driver, apiserver, etcd (in that order) and removes the etcd data and the working
+   * directory (kept with keepLogs or CSI_RESIZER_KEEP_LOGS=1). Safe to call twice.
+   */
+  stop(opts?: { keepLogs?: boolean }): Promise<void>;
 }
 
 export async function freePort(): Promise<number> {
@@ -73,9 +76,11 @@ function etcdDataRoot(): string {
 
 export async function startCluster(opts: ClusterOptions = {}): Promise<Cluster> {
   const started = Date.now();
-  const progress = opts.progress ?? (() => {});
+  const report = opts.progress ?? (() => {});
+  const progress = (line: string) => report(`${line} (+${Date.now() - started}ms)`);
   const deadline = started + (opts.startTimeoutMs ?? 120_000);
   const components = await loadComponents();
+  const ownsDir = opts.dir === undefined;
   const dir = opts.dir ?? mkdtempSync('/tmp/rz-');
   mkdirSync(dir, { recursive: true });
   const logs: ClusterLogs = {
@@ -88,12 +93,35 @@ export async function startCluster(opts: ClusterOptions = {}): Promise<Cluster> 
   const removeEtcdData = () => rmSync(etcdDataDir, { recursive: true, force: true });
   const forgetExitCleanup = detached ? () => {} : onExitSync(removeEtcdData);
   const stack: Array<() => Promise<void>> = [async () => (removeEtcdData(), forgetExitCleanup())];
+  let startedOk = false;
+  let keepLogs = process.env['CSI_RESIZER_KEEP_LOGS'] === '1';
+  // After a clean run the working directory (certs, tokens, logs) goes too; after a failed start,
+  // or with CSI_RESIZER_KEEP_LOGS=1, it stays for the post-mortem.
+  stack.push(async () => {
+    if (startedOk && ownsDir && !keepLogs) rmSync(dir, { recursive: true, force: true });
+  });
   const unwind = async () => {
     while (stack.length > 0) {
       const step = stack.pop()!;
       await step().catch((err: unknown) => process.stderr.write(`[cluster] cleanup step failed: ${String(err)}\n`));
     }
   };
+
+  // If this Node process is killed outright (SIGKILL, a runner's timeout), neither stop() nor the
+  // exit hook runs; a detached watchdog then stops the components listed in the pid file.
+  const pidFile = join(dir, 'pids');
+  const pids = new Map<string, number>();
+  const recordPid = (name: string, pid: number) => {
+    pids.set(name, pid);
+    writeFileSync(pidFile, [...pids.values()].join(' ') + '\n');
+  };
+  if (!detached) {
+    const watchdog = startWatchdog(pidFile, etcdDataDir, join(dir, 'watchdog.log'));
+    stack.push(async () => {
+      rmSync(pidFile, { force: true });
+      await watchdog.stop(1000);
+    });
+  }
 
   try {
     const [etcdPort, etcdPeerPort, apiPort] = await distinctPorts(3);
@@ -114,6 +142,7 @@ export async function startCluster(opts: ClusterOptions = {}): Promise<Cluster> 
       logPath: logs.etcd,
       detached,
     });
+    recordPid('etcd', etcd.pid);
     stack.push(() => etcd.stop());
 
     const pki = await pkiPromise;
@@ -151,6 +180,7 @@ export async function startCluster(opts: ClusterOptions = {}): Promise<Cluster> 
       logPath: logs.apiserver,
       detached,
     });
+    recordPid('apiserver', apiserver.pid);
     stack.push(() => apiserver.stop(10_000));
 
     const ca = readFileSync(pki.caPath);
@@ -167,7 +197,7 @@ export async function startCluster(opts: ClusterOptions = {}): Promise<Cluster> 
     await waitUntilResizerAuthorized(admin, deadline);
 
     progress('CSI mock driver');
-    const driver = await startMockDriver({ ...opts.driver, dir, detached });
+    const driver = await startMockDriver({ ...opts.driver, dir, detached, onPid: (pid) => recordPid('driver', pid) });
     stack.push(() => driver.stop());
 
     const envFile = join(dir, 'env');
@@ -178,10 +208,15 @@ export async function startCluster(opts: ClusterOptions = {}): Promise<Cluster> 
       etcdDataDir, components, startupMs: Date.now() - started,
     };
     writeFileSync(envFile, formatEnv(clusterEnv(cluster)));
+    progress('ready');
+    startedOk = true;
     let stopping: Promise<void> | undefined;
     return {
       ...cluster,
-      stop: () => (stopping ??= unwind()),
+      stop: (stopOpts) => {
+        if (stopOpts?.keepLogs) keepLogs = true;
+        return (stopping ??= unwind());
+      },
     };
   } catch (err) {
     process.stderr.write(`[cluster] startup failed: ${err instanceof Error ? err.message : String(err)}\n`);
@@ -217,6 +252,28 @@ export function clusterEnv(c: Omit<Cluster, 'stop'>): Record<string, string> {
 
 export function formatEnv(vars: Record<string, string>): string {
   return Object.entries(vars).map(([k, v]) => `${k}=${v}`).join('\n') + '\n';
+}
+
+const WATCHDOG = `
+parent=$1 pidfile=$2 datadir=$3
+while kill -0 "$parent" 2>/dev/null; do sleep 1; done
+[ -f "$pidfile" ] || exit 0
+pids=$(cat "$pidfile")
+echo "parent $parent is gone; stopping $pids"
+kill -TERM $pids 2>/dev/null
+sleep 5
+kill -KILL $pids 2>/dev/null
+rm -rf "$datadir"
+`;
+
+function startWatchdog(pidFile: string, etcdDataDir: string, logPath: string): Managed {
+  return spawnLogged({
+    name: 'watchdog',
+    command: 'sh',
+    args: ['-c', WATCHDOG, 'rz-watchdog', String(process.pid), pidFile, etcdDataDir],
+    logPath,
+    detached: true,
+  });
 }
 
 async function distinctPorts(n: number): Promise<number[]> {

@@ -21,6 +21,8 @@ export interface MockDriverOptions {
   readyTimeoutMs?: number;
   /** Keep running after this Node process exits (scripts/cluster.sh up). */
   detached?: boolean;
+  /** Called with each new driver pid (start and restart), e.g. for a watchdog's pid file. */
+  onPid?: (pid: number) => void;
 }
 
 export interface MockDriver {
@@ -66,6 +68,7 @@ export async function startMockDriver(opts: MockDriverOptions = {}): Promise<Moc
       await proc.stop(1000);
       throw new Error(`mock CSI driver did not become ready on ${address}; last log lines:\n${tail(logPath, 40)}`, { cause: err });
     }
+    opts.onPid?.(proc.pid);
     return proc;
   };
 

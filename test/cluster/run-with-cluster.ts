@@ -18,6 +18,7 @@ async function main(argv: string[]): Promise<number> {
   }
 
   let cluster: Cluster | undefined;
+  let failed = false;
   let interrupted: NodeJS.Signals | undefined;
   let child: ReturnType<typeof spawn> | undefined;
   const onSignal = (signal: NodeJS.Signals) => {
@@ -45,10 +46,12 @@ async function main(argv: string[]): Promise<number> {
     if (status !== 0) {
       process.stderr.write(`[cluster] command exited with status ${status}; component logs follow\n`);
       printTails(cluster.logs);
+      process.stderr.write(`[cluster] logs kept in ${cluster.dir}\n`);
+      failed = true;
     }
     return status;
   } finally {
-    await cluster?.stop();
+    await cluster?.stop({ keepLogs: failed || interrupted !== undefined });
   }
 }
 

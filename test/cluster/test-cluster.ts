@@ -59,6 +59,12 @@ export function useCluster(): Promise<ClusterHandle> {
     // more work, so it fires again afterwards (hence once). A crash still kills the components
     // through the process exit hook.
     process.once('beforeExit', () => void cluster.stop());
+    // Killed from outside (a timeout, Ctrl-C): stop gracefully, then die of the same signal.
+    const onSignal = (signal: NodeJS.Signals) => {
+      void cluster.stop({ keepLogs: true }).finally(() => process.kill(process.pid, signal));
+    };
+    process.once('SIGINT', onSignal);
+    process.once('SIGTERM', onSignal);
     return loadClusterEnv(cluster.envFile, true);
   })();
   return shared;

@@ -164,16 +164,16 @@ describe('the resizer identity has exactly the RBAC of deploy/kubernetes/rbac.ya
     t.after(() => deleteProvisioned(admin, vol));
     const pvcName = vol.pvc.metadata!.name!;
     const refusals = {
-      'patch PVC spec': resizer.core.patchNamespacedPersistentVolumeClaim(
+      'patch PVC spec': () => resizer.core.patchNamespacedPersistentVolumeClaim(
         { name: pvcName, namespace, body: { spec: { resources: { requests: { storage: '2Gi' } } } } },
         patchAs(),
       ),
-      'list secrets': resizer.core.listNamespacedSecret({ namespace }),
-      'delete PVC': resizer.core.deleteNamespacedPersistentVolumeClaim({ name: pvcName, namespace }),
-      'delete PV': resizer.core.deletePersistentVolume({ name: vol.pv.metadata!.name! }),
+      'list secrets': () => resizer.core.listNamespacedSecret({ namespace }),
+      'delete PVC': () => resizer.core.deleteNamespacedPersistentVolumeClaim({ name: pvcName, namespace }),
+      'delete PV': () => resizer.core.deletePersistentVolume({ name: vol.pv.metadata!.name! }),
     };
     for (const [what, call] of Object.entries(refusals)) {
-      const { status } = await rejection(call);
+      const { status } = await rejection(call());
       assert.equal(status, 403, what);
     }
     const denied: Array<{ resource: string; verb: string; group?: string; namespace?: string }> = [
