@@ -51,6 +51,11 @@ export interface FaultDriverOptions {
   ready?: boolean | null;
   /** Serve on this socket instead of a fresh temp one. */
   socketPath?: string;
+  /**
+   * Expansions above `bytes` fail with `code` (like the hostpath driver's --max-volume-size, which
+   * answers OutOfRange): a size-dependent refusal, so a test can recover by asking for less.
+   */
+  expandLimit?: { bytes: bigint; code: grpc.status; details?: string };
 }
 
 export interface RecordedCall {
@@ -73,6 +78,7 @@ export class FaultDriver {
   volumeExpansion: 'ONLINE' | 'OFFLINE' | null;
   ready: boolean | null;
   readonly socketPath: string;
+  expandLimit: FaultDriverOptions['expandLimit'];
   readonly calls: RecordedCall[] = [];
   private readonly tempDir: string | undefined;
   private readonly volumes = new Map<string, Volume>();
@@ -92,6 +98,7 @@ export class FaultDriver {
     this.nodeExpansionRequired = options.nodeExpansionRequired ?? false;
     this.volumeExpansion = options.volumeExpansion === undefined ? 'ONLINE' : options.volumeExpansion;
     this.ready = options.ready === undefined ? true : options.ready;
+    this.expandLimit = options.expandLimit;
     if (options.socketPath) {
       this.socketPath = options.socketPath;
     } else {
@@ -237,6 +244,9 @@ export class FaultDriver {
     if (!volume) throw rpcError(grpc.status.NOT_FOUND, `volume ${volumeId} not found`);
     const range = request['capacity_range'] as { required_bytes?: string } | null;
     const required = BigInt(range?.required_bytes ?? '0');
+    if (this.expandLimit && required > this.expandLimit.bytes) {
+      throw rpcError(this.expandLimit.code, this.expandLimit.details ?? `requested ${required} bytes is above the limit of ${this.expandLimit.bytes}`);
+    }
     // Expansion never shrinks: a smaller request is answered with the current size.
     if (required > volume.bytes) volume.bytes = required;
     return { capacity_bytes: volume.bytes.toString(), node_expansion_required: this.nodeExpansionRequired };
