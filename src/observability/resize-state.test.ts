@@ -1,0 +1,128 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { FakeClock } from '../../test/fakes/fake-clock.js';
+import type { Pv, Pvc, PvcCondition } from '../model/objects.js';
+import { createMetrics } from './metrics.js';
+import { classifyResize, OLDEST_METRIC, PVCS_METRIC, registerResizeStateMetrics, type ResizeState } from './resize-state.js';
+
+const DRIVER = 'mock.csi.k8s.io';
+
+function pvc(o: {
+  name?: string; uid?: string; request: string; capacity?: string; allocated?: string; status?: string;
+  conditions?: PvcCondition[]; volumeName?: string; phase?: string;
+}): Pvc {
+  return {
+    metadata: { name: o.name ?? 'claim', namespace: 'ns', uid: o.uid ?? `uid-${o.name ?? 'claim'}` },
+    spec: { volumeName: o.volumeName ?? 'pv-1', resources: { requests: { storage: o.request } } },
+    status: {
+      phase: o.phase ?? 'Bound',
+      ...(o.capacity ? { capacity: { storage: o.capacity } } : {}),
+      ...(o.allocated ? { allocatedResources: { storage: o.allocated } } : {}),
+      ...(o.status ? { allocatedResourceStatuses: { storage: o.status } } : {}),
+      ...(o.conditions ? { conditions: o.conditions } : {}),
+    },
+  };
+}
+
+function pv(name: string, driver = DRIVER): Pv {
+  return { metadata: { name }, spec: { capacity: { storage: '1Gi' }, csi: { driver, volumeHandle: name } } } as Pv;
+}
+
+const cond = (type: string, at = '2024-01-01T00:00:00Z', status = 'True'): PvcCondition => ({ type, status, lastTransitionTime: at });
+
+test('classification of one PVC', () => {
+  const table: Array<{ name: string; pvc: Pvc; requeues?: number; expect: ResizeState | undefined }> = [
+    { name: 'request = capacity: nothing unfinished', pvc: pvc({ request: '1Gi', capacity: '1Gi' }), expect: undefined },
+    { name: 'request > capacity, not started: waiting', pvc: pvc({ request: '2Gi', capacity: '1Gi' }), expect: 'waiting' },
+    { name: 'request > capacity, failed before any status write: backoff', pvc: pvc({ request: '2Gi', capacity: '1Gi' }), requeues: 2, expect: 'backoff' },
+    { name: 'request > capacity but not bound yet: not a resize', pvc: pvc({ request: '2Gi', phase: 'Pending' }), expect: undefined },
+    { name: 'ControllerResizeInProgress: in progress', pvc: pvc({ request: '2Gi', capacity: '1Gi', allocated: '2Gi', status: 'ControllerResizeInProgress', conditions: [cond('Resizing')] }), expect: 'in_progress' },
+    { name: 'ControllerResizeInProgress after a transient error: backoff', pvc: pvc({ request: '2Gi', capacity: '1Gi', allocated: '2Gi', status: 'ControllerResizeInProgress' }), requeues: 1, expect: 'backoff' },
+    { name: 'ControllerResizeInProgress with ControllerResizeError (final error): backoff', pvc: pvc({ request: '2Gi', capacity: '1Gi', allocated: '2Gi', status: 'ControllerResizeInProgress', conditions: [cond('ControllerResizeError')] }), expect: 'backoff' },
+    { name: 'ControllerResizeInfeasible: infeasible', pvc: pvc({ request: '2Gi', capacity: '1Gi', allocated: '2Gi', status: 'ControllerResizeInfeasible' }), requeues: 3, expect: 'infeasible' },
+    { name: 'NodeResizeInfeasible: infeasible', pvc: pvc({ request: '2Gi', capacity: '1Gi', allocated: '2Gi', status: 'NodeResizeInfeasible' }), expect: 'infeasible' },
+    { name: 'NodeResizePending: node pending', pvc: pvc({ request: '2Gi', capacity: '1Gi', allocated: '2Gi', status: 'NodeResizePending', conditions: [cond('FileSystemResizePending')] }), expect: 'node_pending' },
+    { name: 'NodeResizeInProgress: node pending', pvc: pvc({ request: '2Gi', capacity: '1Gi', allocated: '2Gi', status: 'NodeResizeInProgress' }), expect: 'node_pending' },
+    { name: 'legacy: FileSystemResizePending condition only', pvc: pvc({ request: '2Gi', capacity: '1Gi', conditions: [cond('FileSystemResizePending')] }), expect: 'node_pending' },
+    { name: 'legacy: Resizing condition only', pvc: pvc({ request: '2Gi', capacity: '1Gi', conditions: [cond('Resizing')] }), expect: 'in_progress' },
+    { name: 'a False condition does not count', pvc: pvc({ request: '1Gi', capacity: '1Gi', conditions: [cond('Resizing', undefined, 'False')] }), expect: undefined },
+    { name: 'finished with a larger capacity than requested', pvc: pvc({ request: '2Gi', capacity: '3Gi', allocated: '2Gi' }), expect: undefined },
+    { name: 'malformed request: not guessed', pvc: pvc({ request: 'lots', capacity: '1Gi' }), expect: undefined },
+  ];
+  for (const row of table) assert.equal(classifyResize(row.pvc, row.requeues ?? 0), row.expect, row.name);
+});
+
+function storeOf<T extends { metadata: { name: string; namespace?: string } }>(items: T[]) {
+  const key = (o: T) => (o.metadata.namespace ? `${o.metadata.namespace}/${o.metadata.name}` : o.metadata.name);
+  return { list: () => items, get: (k: string) => items.find((o) => key(o) === k) };
+}
+
+async function scrape(text: Promise<string>, metric: string): Promise<Map<string, number>> {
+  const out = new Map<string, number>();
+  for (const line of (await text).split('\n')) {
+    if (!line.startsWith(metric)) continue;
+    const m = /^(\S+?)(\{.*\})? (\S+)$/.exec(line);
+    if (m) out.set(m[2] ?? '', Number(m[3]));
+  }
+  return out;
+}
+
+test('gauges count this driver\'s PVCs by state, every state always present, never a PVC name', async () => {
+  const clock = new FakeClock(Date.parse('2024-01-01T00:10:00Z'));
+  const metrics = createMetrics({ processMetrics: false });
+  const pvcs = [
+    pvc({ name: 'a', request: '2Gi', capacity: '1Gi', volumeName: 'pv-a' }),
+    pvc({ name: 'b', request: '2Gi', capacity: '1Gi', volumeName: 'pv-b', status: 'ControllerResizeInfeasible', conditions: [cond('ControllerResizeError', '2024-01-01T00:05:00Z')] }),
+    pvc({ name: 'c', request: '2Gi', capacity: '1Gi', volumeName: 'pv-c', status: 'NodeResizePending', conditions: [cond('FileSystemResizePending', '2024-01-01T00:09:00Z')] }),
+    pvc({ name: 'd', request: '1Gi', capacity: '1Gi', volumeName: 'pv-d' }),
+    // Another driver's volume and an unbound claim are not ours.
+    pvc({ name: 'e', request: '2Gi', capacity: '1Gi', volumeName: 'pv-other' }),
+    pvc({ name: 'f', request: '2Gi', capacity: '1Gi', volumeName: '' }),
+  ];
+  const pvs = [pv('pv-a'), pv('pv-b'), pv('pv-c'), pv('pv-d'), pv('pv-other', 'other.csi.example.com')];
+  const state = registerResizeStateMetrics({ registry: metrics.registry, driverName: DRIVER, pvcs: storeOf(pvcs), pvs: storeOf(pvs), clock });
+
+  const counts = await scrape(metrics.registry.metrics(), PVCS_METRIC);
+  assert.deepEqual(Object.fromEntries(counts), {
+    '{state="waiting"}': 1, '{state="in_progress"}': 0, '{state="node_pending"}': 1, '{state="infeasible"}': 1, '{state="backoff"}': 0,
+  });
+  // The infeasible one started at 00:05 by its condition; now is 00:10.
+  assert.deepEqual(Object.fromEntries(await scrape(metrics.registry.metrics(), OLDEST_METRIC)), { '': 300 });
+  assert.doesNotMatch(await metrics.registry.metrics(), /claim|"a"|pv-a/);
+
+  // Time passes; "a" has no condition, so its age counts from when we first saw it (00:10).
+  clock.advance(900_000);
+  assert.equal(state.snapshot().oldestSeconds, 1200);
+  // Everything finishes: counts drop to zero, the age to 0, and the first-seen times are forgotten.
+  pvcs.splice(0, pvcs.length, pvc({ name: 'a', request: '2Gi', capacity: '2Gi', volumeName: 'pv-a' }));
+  const done = state.snapshot();
+  assert.equal(done.oldestSeconds, 0);
+  assert.deepEqual(Object.values(done.counts), [0, 0, 0, 0, 0]);
+});
+
+test('the request change starts the clock; the queue\'s requeue count marks backoff', () => {
+  const clock = new FakeClock(Date.parse('2024-01-01T00:00:00Z'));
+  const metrics = createMetrics({ processMetrics: false });
+  const claim = pvc({ name: 'a', request: '2Gi', capacity: '1Gi', volumeName: 'pv-a' });
+  const requeues = new Map<string, number>();
+  const state = registerResizeStateMetrics({
+    registry: metrics.registry, driverName: DRIVER, pvcs: storeOf([claim]), pvs: storeOf([pv('pv-a')]), clock,
+    requeues: (key) => requeues.get(key) ?? 0,
+  });
+  state.requestChanged(claim);
+  clock.advance(42_000);
+  assert.equal(state.snapshot().oldestSeconds, 42);
+  assert.equal(state.snapshot().counts.waiting, 1);
+  requeues.set('ns/a', 1);
+  assert.equal(state.snapshot().counts.backoff, 1);
+  assert.equal(state.snapshot().counts.waiting, 0);
+});
+
+test('a ModifyingVolume condition counts toward the oldest age', () => {
+  const clock = new FakeClock(Date.parse('2024-01-01T01:00:00Z'));
+  const metrics = createMetrics({ processMetrics: false });
+  const claim = pvc({ name: 'm', request: '1Gi', capacity: '1Gi', volumeName: 'pv-m', conditions: [cond('ModifyingVolume', '2024-01-01T00:59:00Z')] });
+  const state = registerResizeStateMetrics({ registry: metrics.registry, driverName: DRIVER, pvcs: storeOf([claim]), pvs: storeOf([pv('pv-m')]), clock });
+  assert.equal(state.snapshot().oldestSeconds, 60);
+  assert.deepEqual(Object.values(state.snapshot().counts), [0, 0, 0, 0, 0]);
+});
