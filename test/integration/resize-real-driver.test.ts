@@ -111,3 +111,28 @@ test('a PV of another driver and a PV with a foreign claimRef are left alone', a
     assert.deepEqual(await eventsFor(admin, s.namespace, p.pvc.metadata!.name!), []);
   }
 });
+
+test('legacy path (RecoverVolumeExpansionFailure=false): capacity grows, no allocation fields are written', async (t) => {
+  const namespace = await createNamespace(admin, 'rz-legacy');
+  const storageClassName = uniqueName('rz-sc');
+  await createStorageClass(admin, { name: storageClassName, allowVolumeExpansion: true, provisioner: cluster.driverName });
+  const volume = await provisionVolume(admin, cluster.csiAddress, { namespace, size: '1Gi', storageClassName, driverName: cluster.driverName });
+  const resizer = await startResizer({
+    kubeconfig: cluster.resizerKubeconfigPath,
+    csiAddress: cluster.csiAddress,
+    args: ['--feature-gates=RecoverVolumeExpansionFailure=false'],
+  });
+  t.after(() => resizer.stop());
+  const name = volume.pvc.metadata!.name!;
+  await requestPvcSize(admin, namespace, name, '2Gi', { retryUntilAdmittedMs: 10_000 });
+  const pvc = await eventually('capacity 2Gi', async () => {
+    const p = await readPvc(admin, namespace, name);
+    return p.status?.capacity?.['storage'] === '2Gi' ? p : undefined;
+  });
+  assert.equal(pvc.status?.allocatedResources, undefined);
+  assert.equal(pvc.status?.allocatedResourceStatuses, undefined);
+  assert.deepEqual(pvc.status?.conditions ?? [], []);
+  assert.equal(pvc.metadata.annotations?.['volume.kubernetes.io/node-expansion-not-required'], undefined);
+  assert.equal((await readPv(admin, volume.pv.metadata!.name!)).spec.capacity?.['storage'], '2Gi');
+  assert.deepEqual(reasons(await eventsFor(admin, namespace, name)), ['Resizing', 'VolumeResizeSuccessful']);
+});
