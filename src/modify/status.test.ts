@@ -22,7 +22,6 @@ test('InProgress: target and status, ModifyingVolume=True with the reference mes
     metadata: { resourceVersion: '42' },
     status: {
       conditions: [{ type: 'ModifyingVolume', status: 'True', message: 'Modifying volume to "gold" is in progress.', lastProbeTime: NOW, lastTransitionTime: NOW }],
-      '$setElementOrder/conditions': [{ type: 'Resizing' }, { type: 'ModifyingVolume' }],
       modifyVolumeStatus: { targetVolumeAttributesClassName: 'gold', status: 'InProgress' },
     },
   });
@@ -32,7 +31,8 @@ test('InProgress again with an unchanged condition keeps its lastTransitionTime'
   const existing = { type: 'ModifyingVolume', status: 'True', message: 'Modifying volume to "gold" is in progress.', lastProbeTime: EARLIER, lastTransitionTime: EARLIER };
   const patch = markModifyInProgress(pvc({ conditions: [existing] }), 'gold', NOW);
   const conditions = (patch.body['status'] as { conditions: unknown[] }).conditions;
-  assert.deepEqual(conditions, [{ ...existing, lastProbeTime: NOW }]);
+  // Only what changed is sent, keyed by type.
+  assert.deepEqual(conditions, [{ type: 'ModifyingVolume', lastProbeTime: NOW }]);
 });
 
 test('Pending: only the status, target and conditions untouched, RV-checked', () => {
@@ -56,11 +56,11 @@ test('final InvalidArgument: Infeasible, "failed. Waiting for retry.", ModifyVol
     metadata: { resourceVersion: '42' },
     status: {
       conditions: [
-        { type: 'ModifyingVolume', status: 'True', message: 'Modifying volume to "gold" failed. Waiting for retry.', lastProbeTime: NOW, lastTransitionTime: EARLIER },
+        // status unchanged: the transition time stays, only the message and probe time change
+        { type: 'ModifyingVolume', message: 'Modifying volume to "gold" failed. Waiting for retry.', lastProbeTime: NOW },
         { type: 'ModifyVolumeError', status: 'True', reason: 'InvalidArgument', message: 'iops must be at most 3000', lastProbeTime: NOW, lastTransitionTime: NOW },
       ],
-      '$setElementOrder/conditions': [{ type: 'ModifyingVolume' }, { type: 'ModifyVolumeError' }],
-      modifyVolumeStatus: { targetVolumeAttributesClassName: 'gold', status: 'Infeasible' },
+      modifyVolumeStatus: { status: 'Infeasible' },
     },
   });
 });
@@ -73,10 +73,11 @@ test('non-final error: stays InProgress, "is still in progress."; a changed reas
   const patch = markModifyFailed(before, { target: 'gold', status: 'InProgress', final: false, codeName: 'Unavailable', details: 'busy' }, NOW);
   const status = patch.body['status'] as Record<string, unknown>;
   assert.deepEqual(status['conditions'], [
-    { type: 'ModifyVolumeError', status: 'True', reason: 'Unavailable', message: 'busy', lastProbeTime: NOW, lastTransitionTime: NOW },
+    { type: 'ModifyVolumeError', reason: 'Unavailable', message: 'busy', lastProbeTime: NOW, lastTransitionTime: NOW },
     { type: 'ModifyingVolume', status: 'True', message: 'Modifying volume to "gold" is still in progress.', lastProbeTime: NOW, lastTransitionTime: NOW },
   ]);
-  assert.deepEqual(status['modifyVolumeStatus'], { targetVolumeAttributesClassName: 'gold', status: 'InProgress' });
+  // Target and status unchanged: nothing to send for them.
+  assert.equal(status['modifyVolumeStatus'], undefined);
 });
 
 test('completed: modifyVolumeStatus deleted (null), current class set, both modify conditions deleted, others kept; not RV-checked', () => {
@@ -91,9 +92,8 @@ test('completed: modifyVolumeStatus deleted (null), current class set, both modi
   assert.deepEqual(markModifyCompleted(before, 'gold'), {
     body: {
       status: {
-        conditions: [{ type: 'ModifyingVolume', $patch: 'delete' }, { type: 'ModifyVolumeError', $patch: 'delete' }],
-        '$setElementOrder/conditions': [{ type: 'Resizing' }],
         modifyVolumeStatus: null,
+        conditions: [{ type: 'ModifyingVolume', $patch: 'delete' }, { type: 'ModifyVolumeError', $patch: 'delete' }],
         currentVolumeAttributesClassName: 'gold',
       },
     },
@@ -115,7 +115,7 @@ test('canceled: only ModifyingVolume goes (ModifyVolumeError and the status stay
     ],
   });
   assert.deepEqual(markModifyCanceled(before), {
-    body: { status: { conditions: [{ type: 'ModifyingVolume', $patch: 'delete' }], '$setElementOrder/conditions': [{ type: 'ModifyVolumeError' }] } },
+    body: { status: { conditions: [{ type: 'ModifyingVolume', $patch: 'delete' }] } },
     checksResourceVersion: false,
   });
 });

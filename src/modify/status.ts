@@ -1,47 +1,58 @@
-// The modify controller's writes (§4.4, §4.6, §3.12), as strategic-merge patch bodies built from
-// the cached PVC and the desired change. Building is pure; the reconcile sends them.
+// The modify controller's writes (§4.4, §4.6, §3.12): each builds the desired status from the
+// cached PVC, and the patch is the strategic-merge difference (kube/patch.ts diffPatch), as
+// upstream computes its two-way patches. Building is pure; the reconcile sends the patches.
 //
 // Conditions merge by `type` on the server, so a patch names only ModifyingVolume and
 // ModifyVolumeError (the conditions this controller owns), adding or changing them, or deleting
 // them with `$patch: delete`. Resize conditions are never in these patches, so the two controllers
 // cannot undo each other's conditions even where a patch has no resourceVersion precondition.
-// In the status, `null` deletes a field (modifyVolumeStatus on completion).
+// A field the desired status drops is sent as `null`, which deletes it (modifyVolumeStatus on
+// completion).
+import { diffPatch, withResourceVersion } from '../kube/patch.js';
 import { mergeModifyConditions } from '../model/conditions.js';
 import { ConditionType, Message, ModifyStatus } from '../model/names.js';
 import type { Pvc, PvcCondition } from '../model/objects.js';
-import { conditionsPatch, type Patch, type PvcStatusPatch } from '../resize/status.js';
 
-export type { Patch, PvcStatusPatch } from '../resize/status.js';
+export type Patch = Record<string, unknown>;
+type PvcStatus = NonNullable<Pvc['status']>;
 
-function assemble(pvc: Pvc, status: Patch, checksResourceVersion: boolean): PvcStatusPatch {
-  const body: Patch = { status };
-  if (checksResourceVersion) body['metadata'] = { resourceVersion: pvc.metadata.resourceVersion };
-  return { body, checksResourceVersion };
+/** A patch body and whether it carries the cached object's resourceVersion as a precondition. */
+export interface PvcStatusPatch {
+  readonly body: Patch;
+  readonly checksResourceVersion: boolean;
 }
 
-function withModifyConditions(pvc: Pvc, updates: Omit<PvcCondition, 'lastProbeTime' | 'lastTransitionTime'>[], now: string): Patch {
-  return conditionsPatch(pvc.status?.conditions, mergeModifyConditions(pvc.status?.conditions, updates, now));
+function statusPatch(pvc: Pvc, checksResourceVersion: boolean, change: (status: PvcStatus) => void): PvcStatusPatch {
+  const before = { status: pvc.status ?? {} };
+  const after = structuredClone(before);
+  change(after.status);
+  const body: Patch = diffPatch(before, after) ?? {};
+  return { body: checksResourceVersion ? withResourceVersion(body, pvc.metadata.resourceVersion) : body, checksResourceVersion };
 }
 
-function withoutConditions(pvc: Pvc, types: readonly string[]): Patch {
-  const before = pvc.status?.conditions;
-  return conditionsPatch(before, (before ?? []).filter((c) => !types.includes(c.type)));
+function mergeConditions(status: PvcStatus, updates: Omit<PvcCondition, 'lastProbeTime' | 'lastTransitionTime'>[], now: string): void {
+  status.conditions = mergeModifyConditions(status.conditions, updates, now);
+}
+
+function dropConditions(status: PvcStatus, types: readonly string[]): void {
+  if (status.conditions) status.conditions = status.conditions.filter((c) => !types.includes(c.type));
 }
 
 /** §4.4 step 7: the new target is InProgress, ModifyingVolume=True. RV-checked. */
 export function markModifyInProgress(pvc: Pvc, target: string, now: string): PvcStatusPatch {
-  const status: Patch = {
-    ...withModifyConditions(pvc, [
+  return statusPatch(pvc, true, (status) => {
+    mergeConditions(status, [
       { type: ConditionType.ModifyingVolume, status: 'True', message: Message.modifyInProgressCondition(target) },
-    ], now),
-    modifyVolumeStatus: { targetVolumeAttributesClassName: target, status: ModifyStatus.InProgress },
-  };
-  return assemble(pvc, status, true);
+    ], now);
+    status.modifyVolumeStatus = { targetVolumeAttributesClassName: target, status: ModifyStatus.InProgress };
+  });
 }
 
 /** §4.4 step 7, the class does not exist (yet): Pending; target and conditions untouched. RV-checked. */
 export function markModifyPending(pvc: Pvc): PvcStatusPatch {
-  return assemble(pvc, { modifyVolumeStatus: { status: ModifyStatus.Pending } }, true);
+  return statusPatch(pvc, true, (status) => {
+    status.modifyVolumeStatus = { ...status.modifyVolumeStatus, status: ModifyStatus.Pending };
+  });
 }
 
 export interface ModifyFailure {
@@ -59,14 +70,13 @@ export interface ModifyFailure {
 /** §4.6, a gRPC error: status (target unchanged), ModifyingVolume and ModifyVolumeError. RV-checked. */
 export function markModifyFailed(pvc: Pvc, failure: ModifyFailure, now: string): PvcStatusPatch {
   const modifying = failure.final ? Message.modifyFailedCondition(failure.target) : Message.modifyStillInProgressCondition(failure.target);
-  const status: Patch = {
-    ...withModifyConditions(pvc, [
+  return statusPatch(pvc, true, (status) => {
+    mergeConditions(status, [
       { type: ConditionType.ModifyingVolume, status: 'True', message: modifying },
       { type: ConditionType.ModifyVolumeError, status: 'True', reason: failure.codeName, message: failure.details },
-    ], now),
-    modifyVolumeStatus: { targetVolumeAttributesClassName: failure.target, status: failure.status },
-  };
-  return assemble(pvc, status, true);
+    ], now);
+    status.modifyVolumeStatus = { targetVolumeAttributesClassName: failure.target, status: failure.status };
+  });
 }
 
 /**
@@ -74,17 +84,16 @@ export function markModifyFailed(pvc: Pvc, failure: ModifyFailure, now: string):
  * Not RV-checked (as upstream): the driver has applied the class, so this must land.
  */
 export function markModifyCompleted(pvc: Pvc, target: string): PvcStatusPatch {
-  const status: Patch = {
-    ...withoutConditions(pvc, [ConditionType.ModifyingVolume, ConditionType.ModifyVolumeError]),
-    modifyVolumeStatus: null,
-    currentVolumeAttributesClassName: target,
-  };
-  return assemble(pvc, status, false);
+  return statusPatch(pvc, false, (status) => {
+    dropConditions(status, [ConditionType.ModifyingVolume, ConditionType.ModifyVolumeError]);
+    delete status.modifyVolumeStatus;
+    status.currentVolumeAttributesClassName = target;
+  });
 }
 
 /** §4.4 step 4, the class was cleared: ModifyingVolume goes, modifyVolumeStatus stays. Not RV-checked. */
 export function markModifyCanceled(pvc: Pvc): PvcStatusPatch {
-  return assemble(pvc, withoutConditions(pvc, [ConditionType.ModifyingVolume]), false);
+  return statusPatch(pvc, false, (status) => dropConditions(status, [ConditionType.ModifyingVolume]));
 }
 
 /** §4.6 success, first write: the PV records the class the volume now has. */
