@@ -1,10 +1,9 @@
-// The resize controller's writes, as strategic-merge patch bodies built from the cached PVC and
-// the desired change (§3.4–§3.6, §3.12). Building is pure; `ResizeStatusWriter` sends them.
-//
-// Conditions are a list merged by `type` on the server, so a patch names only the conditions it
-// adds or changes and deletes the ones it drops with `$patch: delete`; conditions owned by the
-// modify controller are never in our patches, so the two controllers can't undo each other's
-// writes even when a patch has no resourceVersion precondition.
+// The resize controller's writes (§3.4–§3.6, §3.12): each builds the desired status and
+// annotations from the cached PVC, and the patch is the strategic-merge difference (kube/patch.ts
+// diffPatch), as upstream computes its two-way patches. Conditions merge by type on the server,
+// so a patch names only the conditions it adds, changes or deletes; conditions owned by the
+// modify controller are never in it. Building is pure; the reconcile sends the patches.
+import { diffPatch, withResourceVersion } from '../kube/patch.js';
 import { mergeResizeConditions, withoutResizeConditions } from '../model/conditions.js';
 import { Annotation, ConditionType, Message, ResizeStatus } from '../model/names.js';
 import type { Pv, Pvc, PvcCondition } from '../model/objects.js';
@@ -18,118 +17,116 @@ export interface PvcStatusPatch {
   readonly checksResourceVersion: boolean;
 }
 
-/** The strategic-merge list patch turning `before` into `after` (by condition type). */
+type PvcStatus = NonNullable<Pvc['status']>;
+
+interface Draft {
+  metadata: { annotations: Record<string, string> };
+  status: PvcStatus;
+}
+
+function statusPatch(pvc: Pvc, checksResourceVersion: boolean, change: (draft: Draft) => void): PvcStatusPatch {
+  const before: Draft = { metadata: { annotations: pvc.metadata.annotations ?? {} }, status: pvc.status ?? {} };
+  const draft = structuredClone(before);
+  change(draft);
+  const body: Patch = diffPatch(before, draft) ?? {};
+  return { body: checksResourceVersion ? withResourceVersion(body, pvc.metadata.resourceVersion) : body, checksResourceVersion };
+}
+
+/** The strategic-merge patch turning one condition list into another (for callers that write only conditions). */
 export function conditionsPatch(before: readonly PvcCondition[] | undefined, after: readonly PvcCondition[]): Patch {
-  const old = new Map((before ?? []).map((c) => [c.type, c]));
-  const next = new Set(after.map((c) => c.type));
-  const changes: unknown[] = after.filter((c) => JSON.stringify(old.get(c.type)) !== JSON.stringify(c));
-  for (const type of old.keys()) if (!next.has(type)) changes.push({ type, $patch: 'delete' });
-  if (changes.length === 0) return {};
-  return { conditions: changes, '$setElementOrder/conditions': after.map((c) => ({ type: c.type })) };
+  return diffPatch({ conditions: before ?? [] }, { conditions: after }) ?? {};
 }
 
 function condition(type: string, now: string, message?: string): PvcCondition {
-  return message === undefined
-    ? { type, status: 'True', lastProbeTime: null, lastTransitionTime: now }
-    : { type, status: 'True', lastProbeTime: null, lastTransitionTime: now, message };
+  const base: PvcCondition = { type, status: 'True', lastProbeTime: null, lastTransitionTime: now };
+  return message === undefined ? base : { ...base, message };
 }
 
-function withPrecondition(pvc: Pvc, body: Patch, checksResourceVersion: boolean): PvcStatusPatch {
-  if (!checksResourceVersion) return { body, checksResourceVersion };
-  const metadata = { ...((body['metadata'] as Patch | undefined) ?? {}), resourceVersion: pvc.metadata.resourceVersion };
-  return { body: { ...body, metadata }, checksResourceVersion };
+function setStorage(map: Record<string, string> | undefined, value: string): Record<string, string> {
+  return { ...map, [STORAGE]: value };
 }
 
-function annotationPatch(pvc: Pvc, key: string, value: string | null): Patch | undefined {
-  const current = pvc.metadata.annotations?.[key];
-  if (value === null ? current === undefined : current === value) return undefined;
-  return { annotations: { [key]: value } };
-}
-
-/** Deleting the storage entry; the whole map goes when nothing else is left in it. */
-function withoutStorageStatus(pvc: Pvc): Patch {
-  const statuses = pvc.status?.allocatedResourceStatuses ?? {};
-  if (!(STORAGE in statuses)) return {};
-  const others = Object.keys(statuses).filter((k) => k !== STORAGE);
-  return { allocatedResourceStatuses: others.length === 0 ? null : { [STORAGE]: null } };
-}
-
-function assemble(pvc: Pvc, status: Patch, metadata: Patch | undefined, checksResourceVersion: boolean): PvcStatusPatch {
-  const body: Patch = { status };
-  if (metadata) body['metadata'] = metadata;
-  return withPrecondition(pvc, body, checksResourceVersion);
+/** Deletes the storage entry; the whole map goes when nothing else is left in it (as upstream). */
+function deleteStorageStatus(status: PvcStatus): void {
+  const statuses = status.allocatedResourceStatuses;
+  if (!statuses) return;
+  delete statuses[STORAGE];
+  if (Object.keys(statuses).length === 0) delete status.allocatedResourceStatuses;
 }
 
 /** §3.5 step 5: Resizing=True, allocatedResources = target, and (when rewriting) ControllerResizeInProgress. */
 export function markControllerResizeInProgress(pvc: Pvc, targetQuantity: string, rewritesAllocation: boolean, now: string): PvcStatusPatch {
-  const conditions = mergeResizeConditions(pvc.status?.conditions, [condition(ConditionType.Resizing, now)], !rewritesAllocation);
-  const status: Patch = {
-    ...conditionsPatch(pvc.status?.conditions, conditions),
-    allocatedResources: { [STORAGE]: targetQuantity },
-  };
-  if (rewritesAllocation) status['allocatedResourceStatuses'] = { [STORAGE]: ResizeStatus.ControllerResizeInProgress };
-  return assemble(pvc, status, annotationPatch(pvc, Annotation.NodeExpansionNotRequired, null), true);
+  return statusPatch(pvc, true, (d) => {
+    d.status.conditions = mergeResizeConditions(d.status.conditions, [condition(ConditionType.Resizing, now)], !rewritesAllocation);
+    delete d.metadata.annotations[Annotation.NodeExpansionNotRequired];
+    if (rewritesAllocation) {
+      d.status.allocatedResourceStatuses = setStorage(d.status.allocatedResourceStatuses, ResizeStatus.ControllerResizeInProgress);
+    }
+    d.status.allocatedResources = setStorage(d.status.allocatedResources, targetQuantity);
+  });
 }
 
 /** §3.5 step 8 on a final error: ControllerResizeError, and Infeasible status for infeasible codes. Not RV-checked. */
 export function markControllerExpansionFailed(pvc: Pvc, errorText: string, infeasible: boolean, now: string): PvcStatusPatch {
-  const conditions = mergeResizeConditions(
-    pvc.status?.conditions,
-    [condition(ConditionType.ControllerResizeError, now, Message.controllerResizeError(errorText))],
-    true,
-  );
-  const status: Patch = conditionsPatch(pvc.status?.conditions, conditions);
-  if (infeasible) status['allocatedResourceStatuses'] = { [STORAGE]: ResizeStatus.ControllerResizeInfeasible };
-  return assemble(pvc, status, undefined, false);
+  return statusPatch(pvc, false, (d) => {
+    d.status.conditions = mergeResizeConditions(
+      d.status.conditions,
+      [condition(ConditionType.ControllerResizeError, now, Message.controllerResizeError(errorText))],
+      true,
+    );
+    if (infeasible) {
+      d.status.allocatedResourceStatuses = setStorage(d.status.allocatedResourceStatuses, ResizeStatus.ControllerResizeInfeasible);
+    }
+  });
 }
 
 /** §3.5 step 8 success, node work left: FileSystemResizePending, NodeResizePending. */
 export function markNodeExpansionPending(pvc: Pvc, now: string): PvcStatusPatch {
-  const conditions = mergeResizeConditions(
-    pvc.status?.conditions,
-    [condition(ConditionType.FileSystemResizePending, now, Message.fileSystemResizePendingCondition)],
-    true,
-  );
-  const status: Patch = {
-    ...conditionsPatch(pvc.status?.conditions, conditions),
-    allocatedResourceStatuses: { [STORAGE]: ResizeStatus.NodeResizePending },
-  };
-  return assemble(pvc, status, annotationPatch(pvc, Annotation.NodeExpansionNotRequired, null), true);
+  return statusPatch(pvc, true, (d) => {
+    d.status.conditions = mergeResizeConditions(
+      d.status.conditions,
+      [condition(ConditionType.FileSystemResizePending, now, Message.fileSystemResizePendingCondition)],
+      true,
+    );
+    delete d.metadata.annotations[Annotation.NodeExpansionNotRequired];
+    d.status.allocatedResourceStatuses = setStorage(d.status.allocatedResourceStatuses, ResizeStatus.NodeResizePending);
+  });
 }
 
 /** §3.5 step 8 success, no node work: capacity = new size, resize conditions and status entry gone. */
 export function markExpansionFinished(pvc: Pvc, capacityQuantity: string): PvcStatusPatch {
-  const status: Patch = {
-    ...conditionsPatch(pvc.status?.conditions, withoutResizeConditions(pvc.status?.conditions)),
-    ...withoutStorageStatus(pvc),
-    capacity: { [STORAGE]: capacityQuantity },
-  };
-  return assemble(pvc, status, annotationPatch(pvc, Annotation.NodeExpansionNotRequired, 'true'), true);
+  return statusPatch(pvc, true, (d) => {
+    d.status.capacity = setStorage(d.status.capacity, capacityQuantity);
+    d.status.conditions = withoutResizeConditions(d.status.conditions);
+    deleteStorageStatus(d.status);
+    d.metadata.annotations[Annotation.NodeExpansionNotRequired] = 'true';
+  });
 }
 
 /** Legacy §3.4 step 1: Resizing=True replacing the other resize conditions. */
 export function markResizingLegacy(pvc: Pvc, now: string): PvcStatusPatch {
-  const conditions = mergeResizeConditions(pvc.status?.conditions, [condition(ConditionType.Resizing, now)], false);
-  return assemble(pvc, conditionsPatch(pvc.status?.conditions, conditions), undefined, true);
+  return statusPatch(pvc, true, (d) => {
+    d.status.conditions = mergeResizeConditions(d.status.conditions, [condition(ConditionType.Resizing, now)], false);
+  });
 }
 
 /** Legacy §3.4 step 6, node work left: FileSystemResizePending replacing the other resize conditions. */
 export function markFileSystemResizePendingLegacy(pvc: Pvc, now: string): PvcStatusPatch {
-  const conditions = mergeResizeConditions(
-    pvc.status?.conditions,
-    [condition(ConditionType.FileSystemResizePending, now, Message.fileSystemResizePendingCondition)],
-    false,
-  );
-  return assemble(pvc, conditionsPatch(pvc.status?.conditions, conditions), undefined, true);
+  return statusPatch(pvc, true, (d) => {
+    d.status.conditions = mergeResizeConditions(
+      d.status.conditions,
+      [condition(ConditionType.FileSystemResizePending, now, Message.fileSystemResizePendingCondition)],
+      false,
+    );
+  });
 }
 
 /** Legacy §3.4 step 6, done: capacity = new size, resize conditions gone. */
 export function markResizeFinishedLegacy(pvc: Pvc, capacityQuantity: string): PvcStatusPatch {
-  const status: Patch = {
-    ...conditionsPatch(pvc.status?.conditions, withoutResizeConditions(pvc.status?.conditions)),
-    capacity: { [STORAGE]: capacityQuantity },
-  };
-  return assemble(pvc, status, undefined, true);
+  return statusPatch(pvc, true, (d) => {
+    d.status.capacity = setStorage(d.status.capacity, capacityQuantity);
+    d.status.conditions = withoutResizeConditions(d.status.conditions);
+  });
 }
 
 /** §3.6: the PV capacity, plus the pre-resize annotation when the node still has to grow the file system. */
