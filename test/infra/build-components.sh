@@ -28,6 +28,16 @@ upstream=$bin/csi-resizer-upstream-$upstream_version
 
 log() { echo "[build-components] $*" >&2; }
 
+# One build at a time per cache: a second run (another test run, setup, the demo) waits here for
+# the first, then finds the binaries cached and only rewrites components.env. The lock is held on
+# fd 9 until this script exits; the kernel releases it even if the script is killed.
+lock=$cache/build.lock
+exec 9>"$lock"
+if ! flock -n 9; then
+  log "another build holds $lock; waiting for it to finish"
+  flock 9
+fi
+
 timed_build() { # name output -- go build args...
   local name=$1 out=$2; shift 3
   local start=$SECONDS
