@@ -1,10 +1,13 @@
-// The Resizer over a CSI driver (§3.8): volume handle, expand secrets from the PV's
-// controllerExpandSecretRef, the volume capability built from the PV, one ControllerExpandVolume.
+// The Resizer over a CSI driver (§3.8): volume handle (translated from the in-tree source for
+// migrated volumes), expand secrets from the PV's controllerExpandSecretRef, the volume capability
+// built from the PV, one ControllerExpandVolume.
 // Unlike upstream, SINGLE_NODE_MULTI_WRITER is taken from the capabilities discovered at startup
 // instead of asking the driver again before every expansion.
 import { volumeCapabilityFor } from '../csi/capabilities.js';
 import type { CsiClient, VolumeExpansionMode } from '../csi/client.js';
-import type { Pv, Pvc } from '../model/objects.js';
+import { MIGRATION_TARGET_DRIVERS } from '../model/names.js';
+import type { CsiPersistentVolumeSource, Pv, Pvc } from '../model/objects.js';
+import { translateInTreePv } from './migration.js';
 import type { Resizer, ResizeResult } from './resizer.js';
 import { canSupport } from './support.js';
 import { readSecret, type SecretReader } from './secrets.js';
@@ -32,15 +35,18 @@ export class CsiResizer implements Resizer {
   }
 
   async resize(pv: Pv, requestedBytes: bigint, signal: AbortSignal): Promise<ResizeResult> {
-    const source = pv.spec.csi;
-    // In-tree volumes migrated to this driver would need csi-translation-lib's translation,
-    // which we don't carry (see README, differences from upstream).
-    if (!source) throw new Error(`volume ${pv.metadata.name} is not migrated to CSI`);
+    const source = this.csiSourceOf(pv);
     if (!source.volumeHandle) throw new Error('empty volume handle');
 
     const ref = source.controllerExpandSecretRef;
     const secrets = ref?.name ? await readSecret(this.o.secrets, ref.namespace ?? '', ref.name, signal) : {};
-    const capability = volumeCapabilityFor(pv.spec, { supportsSingleNodeMultiWriter: this.o.supportsSingleNodeMultiWriter });
+    const capability = volumeCapabilityFor({ ...pv.spec, csi: source }, { supportsSingleNodeMultiWriter: this.o.supportsSingleNodeMultiWriter });
     return this.o.csi.expandVolume({ volumeId: source.volumeHandle, requiredBytes: requestedBytes, secrets, capability }, signal);
+  }
+
+  private csiSourceOf(pv: Pv): CsiPersistentVolumeSource {
+    if (pv.spec.csi) return pv.spec.csi;
+    if (MIGRATION_TARGET_DRIVERS.has(this.name)) return translateInTreePv(pv, this.name);
+    throw new Error(`volume ${pv.metadata.name} is not migrated to CSI`);
   }
 }

@@ -264,3 +264,47 @@ test('bogus capacity reply: a zero size is a failed expansion with a warning, ne
   assert.ok(s.expandCalls().length >= 2);
   assert.equal((done.status?.conditions ?? []).some((c) => c.type === 'ControllerResizeError'), false);
 });
+
+test('an in-tree volume migrated to the driver is expanded through its translated CSI handle', async (t) => {
+  const driver = await FaultDriver.start({ name: 'ebs.csi.aws.com' });
+  t.after(() => driver.stop());
+  driver.createVolume('vol-0abc', GiB);
+  const namespace = await createNamespace(admin, 'rz-migrated');
+  const storageClassName = uniqueName('rz-sc');
+  await createStorageClass(admin, { name: storageClassName, allowVolumeExpansion: true, provisioner: 'kubernetes.io/aws-ebs' });
+  const pvcName = uniqueName('rz-pvc');
+  const pvName = uniqueName('rz-pv');
+  const pvc = await admin.core.createNamespacedPersistentVolumeClaim({
+    namespace,
+    body: {
+      metadata: { name: pvcName, annotations: { 'volume.kubernetes.io/storage-resizer': 'ebs.csi.aws.com' } },
+      spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } }, storageClassName, volumeName: pvName },
+    },
+  });
+  await admin.core.createPersistentVolume({
+    body: {
+      metadata: { name: pvName },
+      spec: {
+        capacity: { storage: '1Gi' },
+        accessModes: ['ReadWriteOnce'],
+        storageClassName,
+        awsElasticBlockStore: { volumeID: 'aws://us-east-1a/vol-0abc', fsType: 'xfs' },
+        claimRef: { namespace, name: pvcName, uid: pvc.metadata!.uid! },
+      },
+    },
+  });
+  await admin.core.patchPersistentVolumeStatus({ name: pvName, body: { status: { phase: 'Bound' } } }, patchAs());
+  await admin.core.patchNamespacedPersistentVolumeClaimStatus(
+    { namespace, name: pvcName, body: { status: { phase: 'Bound', accessModes: ['ReadWriteOnce'], capacity: { storage: '1Gi' } } } },
+    patchAs(),
+  );
+  const resizer = await startResizer({ kubeconfig: cluster.resizerKubeconfigPath, csiAddress: driver.address });
+  t.after(() => resizer.stop());
+
+  await requestPvcSize(admin, namespace, pvcName, '2Gi', { retryUntilAdmittedMs: 10_000 });
+  await eventually('capacity 2Gi', async () => (await readPvc(admin, namespace, pvcName)).status?.capacity?.['storage'] === '2Gi');
+  const [call] = driver.callsOf('ControllerExpandVolume');
+  assert.equal(call?.request['volume_id'], 'vol-0abc');
+  assert.deepEqual((call?.request['volume_capability'] as { mount?: { fs_type?: string } }).mount?.fs_type, 'xfs');
+  assert.equal((await readPv(admin, pvName)).spec.capacity?.['storage'], '2Gi');
+});
