@@ -6,18 +6,32 @@
 import { readFileSync } from 'node:fs';
 import { basename } from 'node:path';
 import { ConfigError, parseConfig, type Config } from './app/config.js';
-import { startApp, type App } from './app/build.js';
+import type { App } from './app/build.js';
 import { FeatureGateError } from './app/feature-gates.js';
 import { eitherSignal, ExitCode, handleShutdownSignals, leaderIdentity, leaseNamespace, Lifecycle, settleWithin } from './app/lifecycle.js';
-import { HttpKubeClient } from './kube/client.js';
-import { loadKubeConfig } from './kube/kubeconfig.js';
-import { LeaderElector, leaseNameForDriver } from './kube/leader-election.js';
-import { requestedBytes } from './model/pvc.js';
-import { StartupError } from './resize/select-resizer.js';
-import { LEADER_ELECTION_HEALTH_PATH, startHttpServer, type DiagnosticsServer, type HealthResult } from './observability/http-server.js';
+import type { HttpKubeClient } from './kube/client.js';
+import type { LeaderElector } from './kube/leader-election.js';
+import type { DiagnosticsServer, HealthResult } from './observability/http-server.js';
 import { createLogger, type Logger } from './observability/logger.js';
-import { createMetrics, type Metrics } from './observability/metrics.js';
-import { registerResizeStateMetrics } from './observability/resize-state.js';
+import type { Metrics } from './observability/metrics.js';
+
+// Everything past flag parsing is imported on demand: --version, -h and flag errors answer fast
+// and never depend on the controllers' modules loading.
+const load = () =>
+  Promise.all([
+    import('./app/build.js'),
+    import('./kube/client.js'),
+    import('./kube/kubeconfig.js'),
+    import('./kube/leader-election.js'),
+    import('./model/pvc.js'),
+    import('./resize/select-resizer.js'),
+    import('./observability/http-server.js'),
+    import('./observability/metrics.js'),
+    import('./observability/resize-state.js'),
+  ]).then(([build, client, kubeconfig, leaderElection, pvc, selectResizer, httpServer, metrics, resizeState]) => ({
+    ...build, ...client, ...kubeconfig, ...leaderElection, ...pvc, ...selectResizer, ...httpServer, ...metrics, ...resizeState,
+  }));
+type Modules = Awaited<ReturnType<typeof load>>;
 
 /** client-go's HealthzAdaptor tolerance, as csi-lib-utils passes it. */
 const LEADER_HEALTH_TOLERANCE_MS = 20_000;
@@ -83,7 +97,9 @@ async function main(): Promise<void> {
   }
   const listenAddress = config.metricsAddress || config.httpEndpoint;
 
-  const metrics = createMetrics();
+  const m = await load();
+  const { startApp, StartupError, registerResizeStateMetrics, requestedBytes, startHttpServer, LEADER_ELECTION_HEALTH_PATH } = m;
+  const metrics = m.createMetrics();
   const lifecycle = new Lifecycle();
   // The process lives until it decides to exit, whatever else holds the event loop.
   setInterval(() => {}, 2 ** 30);
@@ -129,7 +145,7 @@ async function main(): Promise<void> {
     },
   });
 
-  const elector = config.leaderElection ? createElector(config, app, { log, metrics, lifecycle }) : undefined;
+  const elector = config.leaderElection ? createElector(m, config, app, { log, metrics, lifecycle }) : undefined;
 
   let server: DiagnosticsServer | undefined;
   if (listenAddress !== '') {
@@ -189,13 +205,13 @@ interface ElectorHandle {
   running(): Promise<void> | undefined;
 }
 
-function createElector(config: Config, app: App, deps: { log: Logger; metrics: Metrics; lifecycle: Lifecycle }): ElectorHandle {
+function createElector(m: Modules, config: Config, app: App, deps: { log: Logger; metrics: Metrics; lifecycle: Lifecycle }): ElectorHandle {
   const { log, metrics, lifecycle } = deps;
   // Its own client and rate limiter, so controller traffic never starves lease renewals.
   let client: HttpKubeClient;
   try {
-    client = new HttpKubeClient({
-      kubeConfig: loadKubeConfig({ kubeconfigPath: config.kubeconfig, masterUrl: config.master }),
+    client = new m.HttpKubeClient({
+      kubeConfig: m.loadKubeConfig({ kubeconfigPath: config.kubeconfig, masterUrl: config.master }),
       qps: config.kubeApiQps,
       burst: config.kubeApiBurst,
       userAgent: 'csi-resizer/leader-election',
@@ -206,12 +222,12 @@ function createElector(config: Config, app: App, deps: { log: Logger; metrics: M
   }
 
   let running: Promise<void> | undefined;
-  const name = leaseNameForDriver(app.driverName);
+  const name = m.leaseNameForDriver(app.driverName);
   const namespace = leaseNamespace(config.leaderElectionNamespace);
   const identity = leaderIdentity();
   let elector: LeaderElector;
   try {
-    elector = new LeaderElector({
+    elector = new m.LeaderElector({
       client,
       namespace,
       name,

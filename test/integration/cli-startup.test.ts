@@ -1,0 +1,130 @@
+// The real command line, run as a child process: help, version, flag errors, and every startup
+// failure with the reference's message and exit code (§1). The CSI side is the fault driver (a
+// real gRPC server on a unix socket) so each capability combination can be served; the API server
+// is unreachable on purpose, which startup tolerates until the controllers run.
+import { suite, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { FaultDriver, type FaultDriverOptions } from '../fakes/fault-driver.js';
+import { CliProcess, runCli, unreachableKubeconfig } from './cli-harness.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'rz-cli-'));
+process.on('exit', () => rmSync(dir, { recursive: true, force: true }));
+const kubeconfig = join(dir, 'kubeconfig');
+writeFileSync(kubeconfig, unreachableKubeconfig());
+
+async function driver(t: { after(fn: () => unknown): void }, options: FaultDriverOptions = {}): Promise<FaultDriver> {
+  const d = await FaultDriver.start(options);
+  t.after(() => d.stop());
+  return d;
+}
+
+suite('command line', { concurrency: 3 }, () => {
+  test('--version prints "<argv0> <version>" and exits 0', async () => {
+    const run = await runCli(['--version']);
+    assert.equal(run.code, 0);
+    assert.equal(run.stdout, 'csi-resizer 0.1.0\n');
+  });
+
+  test('-h prints the usage and exits 0, as Go', async () => {
+    const run = await runCli(['-h']);
+    assert.equal(run.code, 0);
+    assert.match(run.stderr, /^Usage of csi-resizer:\n/);
+    assert.match(run.stderr, /-leader-election-labels value/);
+  });
+
+  test('an unknown flag prints the error and the usage and exits 2', async () => {
+    const run = await runCli(['--csi-address=/x', '--no-such-flag']);
+    assert.equal(run.code, 2);
+    assert.match(run.stderr, /^flag provided but not defined: -no-such-flag\nUsage of csi-resizer:\n/);
+  });
+
+  test('a bad value exits 2', async () => {
+    const run = await runCli(['--timeout=ten']);
+    assert.equal(run.code, 2);
+    assert.match(run.stderr, /^invalid value "ten" for flag -timeout: parse error\nUsage of/);
+  });
+
+  test('an unknown feature gate: "Failed to set feature gates", exit 1', async () => {
+    const run = await runCli(['--feature-gates=NoSuchGate=true']);
+    assert.equal(run.code, 1);
+    assert.match(run.stderr, /"Failed to set feature gates"/);
+  });
+
+  test('--metrics-address with --http-endpoint exits 1', async () => {
+    const run = await runCli(['--metrics-address=:9000', '--http-endpoint=:9001']);
+    assert.equal(run.code, 1);
+    assert.match(run.stderr, /"Version" version="0\.1\.0"/);
+    assert.match(run.stderr, /Only one of `--metrics-address` and `--http-endpoint` can be set\./);
+  });
+
+  test('no kubeconfig out of a cluster: "Failed to create cluster config", exit 1', async () => {
+    const run = await runCli(['--csi-address=/nonexistent.sock'], { env: { KUBERNETES_SERVICE_HOST: '', KUBERNETES_SERVICE_PORT: '' } });
+    assert.equal(run.code, 1);
+    assert.match(run.stderr, /Failed to create cluster config/);
+  });
+
+  test('a driver without the controller service: exit 1', async (t) => {
+    const d = await driver(t, { capabilities: { controllerService: false } });
+    const run = await runCli([`--kubeconfig=${kubeconfig}`, `--csi-address=${d.address}`]);
+    assert.equal(run.code, 1);
+    assert.match(run.stderr, /CSI driver does not support controller service/);
+  });
+
+  test('a driver with an empty name: exit 1', async (t) => {
+    const d = await driver(t, { name: '' });
+    const run = await runCli([`--kubeconfig=${kubeconfig}`, `--csi-address=${d.address}`]);
+    assert.equal(run.code, 1);
+    assert.match(run.stderr, /driver name is empty/);
+  });
+
+  test('a driver that can neither resize nor modify: exit 255', async (t) => {
+    const d = await driver(t, { capabilities: { controllerExpand: false, nodeExpand: false, controllerModify: false } });
+    const run = await runCli([`--kubeconfig=${kubeconfig}`, `--csi-address=${d.address}`]);
+    assert.equal(run.code, 255);
+    assert.match(run.stderr, /CSI driver does not support resize nor modify/);
+  });
+
+  test('the HTTP port is taken: "Failed to start HTTP server", exit 1', async (t) => {
+    const d = await driver(t);
+    const blocker = createServer();
+    await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
+    t.after(() => blocker.close());
+    const port = (blocker.address() as { port: number }).port;
+    const run = await runCli([`--kubeconfig=${kubeconfig}`, `--csi-address=${d.address}`, `--http-endpoint=127.0.0.1:${port}`]);
+    assert.equal(run.code, 1);
+    assert.match(run.stderr, /"Failed to start HTTP server"/);
+  });
+
+  test('SIGTERM stops a running resizer with exit 0 (ReleaseLeaderElectionOnExit on)', async (t) => {
+    const d = await driver(t);
+    const proc = new CliProcess([`--kubeconfig=${kubeconfig}`, `--csi-address=${d.address}`]);
+    t.after(() => proc.destroy());
+    await proc.waitForLog(/CSI driver name/);
+    proc.kill('SIGTERM');
+    const exit = await proc.exited;
+    assert.deepEqual(exit, { code: 0, signal: null });
+    assert.match(proc.stderr, /"Received signal, shutting down" signal="SIGTERM"/);
+  });
+
+  test('with ReleaseLeaderElectionOnExit=false a signal ends the process at once, as Go', async (t) => {
+    const d = await driver(t);
+    const proc = new CliProcess([`--kubeconfig=${kubeconfig}`, `--csi-address=${d.address}`, '--feature-gates=ReleaseLeaderElectionOnExit=false']);
+    t.after(() => proc.destroy());
+    await proc.waitForLog(/CSI driver name/);
+    proc.kill('SIGTERM');
+    assert.deepEqual(await proc.exited, { code: null, signal: 'SIGTERM' });
+  });
+
+  // The dial deadline is the reference's fixed 30 s, so this one waits that long, once.
+  test('no CSI socket: "Failed to create CSI client" after the 30 s dial deadline, exit 1', async () => {
+    const started = Date.now();
+    const run = await runCli([`--kubeconfig=${kubeconfig}`, `--csi-address=${join(dir, 'missing.sock')}`], { timeoutMs: 120_000 });
+    assert.equal(run.code, 1);
+    assert.match(run.stderr, /Failed to create CSI client: failed to connect to CSI driver/);
+    assert.ok(Date.now() - started >= 30_000);
+  });
+});
