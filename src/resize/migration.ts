@@ -1,8 +1,8 @@
 // In-tree volumes migrated to CSI (§3.8 step 1): for a driver that is the migration target of an
 // in-tree plugin, a PV without `spec.csi` is described by its in-tree source, and the resizer
 // derives the CSI volume handle the way csi-translation-lib does. Only the fields expansion needs
-// (volume handle, fs type) are derived. Azure File needs the account secret's namespace and
-// resource group to build its handle, which the resizer cannot know; it is refused clearly.
+// (volume handle, fs type) are derived. Azure File, whose handle csi-translation-lib composes from
+// the account secret's name and namespace, is not reproduced and is refused clearly.
 import type { CsiPersistentVolumeSource, Pv } from '../model/objects.js';
 
 type InTreeSource = Record<string, unknown>;
