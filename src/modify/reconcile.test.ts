@@ -1,0 +1,156 @@
+// The reconcile's paths that the integration tests can't reach cheaply, with in-memory fakes:
+// what is written, what is recorded, what is thrown, for errors before and after the driver call.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { status as GrpcStatus } from '@grpc/grpc-js';
+import { classifyCsiError } from '../csi/errors.js';
+import type { Pv, Pvc, VolumeAttributesClass } from '../model/objects.js';
+import { silentLogger } from '../observability/logger.js';
+import { KeyLock } from '../queue/key-lock.js';
+import { SlowSet } from '../queue/slow-set.js';
+import { FakeClock } from '../../test/fakes/fake-clock.js';
+import { RecordingEventRecorder } from '../../test/fakes/recording-events.js';
+import type { Modifier } from './modifier.js';
+import { ModifyReconciler } from './reconcile.js';
+
+const DRIVER = 'd.csi.test';
+const never = new AbortController().signal;
+
+function setup(opts: { pvc?: Partial<Pvc['spec']>; status?: Pvc['status']; classes?: string[]; modify?: () => Promise<void>; failPatch?: string; pvDriver?: string } = {}) {
+  const pvc: Pvc = {
+    metadata: { name: 'data', namespace: 'ns', resourceVersion: '10' },
+    spec: { volumeName: 'pv-1', volumeAttributesClassName: 'gold', ...opts.pvc },
+    status: { phase: 'Bound', ...opts.status },
+  };
+  const pv: Pv = { metadata: { name: 'pv-1' }, spec: { csi: { driver: opts.pvDriver ?? DRIVER, volumeHandle: 'vol-1' } } };
+  const pvcs = new Map([['ns/data', pvc]]);
+  const pvs = new Map([['pv-1', pv]]);
+  const classes = new Map((opts.classes ?? ['gold', 'silver']).map((n): [string, VolumeAttributesClass] => [n, { metadata: { name: n }, driverName: DRIVER, parameters: { tier: n } }]));
+  const writes: { target: 'pvc' | 'pv'; body: Record<string, unknown> }[] = [];
+  const calls: string[] = [];
+  let rv = 10;
+  const modifier: Modifier = {
+    name: DRIVER,
+    async modify(_pv, _pvc, vac) {
+      calls.push(vac.metadata.name);
+      await (opts.modify ?? (async () => {}))();
+    },
+  };
+  const clock = new FakeClock();
+  const slowSet = new SlowSet<string>({ retentionMs: 60_000, clock });
+  const events = new RecordingEventRecorder();
+  const reconciler = new ModifyReconciler({
+    modifier,
+    pvcs: { get: (k) => pvcs.get(k), writeBack: (o) => (pvcs.set('ns/data', o), true) },
+    pvs: { get: (k) => pvs.get(k), writeBack: (o) => (pvs.set('pv-1', o), true) },
+    classes: { get: (n) => classes.get(n) },
+    api: {
+      async patchPvcStatus(_ns, _name, body) {
+        writes.push({ target: 'pvc', body });
+        if (opts.failPatch === 'pvc') throw new Error('apiserver says no');
+        rv += 1;
+        const current = pvcs.get('ns/data')!;
+        return { ...current, metadata: { ...current.metadata, resourceVersion: String(rv) } };
+      },
+      async patchPv(_name, body) {
+        writes.push({ target: 'pv', body });
+        if (opts.failPatch === 'pv') throw new Error('apiserver says no');
+        return pvs.get('pv-1')!;
+      },
+    },
+    events,
+    slowSet,
+    keyLock: new KeyLock(),
+    clock,
+    log: silentLogger,
+  });
+  return { reconciler, writes, calls, events, slowSet, clock };
+}
+
+test('success: InProgress mark (RV-checked), VolumeModify, driver call, PV patch, then completion; events in order', async () => {
+  const s = setup();
+  assert.deepEqual(await s.reconciler.reconcile('ns/data', never), { kind: 'done' });
+  assert.deepEqual(s.calls, ['gold']);
+  assert.deepEqual(s.writes.map((w) => w.target), ['pvc', 'pv', 'pvc']);
+  assert.deepEqual((s.writes[0]!.body['metadata'] as Record<string, unknown>)['resourceVersion'], '10');
+  assert.deepEqual(s.writes[1]!.body, { spec: { volumeAttributesClassName: 'gold' } });
+  assert.equal(s.writes[2]!.body['metadata'], undefined, 'completion is not RV-checked');
+  assert.deepEqual(s.events.events.map((e) => `${e.type} ${e.reason}: ${e.message}`), [
+    'Normal VolumeModify: external resizer is modifying volume data with vac gold',
+    'Normal VolumeModifySuccessful: external resizer modified volume data with vac gold successfully',
+  ]);
+});
+
+test('a PV of another driver, an unbound PVC, a missing PV', async () => {
+  const foreign = setup({ pvDriver: 'other.csi.test' });
+  assert.deepEqual(await foreign.reconciler.reconcile('ns/data', never), { kind: 'done' });
+  assert.deepEqual([foreign.calls, foreign.writes, foreign.events.events], [[], [], []]);
+  const notBound = setup({ status: { phase: 'Pending' } });
+  assert.deepEqual(await notBound.reconciler.reconcile('ns/data', never), { kind: 'done' });
+  assert.deepEqual(notBound.calls, []);
+  const noPv = setup({ pvc: { volumeName: 'pv-2' } });
+  await assert.rejects(noPv.reconciler.reconcile('ns/data', never), /Get PV "pv-2" of pvc "ns\/data" in PVInformer cache failed/);
+  assert.deepEqual(await noPv.reconciler.reconcile('ns/missing', never), { kind: 'done' });
+});
+
+test('an error before the driver answers (no gRPC status): no status change, no event, "cannot get error status"', async () => {
+  const s = setup({ modify: async () => { throw new Error('error getting secret creds in namespace ns: forbidden'); } });
+  await assert.rejects(s.reconciler.reconcile('ns/data', never),
+    /^Error: cannot get error status from modify volume err: error getting secret creds in namespace ns: forbidden$/);
+  assert.deepEqual(s.writes.map((w) => w.target), ['pvc'], 'only the InProgress mark');
+  assert.deepEqual(s.events.events.map((e) => e.reason), ['VolumeModify']);
+  assert.equal(s.reconciler.isUncertain('ns/data'), false);
+});
+
+test('InvalidArgument: Infeasible written, key parked; the next sync with the same target waits for the slow set', async () => {
+  const invalid = classifyCsiError({ code: GrpcStatus.INVALID_ARGUMENT, details: 'bad tier', metadata: {} }, 'modify');
+  const s = setup({ modify: async () => { throw invalid; } });
+  await assert.rejects(s.reconciler.reconcile('ns/data', never), /InvalidArgument desc = bad tier/);
+  const status = s.writes[1]!.body['status'] as Record<string, unknown>;
+  assert.equal((status['modifyVolumeStatus'] as Record<string, unknown>)['status'], 'Infeasible');
+  assert.ok(s.slowSet.contains('ns/data'));
+  // The cache now holds what the fake API returned, not the server's status; simulate the informer.
+  const again = setup({
+    status: { modifyVolumeStatus: { targetVolumeAttributesClassName: 'gold', status: 'Infeasible' } },
+    modify: async () => { throw invalid; },
+  });
+  again.slowSet.add('ns/data');
+  again.clock.advance(20_000);
+  assert.deepEqual(await again.reconciler.reconcile('ns/data', never), { kind: 'retryAfter', ms: 40_000 });
+  assert.deepEqual(again.calls, []);
+});
+
+test('uncertain with a target whose class was deleted: Warning VAC missing, error, no driver call', async () => {
+  const s = setup({
+    pvc: { volumeAttributesClassName: 'silver' },
+    status: { modifyVolumeStatus: { targetVolumeAttributesClassName: 'gone', status: 'InProgress' } },
+  });
+  s.reconciler.seedUncertain([{ metadata: { name: 'data', namespace: 'ns' }, spec: {}, status: { modifyVolumeStatus: { status: 'InProgress' } } }]);
+  await assert.rejects(s.reconciler.reconcile('ns/data', never), /VAC "gone" does not exist\./);
+  assert.deepEqual(s.calls, []);
+  assert.deepEqual(s.writes, []);
+  assert.deepEqual(s.events.events.map((e) => `${e.type} ${e.reason}: ${e.message}`), ['Warning VolumeModifyFailed: VAC "gone" does not exist.']);
+});
+
+test('a new class that does not exist: Warning, Pending (RV-checked), done without retry', async () => {
+  const s = setup({ pvc: { volumeAttributesClassName: 'later' } });
+  assert.deepEqual(await s.reconciler.reconcile('ns/data', never), { kind: 'done' });
+  assert.deepEqual(s.writes, [{ target: 'pvc', body: { metadata: { resourceVersion: '10' }, status: { modifyVolumeStatus: { status: 'Pending' } } } }]);
+  assert.deepEqual(s.events.events.map((e) => e.message), ['VAC "later" does not exist.']);
+});
+
+test('the PV patch fails after the driver succeeded: "failed to mark pvc … completed", no success event', async () => {
+  const s = setup({ failPatch: 'pv' });
+  await assert.rejects(s.reconciler.reconcile('ns/data', never),
+    /cannot get error status from modify volume err: modify volume failed to mark pvc ns\/data modify volume completed: apiserver says no/);
+  assert.deepEqual(s.events.events.map((e) => e.reason), ['VolumeModify']);
+});
+
+test('deleting the PVC forgets its uncertain mark and slow-set entry', async () => {
+  const s = setup();
+  s.reconciler.seedUncertain([{ metadata: { name: 'data', namespace: 'ns' }, spec: {}, status: { modifyVolumeStatus: { status: 'InProgress' } } }]);
+  s.slowSet.add('ns/data');
+  s.reconciler.forget('ns/data');
+  assert.equal(s.reconciler.isUncertain('ns/data'), false);
+  assert.equal(s.slowSet.contains('ns/data'), false);
+});
