@@ -23,6 +23,12 @@ export interface ClusterOptions {
   startTimeoutMs?: number;
   /** Progress lines (for the CLI); silent by default. */
   progress?: (line: string) => void;
+  /**
+   * An audit policy (YAML or JSON text): the apiserver then writes its audit log (JSON lines) to
+   * `auditLogPath` (dir/audit.log by default), exposed as Cluster.auditLogPath. Off by default.
+   */
+  auditPolicy?: string;
+  auditLogPath?: string;
 }
 
 export type ClusterLogs = {
@@ -49,6 +55,8 @@ export interface Cluster {
   readonly components: Components;
   /** Time from startCluster() to ready, in ms. */
   readonly startupMs: number;
+  /** The apiserver's audit log, when ClusterOptions.auditPolicy was given. */
+  readonly auditLogPath?: string;
   /**
    * Stops driver, apiserver, etcd (in that order) and removes the etcd data and the working
    * directory (kept with keepLogs or CSI_RESIZER_KEEP_LOGS=1). Safe to call twice.
@@ -155,6 +163,13 @@ export async function startCluster(opts: ClusterOptions = {}): Promise<Cluster> 
     const apiUrl = `https://127.0.0.1:${apiPort}`;
     progress(`kube-apiserver ${components.k8sVersion} on ${apiUrl}`);
     mkdirSync(join(dir, 'apiserver-certs'), { recursive: true });
+    const auditLogPath = opts.auditPolicy === undefined ? undefined : (opts.auditLogPath ?? join(dir, 'audit.log'));
+    const auditArgs: string[] = [];
+    if (opts.auditPolicy !== undefined && auditLogPath !== undefined) {
+      const policyPath = join(dir, 'audit-policy.yaml');
+      writeFileSync(policyPath, opts.auditPolicy);
+      auditArgs.push(`--audit-policy-file=${policyPath}`, `--audit-log-path=${auditLogPath}`, '--audit-log-format=json', '--audit-log-maxbackup=0');
+    }
     const apiserver = spawnLogged({
       name: 'kube-apiserver',
       command: components.kubeApiserverBin,
@@ -176,6 +191,7 @@ export async function startCluster(opts: ClusterOptions = {}): Promise<Cluster> 
         // 127.0.0.1 is not a valid endpoint for the "kubernetes" Service; do not try to publish it.
         '--endpoint-reconciler-type=none',
         '--v=1',
+        ...auditArgs,
       ],
       logPath: logs.apiserver,
       detached,
@@ -206,6 +222,7 @@ export async function startCluster(opts: ClusterOptions = {}): Promise<Cluster> 
       csiAddress: driver.address, driverName: driver.name, driver, logs, envFile,
       pids: { etcd: etcd.pid, apiserver: apiserver.pid, driver: driver.pid },
       etcdDataDir, components, startupMs: Date.now() - started,
+      ...(auditLogPath === undefined ? {} : { auditLogPath }),
     };
     writeFileSync(envFile, formatEnv(clusterEnv(cluster)));
     progress('ready');

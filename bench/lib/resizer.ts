@@ -1,0 +1,90 @@
+// Starting one resizer implementation (ours: compiled JS under node; upstream: the Go binary) with
+// the shared flag set, and reading its CPU time and memory from /proc (never from the process
+// itself, so both are measured the same way).
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { spawnLogged, type Managed } from '../../test/cluster/process.js';
+
+export type Impl = 'ours' | 'upstream';
+export const IMPLS: readonly Impl[] = ['ours', 'upstream'];
+
+export interface ResizerFlags {
+  workers: number;
+  qps: number;
+  burst: number;
+  timeout: string;
+  handleVolumeInUseError: boolean;
+}
+
+export interface ResizerTargets {
+  kubeconfig: string;
+  csiAddress: string;
+  oursEntry: string;
+  upstreamBin: string;
+  logDir: string;
+}
+
+export interface ProcSample {
+  /** utime + stime, seconds. */
+  cpuSeconds: number;
+  rssKiB: number;
+  hwmKiB: number;
+}
+
+/** The flags both implementations get, in the same order. */
+export function commonArgs(t: ResizerTargets, f: ResizerFlags): string[] {
+  return [
+    `--kubeconfig=${t.kubeconfig}`,
+    `--csi-address=${t.csiAddress}`,
+    '--leader-election=false',
+    `--workers=${f.workers}`,
+    `--kube-api-qps=${f.qps}`,
+    `--kube-api-burst=${f.burst}`,
+    `--timeout=${f.timeout}`,
+    `--handle-volume-inuse-error=${f.handleVolumeInUseError}`,
+    '--v=1',
+  ];
+}
+
+let launches = 0;
+
+export interface RunningResizer {
+  readonly impl: Impl;
+  readonly proc: Managed;
+  /** performance.now() just before spawn. */
+  readonly spawnedAt: number;
+  sample(): ProcSample;
+  stop(): Promise<void>;
+}
+
+export function startResizer(impl: Impl, t: ResizerTargets, f: ResizerFlags, label: string): RunningResizer {
+  launches += 1;
+  const args = commonArgs(t, f);
+  const logPath = join(t.logDir, `${String(launches).padStart(3, '0')}-${impl}-${label}.log`);
+  const spawnedAt = performance.now();
+  const proc =
+    impl === 'ours'
+      ? spawnLogged({ name: 'csi-resizer (ours)', command: process.execPath, args: [t.oursEntry, ...args], logPath })
+      : spawnLogged({ name: 'csi-resizer (upstream)', command: t.upstreamBin, args, logPath });
+  return {
+    impl,
+    proc,
+    spawnedAt,
+    sample: () => readProc(proc.pid),
+    stop: () => proc.stop(15_000),
+  };
+}
+
+const CLK_TCK = 100; // getconf CLK_TCK on Linux (USER_HZ)
+
+export function readProc(pid: number): ProcSample {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  // Fields after the command name, which is in parentheses and may contain spaces.
+  const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  // rest[0] is field 3 (state); utime is field 14, stime field 15.
+  const utime = Number(rest[11]);
+  const stime = Number(rest[12]);
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kib = (key: string) => Number(new RegExp(`^${key}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN);
+  return { cpuSeconds: (utime + stime) / CLK_TCK, rssKiB: kib('VmRSS'), hwmKiB: kib('VmHWM') };
+}

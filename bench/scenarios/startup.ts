@@ -1,0 +1,35 @@
+// Scenario 5. A claim is grown while no resizer runs; then the resizer starts. The figure is the
+// time from spawn to the claim's final state (and to its PV expanded), seen through a watch.
+import { sleep } from '../lib/api.js';
+import { IMPLS } from '../lib/resizer.js';
+import { DEFAULT_FLAGS, flags, gi, makeWorkspace, start, type Ctx } from '../lib/context.js';
+
+export async function startup(ctx: Ctx): Promise<void> {
+  const scenario = `start-up (qps=${DEFAULT_FLAGS.qps}/${DEFAULT_FLAGS.burst})`;
+  ctx.log(`== ${scenario}`);
+  const ws = await makeWorkspace(ctx, 'bench-startup', 1);
+  const v = ws.volumes[0]!;
+  try {
+    for (let round = 1; round <= ctx.opts.rounds; round++) {
+      for (const impl of IMPLS) {
+        ws.sizeGi += 1;
+        await ctx.api.mergePatch(`/api/v1/namespaces/${ws.ns}/persistentvolumeclaims/${v.pvc}`, {
+          spec: { resources: { requests: { storage: `${ws.sizeGi}Gi` } } },
+        });
+        await sleep(500);
+        const r = start(ctx, impl, flags(ctx, DEFAULT_FLAGS), 'startup');
+        try {
+          const [s] = await ws.tracker.waitAll([v.pvc], gi(ws.sizeGi), 120_000);
+          const pvc = s!.pvcAt - r.spawnedAt;
+          ctx.figures.add(scenario, 'start to PV expanded', 'ms', 'lower', impl, s!.pvAt - r.spawnedAt);
+          ctx.figures.add(scenario, 'start to first resize final', 'ms', 'lower', impl, pvc);
+          ctx.log(`  round ${round} ${impl}: first resize final ${pvc.toFixed(0)}ms after spawn`);
+        } finally {
+          await r.stop();
+        }
+      }
+    }
+  } finally {
+    ws.tracker.stop();
+  }
+}
