@@ -207,7 +207,7 @@ test('cancel: clearing the class of an Infeasible first modify drops ModifyingVo
   assert.equal(s.modifyCalls().length, 1);
 });
 
-test('final non-infeasible error: InProgress with the error conditions, retried with backoff; a new class is accepted meanwhile', async (t) => {
+test('final non-infeasible error: InProgress with the error conditions; a new class chosen meanwhile replaces the target', async (t) => {
   // A long first backoff, so the user's change comes before the retry of the old target.
   const s = await scenario(t, { resizerArgs: ['--retry-interval-start=5s'] });
   const gold = await s.vac({ iops: '3000' });
