@@ -1,0 +1,130 @@
+// Leader election with real replicas of the command on the real cluster (§5.1): exactly one
+// replica acts; SIGKILL of the leader hands over once the lease expires; SIGTERM releases the
+// Lease so the next replica takes over at once; and across the hand-overs no volume is expanded
+// twice (every ControllerExpandVolume a replica sends is in its -v=5 log).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { freePort } from '../cluster/cluster.js';
+import { createNamespace, createStorageClass, provisionVolume, requestPvcSize, type Provisioned } from '../cluster/fixtures.js';
+import { adminClients, useCluster } from '../cluster/test-cluster.js';
+import { CliProcess } from './cli-harness.js';
+
+const LEASE_MS = 6_000;
+const RENEW_MS = 4_000;
+const RETRY_MS = 1_000;
+
+async function until<T>(what: string, fn: () => Promise<T | undefined> | T | undefined, timeoutMs = 60_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await fn();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+test('two replicas: one leader, hand-over on SIGKILL and SIGTERM, no double expansion', { timeout: 400_000 }, async (t) => {
+  const cluster = await useCluster();
+  const admin = adminClients(cluster);
+  const driver = cluster.driverName;
+  const leaseName = `external-resizer-${driver.replace(/[^a-zA-Z0-9-]/g, '-')}`;
+  const namespace = await createNamespace(admin);
+  const sc = await createStorageClass(admin, { provisioner: driver, allowVolumeExpansion: true });
+  const provision = () => provisionVolume(admin, cluster.csiAddress, {
+    namespace, size: '1Gi', storageClassName: sc.metadata!.name!, driverName: driver, csiProtoPath: cluster.csiProtoPath,
+  });
+
+  const replicas: CliProcess[] = [];
+  const ports = new Map<CliProcess, number>();
+  const start = async (identity: string) => {
+    const port = await freePort();
+    const proc = new CliProcess([
+      `--kubeconfig=${cluster.resizerKubeconfigPath}`, `--csi-address=${cluster.csiAddress}`, '--v=5',
+      '--leader-election', '--leader-election-namespace=default',
+      `--leader-election-lease-duration=${LEASE_MS}ms`, `--leader-election-renew-deadline=${RENEW_MS}ms`,
+      `--leader-election-retry-period=${RETRY_MS}ms`, '--leader-election-labels=app:csi-resizer-test',
+      `--http-endpoint=127.0.0.1:${port}`,
+    ], { env: { CSI_RESIZER_LEADER_ELECTION_IDENTITY: identity } });
+    t.after(() => proc.destroy());
+    replicas.push(proc);
+    ports.set(proc, port);
+    return proc;
+  };
+  const leading = (p: CliProcess) => /Became leader, starting/i.test(p.stderr) && !p.hasExited;
+  const lease = () => admin.coordination.readNamespacedLease({ namespace: 'default', name: leaseName });
+  const volumeField = (p: Provisioned) => `"volume_id":${JSON.stringify(p.volumeId)}`;
+  const expandCalls = (p: Provisioned) =>
+    replicas.reduce((n, r) => n + r.stderr.split('\n').filter((l) =>
+      l.includes('"GRPC call"') && l.includes('/csi.v1.Controller/ControllerExpandVolume') && l.includes(volumeField(p))).length, 0);
+  const mentions = (r: CliProcess, p: Provisioned) => r.stderr.includes(volumeField(p));
+  const resizeAndWait = async (p: Provisioned, size: string) => {
+    await requestPvcSize(admin, namespace, p.pvc.metadata!.name!, size, { retryUntilAdmittedMs: 10_000 });
+    await until(`${p.pvc.metadata!.name} at ${size}`, async () => {
+      const pvc = await admin.core.readNamespacedPersistentVolumeClaim({ namespace, name: p.pvc.metadata!.name! });
+      return pvc.status?.capacity?.['storage'] === size ? true : undefined;
+    });
+  };
+
+  const a = await start('replica-a');
+  const b = await start('replica-b');
+  const [v1, v2, v3] = await Promise.all([provision(), provision(), provision()]);
+
+  // Exactly one leads; the Lease names it and carries the labels.
+  const first = await until('a leader', () => replicas.find(leading), 120_000);
+  const standby = first === a ? b : a;
+  const firstId = first === a ? 'replica-a' : 'replica-b';
+  const held = await lease();
+  assert.equal(held.spec?.holderIdentity, firstId);
+  assert.equal(held.metadata?.labels?.['app'], 'csi-resizer-test');
+  await standby.waitForLog(/CSI driver name/, 60_000);
+  assert.equal(leading(standby), false);
+  // Both serve /metrics and a healthy probe; only the leader reports leadership.
+  for (const r of [first, standby]) {
+    const health = await fetch(`http://127.0.0.1:${ports.get(r)}/healthz/leader-election`);
+    assert.equal(health.status, 200);
+    assert.equal(await health.text(), 'ok');
+  }
+  const masterStatus = async (r: CliProcess) => {
+    const text = await (await fetch(`http://127.0.0.1:${ports.get(r)}/metrics`)).text();
+    return /leader_election_master_status\{name="[^"]+"\} (\d)/.exec(text)?.[1];
+  };
+  assert.equal(await masterStatus(first), '1');
+  assert.equal(await masterStatus(standby), '0');
+
+  await resizeAndWait(v1, '2Gi');
+  assert.equal(expandCalls(v1), 1);
+  assert.ok(mentions(first, v1), 'the leader expanded it');
+  assert.ok(!mentions(standby, v1), 'the standby did nothing');
+
+  // SIGKILL: nothing is released; the standby takes over once the lease has expired.
+  const killedAt = Date.now();
+  first.kill('SIGKILL');
+  await first.exited;
+  await until('the standby to lead', () => (leading(standby) ? true : undefined), 60_000);
+  const killHandoverMs = Date.now() - killedAt;
+  // Expiry is judged from the standby's last observation of a renewal (≤ one retry period before
+  // the kill), plus up to 2.2 retry periods of jittered polling.
+  assert.ok(killHandoverMs <= LEASE_MS + 3.2 * RETRY_MS + 2_000, `hand-over took ${killHandoverMs}ms`);
+  assert.ok(killHandoverMs >= LEASE_MS - RETRY_MS - 500, `hand-over came before the lease expired (${killHandoverMs}ms)`);
+
+  await resizeAndWait(v2, '2Gi');
+  assert.equal(expandCalls(v1), 1, 'the new leader did not expand the finished volume again');
+  assert.equal(expandCalls(v2), 1);
+
+  // SIGTERM: the leader drains, releases the Lease and exits 0; a waiting replica takes over at
+  // once rather than after the lease duration.
+  const c = await start('replica-c');
+  await c.waitForLog(/Attempting to acquire leader lease/, 90_000);
+  const termAt = Date.now();
+  standby.kill('SIGTERM');
+  assert.deepEqual(await standby.exited, { code: 0, signal: null });
+  assert.match(standby.stderr, /Released leader lease/);
+  await until('replica-c to lead', () => (leading(c) ? true : undefined), 30_000);
+  const termHandoverMs = Date.now() - termAt;
+  assert.ok(termHandoverMs < LEASE_MS, `SIGTERM hand-over took ${termHandoverMs}ms, not faster than expiry`);
+  assert.equal((await lease()).spec?.holderIdentity, 'replica-c');
+  t.diagnostic(`hand-over after SIGKILL ${killHandoverMs} ms, after SIGTERM ${termHandoverMs} ms (lease ${LEASE_MS} ms)`);
+
+  await resizeAndWait(v3, '3Gi');
+  for (const v of [v1, v2, v3]) assert.equal(expandCalls(v), 1, `${v.volumeId} expanded exactly once`);
+});
