@@ -11,6 +11,7 @@ import { Informer } from '../kube/informer.js';
 import { loadKubeConfig } from '../kube/kubeconfig.js';
 import type { KubeObject } from '../kube/keys.js';
 import { Resources } from '../kube/resources.js';
+import { volumeApi } from '../kube/volume-api.js';
 import type { Pv, Pvc, VolumeAttributesClass } from '../model/objects.js';
 import type { Logger } from '../observability/logger.js';
 import type { Metrics } from '../observability/metrics.js';
@@ -148,6 +149,7 @@ function assemble(parts: {
   });
 
   const keyLock = new KeyLock();
+  const api = volumeApi(kube);
   const controllers: Runnable[] = [];
   const slowSets: SlowSet<string>[] = [];
   const resizer = backends.resizer;
@@ -167,10 +169,7 @@ function assemble(parts: {
       resizer,
       pvcs: pvcs.store,
       pvs: pvs.store,
-      api: {
-        patchPvcStatus: async (ns, name, patch, signal) => (await kube.patchPvcStatus(ns, name, patch, {}, signal)) as Pvc,
-        patchPv: async (name, patch, signal) => (await kube.patchPv(name, patch, {}, signal)) as Pv,
-      },
+      api,
       events,
       gates,
       slowSet,
@@ -208,10 +207,7 @@ function assemble(parts: {
       pvcs: pvcs.store,
       pvs: pvs.store,
       classes: { get: (name) => vacs.store.get(name) },
-      api: {
-        patchPvcStatus: async (ns, name, patch, signal) => (await kube.patchPvcStatus(ns, name, patch, {}, signal)) as Pvc,
-        patchPv: async (name, patch, signal) => (await kube.patchPv(name, patch, {}, signal)) as Pv,
-      },
+      api,
       events,
       slowSet,
       keyLock,

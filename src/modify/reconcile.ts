@@ -18,6 +18,9 @@ import type { Pv, Pvc, VolumeAttributesClass } from '../model/objects.js';
 import { pvcKey } from '../model/pvc.js';
 import type { Logger } from '../observability/logger.js';
 import type { KeyLock } from '../queue/key-lock.js';
+import type { SlowSetView } from '../queue/slow-set.js';
+import type { EventRecorder } from '../kube/events.js';
+import type { ObjectCache, VolumeApi } from '../kube/volume-api.js';
 import type { Outcome } from '../queue/workers.js';
 import type { Modifier } from './modifier.js';
 import { modifyFacts, planModify } from './plan.js';
@@ -26,36 +29,14 @@ import {
   type Patch, type PvcStatusPatch,
 } from './status.js';
 
-/** The API writes the modify controller makes (a subset of kube/client's port). */
-export interface ModifyApi {
-  patchPvcStatus(namespace: string, name: string, patch: Patch, signal: AbortSignal): Promise<Pvc>;
-  patchPv(name: string, patch: Patch, signal: AbortSignal): Promise<Pv>;
-}
-
-export interface ObjectCache<T> {
-  get(key: string): T | undefined;
-  writeBack(obj: T): boolean;
-}
-
-export interface ModifyEvents {
-  event(pvc: Pvc, type: 'Normal' | 'Warning', reason: string, message: string): void;
-}
-
-export interface SlowSetView {
-  add(key: string): void;
-  contains(key: string): boolean;
-  remove(key: string): void;
-  timeRemaining(key: string): number;
-}
-
 export interface ModifyReconcilerOptions {
   modifier: Modifier;
   pvcs: ObjectCache<Pvc>;
   pvs: ObjectCache<Pv>;
   /** VolumeAttributesClasses by name (the VAC informer's store). */
   classes: { get(name: string): VolumeAttributesClass | undefined };
-  api: ModifyApi;
-  events: ModifyEvents;
+  api: VolumeApi;
+  events: EventRecorder;
   /** Infeasible targets, parked for --retry-interval-max. */
   slowSet: SlowSetView;
   /** Shared with the resize controller: one reconcile per PVC at a time across both. */

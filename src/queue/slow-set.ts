@@ -12,7 +12,15 @@ export interface SlowSetOptions {
   purgeIntervalMs?: number;
 }
 
-export class SlowSet<K = string> {
+/** What a reconcile needs of a slow set. */
+export interface SlowSetView<K = string> {
+  add(key: K): unknown;
+  contains(key: K): boolean;
+  remove(key: K): unknown;
+  timeRemaining(key: K): number;
+}
+
+export class SlowSet<K = string> implements SlowSetView<K> {
   /** Parked keys and when they were parked; expired entries may linger until the next access or sweep. */
   private readonly parkedAtMs = new Map<K, number>();
   private readonly clock: Clock;

@@ -15,37 +15,18 @@ import type { Logger } from '../observability/logger.js';
 import type { Clock } from '../base/clock.js';
 import type { Outcome } from '../queue/workers.js';
 import type { KeyLock } from '../queue/key-lock.js';
+import type { SlowSetView } from '../queue/slow-set.js';
+import type { EventRecorder } from '../kube/events.js';
+import type { ObjectCache, VolumeApi } from '../kube/volume-api.js';
 import { legacyNeedsResize, planExpansion, pvcNeedsResize } from './plan.js';
 import type { Resizer, ResizeResult } from './resizer.js';
 import type { ClaimUsage } from './in-use.js';
 import {
   markControllerExpansionFailed, markControllerResizeInProgress, markExpansionFinished, markFileSystemResizePendingLegacy,
   markNodeExpansionPending, markResizeFinishedLegacy, markResizingLegacy, pvCapacityPatch, removePreResizeAnnotationPatch,
-  type Patch, type PvcStatusPatch,
+  type PvcStatusPatch,
 } from './status.js';
 
-
-/** The API writes the resize controller makes (a subset of kube/client's port). */
-export interface ResizeApi {
-  patchPvcStatus(namespace: string, name: string, patch: Patch, signal: AbortSignal): Promise<Pvc>;
-  patchPv(name: string, patch: Patch, signal: AbortSignal): Promise<Pv>;
-}
-
-export interface ObjectCache<T> {
-  get(key: string): T | undefined;
-  writeBack(obj: T): boolean;
-}
-
-export interface ResizeEvents {
-  event(pvc: Pvc, type: 'Normal' | 'Warning', reason: string, message: string): void;
-}
-
-export interface SlowSetView {
-  add(key: string): void;
-  contains(key: string): boolean;
-  remove(key: string): void;
-  timeRemaining(key: string): number;
-}
 
 export interface ResizeGates {
   readonly recoverVolumeExpansionFailure: boolean;
@@ -56,8 +37,8 @@ export interface ResizeReconcilerOptions {
   resizer: Resizer;
   pvcs: ObjectCache<Pvc>;
   pvs: ObjectCache<Pv>;
-  api: ResizeApi;
-  events: ResizeEvents;
+  api: VolumeApi;
+  events: EventRecorder;
   gates: ResizeGates;
   slowSet: SlowSetView;
   /** Present when --handle-volume-inuse-error is on (pods are watched). */

@@ -1,0 +1,26 @@
+// The ports both controllers use to read and write PVCs and PVs: the two patch calls typed with
+// the model's shapes, and the cache view a reconcile reads from and writes patched objects back to.
+import type { Pv, Pvc } from '../model/objects.js';
+import type { KubeClient } from './client.js';
+
+export interface VolumeApi {
+  /** Strategic-merge patch of the PVC's status subresource; returns what the server stored. */
+  patchPvcStatus(namespace: string, name: string, patch: Record<string, unknown>, signal: AbortSignal): Promise<Pvc>;
+  /** Strategic-merge patch of the PV; returns what the server stored. */
+  patchPv(name: string, patch: Record<string, unknown>, signal: AbortSignal): Promise<Pv>;
+}
+
+/** An informer store as a reconcile sees it. */
+export interface ObjectCache<T> {
+  get(key: string): T | undefined;
+  /** Puts an object a PATCH returned into the cache when it is newer than the cached copy. */
+  writeBack(obj: T): boolean;
+}
+
+/** Preconditions travel inside the patch bodies (metadata.resourceVersion), so no options here. */
+export function volumeApi(client: Pick<KubeClient, 'patchPvcStatus' | 'patchPv'>): VolumeApi {
+  return {
+    patchPvcStatus: async (namespace, name, patch, signal) => (await client.patchPvcStatus(namespace, name, patch, {}, signal)) as Pvc,
+    patchPv: async (name, patch, signal) => (await client.patchPv(name, patch, {}, signal)) as Pv,
+  };
+}
