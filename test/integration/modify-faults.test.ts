@@ -7,71 +7,32 @@ import assert from 'node:assert/strict';
 import { status as GrpcStatus } from '@grpc/grpc-js';
 import { useCluster } from '../cluster/test-cluster.js';
 import { clientsFromKubeconfig } from '../cluster/kube.js';
-import { createNamespace, createStorageClass, deletePvc, provisionVolume, uniqueName, type ProvisionOptions } from '../cluster/fixtures.js';
-import { FaultDriver, type FaultDriverOptions } from '../fakes/fault-driver.js';
-import { startResizer, eventually, type RunningResizer } from '../support/in-process-resizer.js';
+import { createNamespace } from '../cluster/fixtures.js';
+import { eventually } from '../support/in-process-resizer.js';
+import { faultScenario, type FaultScenario, type FaultScenarioOptions } from '../support/fault-scenario.js';
 import { eventsFor, readPv, readPvc, reasons } from '../support/api-reads.js';
 import { conditionOf, createVac, deleteVac, modifiedTo, pvcWhen, setClass } from './modify-fixtures.js';
 
 const cluster = await useCluster();
 const admin = clientsFromKubeconfig(cluster.adminKubeconfigPath);
-const GiB = 1n << 30n;
 type T = { after(fn: () => unknown): void };
 
-interface Scenario {
-  driver: FaultDriver;
-  resizer: RunningResizer;
-  namespace: string;
-  pvcName: string;
-  pvName: string;
-  volumeId: string;
+interface Scenario extends FaultScenario {
   /** mutable_parameters of every ControllerModifyVolume so far, in order. */
   modifyCalls(): Record<string, string>[];
   vac(parameters: Record<string, string>): Promise<string>;
-  restartResizer(args?: string[]): Promise<RunningResizer>;
 }
 
-async function scenario(
-  t: T,
-  opts: { driver?: FaultDriverOptions; resizerArgs?: string[]; volume?: Partial<ProvisionOptions>; namespace?: string } = {},
-): Promise<Scenario> {
-  const driver = await FaultDriver.start({ name: uniqueName('fault.csi'), ...opts.driver });
-  t.after(() => driver.stop());
-  const namespace = opts.namespace ?? (await createNamespace(admin, 'rz-modify-fault'));
-  const storageClassName = uniqueName('rz-sc');
-  await createStorageClass(admin, { name: storageClassName, allowVolumeExpansion: true, provisioner: driver.name });
-  const volumeId = uniqueName('vol');
-  driver.createVolume(volumeId, GiB);
-  const volume = await provisionVolume(admin, driver.address, {
-    namespace, size: '1Gi', storageClassName, driverName: driver.name, existingVolumeId: volumeId, ...opts.volume,
-  });
-  const pvcName = volume.pvc.metadata!.name!;
-  t.after(() => deletePvc(admin, namespace, pvcName));
-  const start = (args?: string[]) => startResizer({ kubeconfig: cluster.resizerKubeconfigPath, csiAddress: driver.address, args: args ?? opts.resizerArgs ?? [] });
-  let resizer = await start();
-  t.after(() => resizer.stop());
-  const s: Scenario = {
-    driver,
-    resizer,
-    namespace,
-    pvcName,
-    pvName: volume.pv.metadata!.name!,
-    volumeId,
-    modifyCalls: () => driver.callsOf('ControllerModifyVolume').map((c) => c.request['mutable_parameters'] as Record<string, string>),
-    async vac(parameters) {
-      const name = await createVac(admin, driver.name, parameters);
+async function scenario(t: T, opts: FaultScenarioOptions = {}): Promise<Scenario> {
+  const base = await faultScenario(t, cluster, admin, { namespacePrefix: 'rz-modify-fault', ...opts });
+  return Object.assign(base, {
+    modifyCalls: () => base.driver.callsOf('ControllerModifyVolume').map((c) => c.request['mutable_parameters'] as Record<string, string>),
+    async vac(parameters: Record<string, string>) {
+      const name = await createVac(admin, base.driver.name, parameters);
       t.after(() => deleteVac(admin, name));
       return name;
     },
-    async restartResizer(args) {
-      await resizer.stop();
-      resizer = await start(args);
-      s.resizer = resizer;
-      t.after(() => resizer.stop());
-      return resizer;
-    },
-  };
-  return s;
+  });
 }
 
 const pvcOf = (s: Scenario) => readPvc(admin, s.namespace, s.pvcName);

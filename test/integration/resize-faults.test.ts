@@ -6,66 +6,24 @@ import assert from 'node:assert/strict';
 import { status as GrpcStatus } from '@grpc/grpc-js';
 import { useCluster } from '../cluster/test-cluster.js';
 import { clientsFromKubeconfig, patchAs } from '../cluster/kube.js';
-import { createNamespace, createStorageClass, deletePvc, provisionVolume, requestPvcSize, uniqueName, type ProvisionOptions } from '../cluster/fixtures.js';
-import { FaultDriver, type FaultDriverOptions } from '../fakes/fault-driver.js';
-import { startResizer, eventually, type RunningResizer } from '../support/in-process-resizer.js';
+import { createNamespace, createStorageClass, deletePvc, provisionVolume, requestPvcSize, uniqueName } from '../cluster/fixtures.js';
+import { FaultDriver } from '../fakes/fault-driver.js';
+import { startResizer, eventually } from '../support/in-process-resizer.js';
+import { faultScenario, GiB, type FaultScenario, type FaultScenarioOptions, type TestContextLike } from '../support/fault-scenario.js';
 import { readPv, readPvc, eventsFor, reasons } from '../support/api-reads.js';
 
 const cluster = await useCluster();
 const admin = clientsFromKubeconfig(cluster.adminKubeconfigPath);
-const GiB = 1n << 30n;
 
-interface Scenario {
-  driver: FaultDriver;
-  resizer: RunningResizer;
-  namespace: string;
-  storageClassName: string;
-  pvcName: string;
-  pvName: string;
-  volumeId: string;
-  expandCalls(): { requiredBytes: bigint; request: Record<string, unknown> }[];
-  restartResizer(args?: string[]): Promise<RunningResizer>;
-}
+type Scenario = FaultScenario;
 
-async function scenario(
-  t: { after(fn: () => unknown): void },
-  opts: { driver?: FaultDriverOptions; resizerArgs?: string[]; volume?: Partial<ProvisionOptions>; namespace?: string } = {},
-): Promise<Scenario> {
-  const driver = await FaultDriver.start({ name: uniqueName('fault.csi'), ...opts.driver });
-  t.after(() => driver.stop());
-  const namespace = opts.namespace ?? (await createNamespace(admin, 'rz-fault'));
-  const storageClassName = uniqueName('rz-sc');
-  await createStorageClass(admin, { name: storageClassName, allowVolumeExpansion: true, provisioner: driver.name });
-  const volumeId = uniqueName('vol');
-  driver.createVolume(volumeId, GiB);
-  const volume = await provisionVolume(admin, driver.address, {
-    namespace, size: '1Gi', storageClassName, driverName: driver.name, existingVolumeId: volumeId, ...opts.volume,
-  });
-  const start = (args?: string[]) => startResizer({ kubeconfig: cluster.resizerKubeconfigPath, csiAddress: driver.address, args: args ?? opts.resizerArgs ?? [] });
-  let resizer = await start();
-  t.after(() => resizer.stop());
-  const s: Scenario = {
-    driver,
-    resizer,
-    namespace,
-    storageClassName,
-    pvcName: volume.pvc.metadata!.name!,
-    pvName: volume.pv.metadata!.name!,
-    volumeId,
-    expandCalls: () => driver.callsOf('ControllerExpandVolume').map((c) => ({
-      requiredBytes: BigInt((c.request['capacity_range'] as { required_bytes: string }).required_bytes),
-      request: c.request,
-    })),
-    async restartResizer(args) {
-      await resizer.stop();
-      resizer = await start(args);
-      s.resizer = resizer;
-      t.after(() => resizer.stop());
-      return resizer;
-    },
-  };
-  return s;
-}
+const expandCalls = (s: Scenario) =>
+  s.driver.callsOf('ControllerExpandVolume').map((c) => ({
+    requiredBytes: BigInt((c.request['capacity_range'] as { required_bytes: string }).required_bytes),
+    request: c.request,
+  }));
+
+const scenario = (t: TestContextLike, opts: FaultScenarioOptions = {}) => faultScenario(t, cluster, admin, opts);
 
 const grow = (s: Scenario, size: string) => requestPvcSize(admin, s.namespace, s.pvcName, size, { retryUntilAdmittedMs: 10_000 });
 const pvcOf = (s: Scenario) => readPvc(admin, s.namespace, s.pvcName);
@@ -93,7 +51,7 @@ test('block volume: capability Block with SINGLE_NODE_WRITER, secrets from contr
   const s = await scenario(t, { namespace, volume: { volumeMode: 'Block', controllerExpandSecretRef: { name: 'expand-creds', namespace } } });
   await grow(s, '2Gi');
   await capacityReaches(s, '2Gi');
-  const [call] = s.expandCalls();
+  const [call] = expandCalls(s);
   assert.ok(call);
   assert.equal(call.requiredBytes, 2n * GiB);
   assert.deepEqual(call.request['volume_capability'], { block: {}, access_mode: { mode: 'SINGLE_NODE_WRITER' }, access_type: 'block' });
@@ -120,14 +78,14 @@ test('infeasible size: ControllerResizeInfeasible and an error condition, then r
 
   // The slow set holds further attempts at the same size (retention 1m): at most the one immediate retry.
   await new Promise((r) => setTimeout(r, 1500));
-  assert.ok(s.expandCalls().length <= 2, `expected at most 2 attempts, saw ${s.expandCalls().length}`);
+  assert.ok(expandCalls(s).length <= 2, `expected at most 2 attempts, saw ${expandCalls(s).length}`);
 
   await grow(s, '3Gi');
   const done = await capacityReaches(s, '3Gi');
   assert.deepEqual(done.status?.allocatedResources, { storage: '3Gi' });
   assert.equal(done.status?.allocatedResourceStatuses, undefined);
   assert.deepEqual(done.status?.conditions ?? [], []);
-  assert.equal(s.expandCalls().at(-1)?.requiredBytes, 3n * GiB);
+  assert.equal(expandCalls(s).at(-1)?.requiredBytes, 3n * GiB);
   assert.equal((await readPv(admin, s.pvName)).spec.capacity?.['storage'], '3Gi');
 });
 
@@ -142,19 +100,19 @@ test('final error: the status stays in progress with an error condition; lowerin
   await grow(s, '4Gi');
   const done = await capacityReaches(s, '4Gi');
   assert.deepEqual(done.status?.allocatedResources, { storage: '4Gi' });
-  assert.equal(s.expandCalls().at(-1)?.requiredBytes, 4n * GiB);
+  assert.equal(expandCalls(s).at(-1)?.requiredBytes, 4n * GiB);
 });
 
 test('non-final error: the same target is retried until it succeeds, even if the user lowers the request', async (t) => {
   const s = await scenario(t);
   s.driver.script('ControllerExpandVolume', { code: GrpcStatus.UNAVAILABLE }, { code: GrpcStatus.UNAVAILABLE }, { code: GrpcStatus.UNAVAILABLE });
   await grow(s, '10Gi');
-  await eventually('first failure', async () => s.expandCalls().length >= 1);
+  await eventually('first failure', async () => expandCalls(s).length >= 1);
   await grow(s, '3Gi');
   const done = await capacityReaches(s, '10Gi');
   assert.deepEqual(done.status?.allocatedResources, { storage: '10Gi' });
-  assert.ok(s.expandCalls().length >= 4);
-  assert.ok(s.expandCalls().every((c) => c.requiredBytes === 10n * GiB), 'an uncertain target must not change');
+  assert.ok(expandCalls(s).length >= 4);
+  assert.ok(expandCalls(s).every((c) => c.requiredBytes === 10n * GiB), 'an uncertain target must not change');
   assert.equal((done.status?.conditions ?? []).some((c) => c.type === 'ControllerResizeError'), false);
 });
 
@@ -166,13 +124,13 @@ test('volume in use: after FailedPrecondition no call while a pod uses the claim
   await eventually('in-use warning', async () =>
     (await eventsFor(admin, s.namespace, s.pvcName)).some((e) => e.message.includes('only supports offline expansion and volume is currently in-use')));
   await new Promise((r) => setTimeout(r, 1000));
-  assert.equal(s.expandCalls().length, 1, 'the driver must not be called again while the pod lives');
+  assert.equal(expandCalls(s).length, 1, 'the driver must not be called again while the pod lives');
   const inUse = (await eventsFor(admin, s.namespace, s.pvcName)).find((e) => e.message.includes('currently in-use'));
   assert.equal(inUse?.message, `Unable to expand ${s.namespace}/${s.pvcName} because CSI driver ${s.driver.name} only supports offline expansion and volume is currently in-use`);
 
   await admin.core.deleteNamespacedPod({ namespace: s.namespace, name: pod, gracePeriodSeconds: 0 });
   await capacityReaches(s, '2Gi');
-  assert.equal(s.expandCalls().length, 2);
+  assert.equal(expandCalls(s).length, 2);
 });
 
 test('offline-only driver: no call at all while a live pod uses the claim (upstream waits for a FailedPrecondition first)', async (t) => {
@@ -181,21 +139,21 @@ test('offline-only driver: no call at all while a live pod uses the claim (upstr
   await grow(s, '2Gi');
   await eventually('in-use warning', async () =>
     (await eventsFor(admin, s.namespace, s.pvcName)).some((e) => e.reason === 'VolumeResizeFailed' && e.message.includes('currently in-use')));
-  assert.equal(s.expandCalls().length, 0);
+  assert.equal(expandCalls(s).length, 0);
   await admin.core.deleteNamespacedPod({ namespace: s.namespace, name: pod, gracePeriodSeconds: 0 });
   await capacityReaches(s, '2Gi');
-  assert.equal(s.expandCalls().length, 1);
+  assert.equal(expandCalls(s).length, 1);
 });
 
 test('PVC deleted mid-resize: nothing crashes, the PV keeps what the driver did, other PVCs still resize', async (t) => {
   const s = await scenario(t);
   s.driver.script('ControllerExpandVolume', { delayMs: 1500 });
   await grow(s, '2Gi');
-  await eventually('call in flight', async () => s.expandCalls().length === 1);
+  await eventually('call in flight', async () => expandCalls(s).length === 1);
   await deletePvc(admin, s.namespace, s.pvcName);
   await eventually('PV grown by the finished call', async () => (await readPv(admin, s.pvName)).spec.capacity?.['storage'] === '2Gi');
   await new Promise((r) => setTimeout(r, 1000));
-  assert.equal(s.expandCalls().length, 1, 'a deleted PVC is not retried');
+  assert.equal(expandCalls(s).length, 1, 'a deleted PVC is not retried');
 
   const control = await provisionVolume(admin, s.driver.address, {
     namespace: s.namespace, size: '1Gi', storageClassName: s.storageClassName, driverName: s.driver.name, existingVolumeId: 'control',
@@ -210,7 +168,7 @@ test('conflict on the status patch: retried, the write lands, a concurrent condi
   const s = await scenario(t);
   s.driver.script('ControllerExpandVolume', { delayMs: 1500 });
   await grow(s, '2Gi');
-  await eventually('call in flight', async () => s.expandCalls().length === 1);
+  await eventually('call in flight', async () => expandCalls(s).length === 1);
   // Someone else writes the status meanwhile: the resizer's cached resourceVersion is now stale.
   await admin.core.patchNamespacedPersistentVolumeClaimStatus(
     { namespace: s.namespace, name: s.pvcName, body: { status: { conditions: [{ type: 'ExampleOther', status: 'True' }] } } },
@@ -230,12 +188,12 @@ test('restart in the middle of an operation: the new resizer resumes the same ta
   const s = await scenario(t);
   s.driver.script('ControllerExpandVolume', { hang: true });
   await grow(s, '2Gi');
-  await eventually('call in flight', async () => s.expandCalls().length === 1);
+  await eventually('call in flight', async () => expandCalls(s).length === 1);
   const inFlight = await pvcOf(s);
   assert.equal(inFlight.status?.allocatedResourceStatuses?.['storage'], 'ControllerResizeInProgress');
   await s.restartResizer();
   await capacityReaches(s, '2Gi');
-  assert.equal(s.expandCalls().at(-1)?.requiredBytes, 2n * GiB);
+  assert.equal(expandCalls(s).at(-1)?.requiredBytes, 2n * GiB);
 });
 
 test('node-only driver: the trivial resizer marks node expansion without calling the driver', async (t) => {
@@ -247,7 +205,7 @@ test('node-only driver: the trivial resizer marks node expansion without calling
   });
   assert.ok(pvc.status?.conditions?.some((c) => c.type === 'FileSystemResizePending'));
   assert.equal((await readPv(admin, s.pvName)).spec.capacity?.['storage'], '2Gi');
-  assert.equal(s.expandCalls().length, 0);
+  assert.equal(expandCalls(s).length, 0);
   assert.deepEqual(reasons(await eventsFor(admin, s.namespace, s.pvcName)), ['Resizing', 'FileSystemResizeRequired']);
 });
 
@@ -261,7 +219,7 @@ test('bogus capacity reply: a zero size is a failed expansion with a warning, ne
   // The next attempt gets a proper answer.
   const done = await capacityReaches(s, '2Gi');
   assert.equal((await readPv(admin, s.pvName)).spec.capacity?.['storage'], '2Gi');
-  assert.ok(s.expandCalls().length >= 2);
+  assert.ok(expandCalls(s).length >= 2);
   assert.equal((done.status?.conditions ?? []).some((c) => c.type === 'ControllerResizeError'), false);
 });
 
