@@ -4,6 +4,7 @@
 // choice); `App.run` is what the leader runs (informers, controllers) until its signal aborts.
 import os from 'node:os';
 import { realClock, type Clock } from '../base/clock.js';
+import { linkedSignal } from '../base/signals.js';
 import { discoverCapabilities, GrpcCsiClient } from '../csi/client.js';
 import { ApiEventRecorder } from '../kube/events.js';
 import { HttpKubeClient } from '../kube/client.js';
@@ -37,7 +38,8 @@ export interface AppDeps {
 
 export interface Runnable {
   readonly name: string;
-  run(signal: AbortSignal): Promise<void>;
+  /** Runs until `signal` aborts and in-flight work has finished; `cancelSignal` cuts in-flight work short. */
+  run(signal: AbortSignal, cancelSignal?: AbortSignal): Promise<void>;
 }
 
 export interface App {
@@ -49,8 +51,11 @@ export interface App {
   readonly pvcs: Informer<Pvc>;
   readonly pvs: Informer<Pv>;
   readonly controllers: readonly Runnable[];
-  /** Informers and controllers until the signal aborts and in-flight work has finished. */
-  run(signal: AbortSignal): Promise<void>;
+  /**
+   * Informers and controllers until `signal` aborts (stop taking work) and in-flight work has
+   * finished; aborting `cancelSignal` (default: `signal`) cancels what is still in flight.
+   */
+  run(signal: AbortSignal, cancelSignal?: AbortSignal): Promise<void>;
   close(): void;
 }
 
@@ -233,11 +238,18 @@ function assemble(parts: {
     pvcs,
     pvs,
     controllers,
-    async run(signal: AbortSignal): Promise<void> {
+    async run(signal: AbortSignal, cancelSignal: AbortSignal = signal): Promise<void> {
       for (const set of slowSets) set.start();
       try {
-        // Controllers drain first; informers stop with the same signal once nothing reads them.
-        await Promise.all([...informers, ...controllers].map((r) => runLogged(r, signal, log)));
+        // Informers keep the caches fresh until the controllers have drained (or are cancelled).
+        const caches = linkedSignal(cancelSignal);
+        try {
+          const informersDone = Promise.all(informers.map((r) => runLogged(r, caches.signal, caches.signal, log)));
+          await Promise.all(controllers.map((r) => runLogged(r, signal, cancelSignal, log))).finally(() => caches.abort());
+          await informersDone;
+        } finally {
+          caches.dispose();
+        }
       } finally {
         for (const set of slowSets) set.stop();
       }
@@ -254,9 +266,9 @@ function informerRunnable<T extends KubeObject>(name: string, informer: Informer
   return { name, run: (signal) => informer.run(signal) };
 }
 
-async function runLogged(runnable: Runnable, signal: AbortSignal, log: Logger): Promise<void> {
+async function runLogged(runnable: Runnable, signal: AbortSignal, cancelSignal: AbortSignal, log: Logger): Promise<void> {
   try {
-    await runnable.run(signal);
+    await runnable.run(signal, cancelSignal);
   } catch (err) {
     if (signal.aborted) return;
     log.error('Component stopped with an error', { component: runnable.name, err });

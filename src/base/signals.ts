@@ -18,6 +18,8 @@ export class TimeoutError extends Error {
 
 export interface LinkedSignal {
   readonly signal: AbortSignal;
+  /** Aborts the child only (the parent is untouched). */
+  abort(reason?: unknown): void;
   /** Unlinks from the parent and clears the timer; safe to call twice. */
   dispose(): void;
 }
@@ -27,7 +29,7 @@ export function linkedSignal(parent: AbortSignal, timeoutMs?: number): LinkedSig
   const controller = new AbortController();
   if (parent.aborted) {
     controller.abort(parent.reason);
-    return { signal: controller.signal, dispose: () => {} };
+    return { signal: controller.signal, abort: () => {}, dispose: () => {} };
   }
   const onParentAbort = () => controller.abort(parent.reason);
   parent.addEventListener('abort', onParentAbort, { once: true });
@@ -38,6 +40,7 @@ export function linkedSignal(parent: AbortSignal, timeoutMs?: number): LinkedSig
   }
   return {
     signal: controller.signal,
+    abort: (reason?: unknown) => controller.abort(reason ?? new AbortError()),
     dispose: () => {
       parent.removeEventListener('abort', onParentAbort);
       if (timer) clearTimeout(timer);

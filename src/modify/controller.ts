@@ -47,7 +47,7 @@ export class ModifyController {
   }
 
   /** Waits for the caches, seeds the uncertain keys, then works until the signal aborts and in-flight reconciles finish. */
-  async run(signal: AbortSignal): Promise<void> {
+  async run(signal: AbortSignal, cancelSignal: AbortSignal = signal): Promise<void> {
     const { pvcInformer, pvInformer, vacInformer, reconciler, log } = this.o;
     await Promise.all([pvcInformer.waitForSync(signal), pvInformer.waitForSync(signal), vacInformer.waitForSync(signal)]);
     const seeded = reconciler.seedUncertain(pvcInformer.store.list());
@@ -57,6 +57,7 @@ export class ModifyController {
       workers: this.o.workers,
       reconcile: (key, workerSignal) => reconciler.reconcile(key, workerSignal),
       signal,
+      cancelSignal,
       log,
     });
     log.info('Modify controller stopped');

@@ -21,7 +21,13 @@ export interface RunWorkersOptions<K> {
   queue: RateLimitingQueue<K>;
   workers: number;
   reconcile: Reconcile<K>;
+  /** Stops taking keys: the queue shuts down and in-flight reconciles are waited for. */
   signal: AbortSignal;
+  /**
+   * Handed to each reconcile: aborting it cancels work in flight (driver calls, API writes).
+   * Defaults to `signal`; graceful shutdown passes a later one so in-flight work can finish.
+   */
+  cancelSignal?: AbortSignal;
   log: Logger;
   /** The log message for a failed reconcile (the Go sidecar's text by default). */
   errorMessage?: string;
@@ -51,7 +57,7 @@ async function workerLoop<K>(options: RunWorkersOptions<K>): Promise<void> {
       continue;
     }
     try {
-      const outcome = await options.reconcile(key, signal);
+      const outcome = await options.reconcile(key, options.cancelSignal ?? signal);
       settle(queue, key, outcome);
     } catch (err) {
       log.error(options.errorMessage ?? 'Error syncing PVC', { key: String(key), err });

@@ -48,8 +48,8 @@ export class ResizeController {
     }
   }
 
-  /** Waits for the caches, then works until the signal aborts and in-flight reconciles finish. */
-  async run(signal: AbortSignal): Promise<void> {
+  /** Waits for the caches, then works until `signal` aborts and in-flight reconciles finish (or `cancelSignal` cuts them short). */
+  async run(signal: AbortSignal, cancelSignal: AbortSignal = signal): Promise<void> {
     const { pvcInformer, pvInformer, podInformer, log } = this.o;
     await Promise.all([pvcInformer.waitForSync(signal), pvInformer.waitForSync(signal), podInformer?.waitForSync(signal)]);
     log.info('Resize controller started', { workers: this.o.workers });
@@ -58,6 +58,7 @@ export class ResizeController {
       workers: this.o.workers,
       reconcile: (key, workerSignal) => this.o.reconciler.reconcile(key, workerSignal),
       signal,
+      cancelSignal,
       log,
     });
     log.info('Resize controller stopped');

@@ -266,3 +266,14 @@ test('an in-tree volume migrated to the driver is expanded through its translate
   assert.deepEqual((call?.request['volume_capability'] as { mount?: { fs_type?: string } }).mount?.fs_type, 'xfs');
   assert.equal((await readPv(admin, pvName)).spec.capacity?.['storage'], '2Gi');
 });
+
+test('graceful stop: no new work is taken, the expansion in flight finishes and is recorded', async (t) => {
+  const s = await scenario(t);
+  s.driver.script('ControllerExpandVolume', { delayMs: 1500 });
+  await grow(s, '2Gi');
+  await eventually('call in flight', async () => expandCalls(s).length === 1);
+  await s.resizer.stop({ graceful: true });
+  const pvc = await pvcOf(s);
+  assert.equal(pvc.status?.capacity?.['storage'], '2Gi', 'the in-flight expansion completed before the stop returned');
+  assert.equal((await readPv(admin, s.pvName)).spec.capacity?.['storage'], '2Gi');
+});

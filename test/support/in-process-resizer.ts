@@ -9,8 +9,11 @@ export interface RunningResizer {
   readonly app: App;
   readonly metrics: Metrics;
   readonly logs: string[];
-  /** Stops taking work, waits for in-flight reconciles, closes connections. Idempotent. */
-  stop(): Promise<void>;
+  /**
+   * Stops: by default cancels in-flight work at once; with `graceful` stops taking work and lets
+   * in-flight reconciles finish first (what SIGTERM does). Idempotent.
+   */
+  stop(options?: { graceful?: boolean }): Promise<void>;
 }
 
 export async function startResizer(options: { kubeconfig: string; csiAddress: string; args?: string[] }): Promise<RunningResizer> {
@@ -28,17 +31,20 @@ export async function startResizer(options: { kubeconfig: string; csiAddress: st
   const log = createLogger({ verbosity: config.verbosity, format: 'text', write: (line) => logs.push(line) });
   const metrics = createMetrics({ processMetrics: false });
   const lifetime = new AbortController();
+  const work = new AbortController();
   const app = await startApp(config, { log, metrics, version: 'test' }, lifetime.signal);
-  const running = app.run(lifetime.signal);
+  const running = app.run(work.signal, lifetime.signal);
   let stopped: Promise<void> | undefined;
   return {
     app,
     metrics,
     logs,
-    stop() {
+    stop(stopOptions = {}) {
       stopped ??= (async () => {
-        lifetime.abort();
+        work.abort();
+        if (!stopOptions.graceful) lifetime.abort();
         await running.catch(() => {});
+        lifetime.abort();
         app.close();
       })();
       return stopped;
