@@ -258,9 +258,6 @@ function createElector(m: Modules, config: Config, app: App, deps: { log: Logger
           // shutdown, stopping is what we asked for.
           if (!lifecycle.shuttingDown) exit(ExitCode.Failure);
         },
-        onNewLeader: (leader) => {
-          if (leader !== identity) log.v(3).info('New leader', { leader });
-        },
       },
     });
   } catch (err) {

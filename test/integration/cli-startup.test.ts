@@ -119,6 +119,18 @@ suite('command line', { concurrency: 3 }, () => {
     assert.deepEqual(await proc.exited, { code: null, signal: 'SIGTERM' });
   });
 
+  test('the driver comes back under another name: exit 1', async (t) => {
+    const d = await driver(t);
+    const proc = new CliProcess([`--kubeconfig=${kubeconfig}`, `--csi-address=${d.address}`]);
+    t.after(() => proc.destroy());
+    // Once the controllers run (their informers report the unreachable API server); a rename
+    // during startup itself is reported before main can subscribe (see the csi client).
+    await proc.waitForLog(/List\/watch failed/);
+    await d.restart({ name: 'impostor.csi.test' });
+    assert.deepEqual(await proc.exited, { code: 1, signal: null });
+    assert.match(proc.stderr, /CSI driver name changed/);
+  });
+
   // The dial deadline is the reference's fixed 30 s, so this one waits that long, once.
   test('no CSI socket: "Failed to create CSI client" after the 30 s dial deadline, exit 1', async () => {
     const started = Date.now();

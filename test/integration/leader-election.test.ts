@@ -128,3 +128,40 @@ test('two replicas: one leader, hand-over on SIGKILL and SIGTERM, no double expa
   await resizeAndWait(v3, '3Gi');
   for (const v of [v1, v2, v3]) assert.equal(expandCalls(v), 1, `${v.volumeId} expanded exactly once`);
 });
+
+// todo until src/kube/leader-election.ts stops renewing over another holder: after a failed fast
+// path its slow path stores the other holder's Lease as the observed one, and the next fast path
+// then overwrites it with our identity (client-go uses the fast path only while the observed
+// holder is itself).
+test('a leader that loses its Lease to another holder logs "Stopped leading" and exits 1', {
+  timeout: 200_000, todo: 'the elector re-takes a Lease another holder wrote (fast path over a foreign record)',
+}, async (t) => {
+  const cluster = await useCluster();
+  const admin = adminClients(cluster);
+  const namespace = 'default';
+  const name = `external-resizer-${cluster.driverName.replace(/[^a-zA-Z0-9-]/g, '-')}`;
+  const proc = new CliProcess([
+    `--kubeconfig=${cluster.resizerKubeconfigPath}`, `--csi-address=${cluster.csiAddress}`, '--v=2',
+    '--leader-election', `--leader-election-namespace=${namespace}`,
+    `--leader-election-lease-duration=${LEASE_MS}ms`, `--leader-election-renew-deadline=${RENEW_MS}ms`,
+    `--leader-election-retry-period=${RETRY_MS}ms`,
+  ], { env: { CSI_RESIZER_LEADER_ELECTION_IDENTITY: 'replica-lost' } });
+  t.after(() => proc.destroy());
+  // Whatever holds the Lease at the end (the intruder below) must not block later tests.
+  t.after(() => admin.coordination.deleteNamespacedLease({ namespace, name }).catch(() => undefined));
+  await proc.waitForLog(/Became leader, starting/i, 120_000);
+
+  // Someone else takes the Lease for a long time: renewals fail until the renew deadline passes.
+  const current = await admin.coordination.readNamespacedLease({ namespace, name });
+  await admin.coordination.replaceNamespacedLease({
+    namespace, name,
+    body: { ...current, spec: { ...current.spec, holderIdentity: 'intruder', leaseDurationSeconds: 60 } },
+  });
+  const takenAt = Date.now();
+  const boundMs = RENEW_MS + 3 * RETRY_MS + 15_000;
+  const exit = await Promise.race([proc.exited, new Promise<undefined>((r) => setTimeout(() => r(undefined), boundMs))]);
+  assert.ok(exit, `still running ${boundMs} ms after losing the Lease; holder now ${(await admin.coordination.readNamespacedLease({ namespace, name })).spec?.holderIdentity}`);
+  assert.deepEqual(exit, { code: 1, signal: null });
+  assert.match(proc.stderr, /"Stopped leading"/);
+  assert.ok(Date.now() - takenAt < RENEW_MS + 3 * RETRY_MS + 5_000, 'gave up within the renew deadline');
+});
