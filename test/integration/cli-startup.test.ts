@@ -22,7 +22,7 @@ async function driver(t: { after(fn: () => unknown): void }, options: FaultDrive
   return d;
 }
 
-suite('command line', { concurrency: 3 }, () => {
+suite('command line', { concurrency: 3, timeout: 900_000 }, () => {
   test('--version prints "<argv0> <version>" and exits 0', async () => {
     const run = await runCli(['--version']);
     assert.equal(run.code, 0);
