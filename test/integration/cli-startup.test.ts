@@ -61,6 +61,16 @@ suite('command line', { concurrency: 3, timeout: 900_000 }, () => {
     assert.match(run.stderr, /Only one of `--metrics-address` and `--http-endpoint` can be set\./);
   });
 
+  test('--logging-format=json logs one JSON object per line; an unknown format exits 1', async () => {
+    const run = await runCli(['--logging-format=json', '--metrics-address=:9000', '--http-endpoint=:9001']);
+    assert.equal(run.code, 1);
+    const entries = run.stderr.trim().split('\n').map((l) => JSON.parse(l) as { msg: string });
+    assert.deepEqual(entries.map((e) => e.msg), ['Version', 'Only one of `--metrics-address` and `--http-endpoint` can be set.']);
+    const bad = await runCli(['--logging-format=yaml']);
+    assert.equal(bad.code, 1);
+    assert.match(bad.stderr, /"LoggingConfiguration is invalid"/);
+  });
+
   test('no kubeconfig out of a cluster: "Failed to create cluster config", exit 1', async () => {
     const run = await runCli(['--csi-address=/nonexistent.sock'], { env: { KUBERNETES_SERVICE_HOST: '', KUBERNETES_SERVICE_PORT: '' } });
     assert.equal(run.code, 1);
