@@ -204,6 +204,10 @@ async function main(): Promise<void> {
   if (failed !== undefined) process.exitCode = 1;
 }
 
+// Ctrl-C or a runner's SIGTERM: exit through process.exit so the exit hooks of test/cluster kill
+// every resizer and component this run started and remove the etcd data.
+for (const sig of ['SIGINT', 'SIGTERM'] as const) process.once(sig, () => process.exit(130));
+
 main().catch((err: unknown) => {
   process.stderr.write(`[bench] ${err instanceof Error ? err.stack ?? err.message : String(err)}\n`);
   process.exit(1);
