@@ -172,7 +172,8 @@ async function main(): Promise<void> {
   if (elector) {
     const electorDone = elector.elector.run(lifecycle.rootSignal);
     await lifecycle.whenShutdownBegins();
-    // Draining: the leader's controllers stop taking keys; reconciles in flight get --timeout.
+    // Draining: the leader's controllers stop taking keys; reconciles in flight get --timeout,
+    // then finish() cancels them and the elector releases the Lease.
     const running = elector.running();
     if (running && (await settleWithin(running, config.timeoutMs)) === 'timedOut') {
       log.info('In-flight operations did not finish within --timeout; exiting anyway', { timeoutMs: config.timeoutMs });
@@ -182,7 +183,9 @@ async function main(): Promise<void> {
     await stop(ExitCode.Ok);
   }
 
-  const running = app.run(lifecycle.workSignal).then(
+  // The root signal aborts once the drain is over or its bound has passed: it cancels what is
+  // still in flight.
+  const running = app.run(lifecycle.workSignal, lifecycle.rootSignal).then(
     () => undefined,
     (err: unknown) => err,
   );
@@ -241,11 +244,18 @@ function createElector(m: Modules, config: Config, app: App, deps: { log: Logger
       metrics,
       callbacks: {
         onStartedLeading: (leading) => {
+          // Stop taking work on shutdown or when leadership ends; cut in-flight work short only
+          // when leadership ends or the drain bound has passed (the root signal).
           const work = eitherSignal(leading, lifecycle.workSignal);
-          running = app.run(work.signal).then(
-            () => work.dispose(),
+          const cancel = eitherSignal(leading, lifecycle.rootSignal);
+          const dispose = () => {
+            work.dispose();
+            cancel.dispose();
+          };
+          running = app.run(work.signal, cancel.signal).then(
+            () => dispose(),
             (err: unknown) => {
-              work.dispose();
+              dispose();
               if (!lifecycle.shuttingDown && !leading.aborted) {
                 log.error('Controllers stopped unexpectedly', { err });
                 exit(ExitCode.Failure);

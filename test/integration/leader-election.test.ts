@@ -76,7 +76,8 @@ test('two replicas: one leader, hand-over on SIGKILL and SIGTERM, no double expa
   const held = await lease();
   assert.equal(held.spec?.holderIdentity, firstId);
   assert.equal(held.metadata?.labels?.['app'], 'csi-resizer-test');
-  await standby.waitForLog(/CSI driver name/, 60_000);
+  // Logged once its HTTP server is up.
+  await standby.waitForLog(/Attempting to acquire leader lease/, 60_000);
   assert.equal(leading(standby), false);
   // Both serve /metrics and a healthy probe; only the leader reports leadership.
   for (const r of [first, standby]) {
