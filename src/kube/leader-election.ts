@@ -104,7 +104,7 @@ export class LeaderElector {
     const leading = new AbortController();
     const onParentAbort = () => leading.abort(signal.reason);
     signal.addEventListener('abort', onParentAbort, { once: true });
-    log.v(2).info('Became leader, starting', { lease: name, identity: this.options.identity });
+    log.v(2).info('became leader, starting', { lease: name, identity: this.options.identity });
     try {
       // Not awaited, like client-go's `go OnStartedLeading(ctx)`: the work watches leading.signal.
       void Promise.resolve().then(() => callbacks.onStartedLeading(leading.signal)).catch((err) => {
@@ -171,7 +171,9 @@ export class LeaderElector {
     const call = linkedSignal(signal, this.options.renewDeadlineMs);
     try {
       // Fast path (client-go ≥ 1.29): while leading, update the lease we wrote last without a GET.
-      if (this.leader && this.observedLease) {
+      // Only while the lease we last saw is ours: after a slow path found another holder, a blind
+      // update with that holder's resourceVersion would take the lease back from it.
+      if (this.leader && this.observedLease && this.observedHolder() === identity) {
         try {
           const updated = await client.updateLease(namespace, this.leaseWith(this.observedLease, now, 'renew'), call.signal);
           this.observe(updated, now);
@@ -238,6 +240,10 @@ export class LeaderElector {
       metadata: { ...base.metadata, ...(Object.keys(labels).length ? { labels } : {}) },
       spec: nextSpec,
     };
+  }
+
+  private observedHolder(): string {
+    return ((this.observedLease?.['spec'] ?? {}) as LeaseSpec).holderIdentity ?? '';
   }
 
   private observe(lease: KubeObject, nowMs: number): void {

@@ -130,12 +130,9 @@ test('two replicas: one leader, hand-over on SIGKILL and SIGTERM, no double expa
   for (const v of [v1, v2, v3]) assert.equal(expandCalls(v), 1, `${v.volumeId} expanded exactly once`);
 });
 
-// todo until src/kube/leader-election.ts stops renewing over another holder: after a failed fast
-// path its slow path stores the other holder's Lease as the observed one, and the next fast path
-// then overwrites it with our identity (client-go uses the fast path only while the observed
-// holder is itself).
+// client-go uses the renewal fast path only while the observed holder is itself; so must we.
 test('a leader that loses its Lease to another holder logs "Stopped leading" and exits 1', {
-  timeout: 200_000, todo: 'the elector re-takes a Lease another holder wrote (fast path over a foreign record)',
+  timeout: 200_000,
 }, async (t) => {
   const cluster = await useCluster();
   const admin = adminClients(cluster);
