@@ -242,6 +242,17 @@ test('restart with another driver name on the socket → fatal callback', async 
   assert.match(fatal[0]!.message, /CSI driver name changed after reconnecting: was "first.csi", now "second.csi"/);
 });
 
+test('a fatal error seen before anyone listened reaches a later listener', async (t) => {
+  const { driver, client } = await startPair(t, { name: 'first.csi' });
+  await driver.restart({ name: 'second.csi' });
+  // Nobody listens yet; the connection recovers and the name check fails meanwhile.
+  await new Promise((r) => setTimeout(r, 2000));
+  const fatal: Error[] = [];
+  client.onFatal((e) => fatal.push(e));
+  await until(() => fatal.length > 0);
+  assert.match(fatal[0]!.message, /was "first.csi", now "second.csi"/);
+});
+
 test('logs at -v=10 show requests and responses but never secrets', async (t) => {
   const { log, lines } = capture(10);
   const { driver, client } = await startPair(t, {}, { log });

@@ -135,6 +135,7 @@ export class GrpcCsiClient implements CsiClient {
   private readonly log: Logger;
   private name = '';
   private readonly fatalListeners = new Set<FatalListener>();
+  private fatalError: Error | undefined;
   // Aborted by close(); ends background re-checks.
   private readonly lifetime = new AbortController();
   private recheckRunning = false;
@@ -177,6 +178,11 @@ export class GrpcCsiClient implements CsiClient {
 
   /** cb runs once the client can no longer be trusted (the driver's name changed); the app should exit. */
   onFatal(cb: FatalListener): () => void {
+    // A fatal error seen before anyone listened (e.g. during startup) is not lost.
+    if (this.fatalError) {
+      cb(this.fatalError);
+      return () => {};
+    }
     this.fatalListeners.add(cb);
     return () => this.fatalListeners.delete(cb);
   }
@@ -318,6 +324,7 @@ export class GrpcCsiClient implements CsiClient {
   }
 
   private fatal(err: Error): void {
+    this.fatalError ??= err;
     this.log.error('CSI driver can no longer be used', { err: err.message });
     for (const listener of this.fatalListeners) {
       try {
