@@ -91,6 +91,7 @@ async function main(): Promise<void> {
 
   const log = createLogger({ verbosity: config.verbosity, format: config.loggingFormat });
   log.info('Version', { version });
+  if (config.positionalArgs.length > 0) log.warn('Ignoring arguments after the flags', { args: config.positionalArgs });
   if (config.metricsAddress !== '' && config.httpEndpoint !== '') {
     log.error('Only one of `--metrics-address` and `--http-endpoint` can be set.');
     exit(ExitCode.Failure);
@@ -134,7 +135,9 @@ async function main(): Promise<void> {
     exit(ExitCode.Failure);
   });
 
-  const resizeState = registerResizeStateMetrics({ registry: metrics.registry, driverName: app.driverName, pvcs: app.pvcs.store, pvs: app.pvs.store });
+  const resizeState = registerResizeStateMetrics({
+    registry: metrics.registry, driverName: app.driverName, pvcs: app.pvcs.store, pvs: app.pvs.store, requeues: app.resizeRequeues,
+  });
   app.pvcs.addEventHandler({
     update: (before, after) => {
       try {

@@ -51,6 +51,8 @@ export interface App {
   readonly pvcs: Informer<Pvc>;
   readonly pvs: Informer<Pv>;
   readonly controllers: readonly Runnable[];
+  /** How many times the resize queue has retried a PVC key since its last success (0 without a resizer). */
+  resizeRequeues(key: string): number;
   /**
    * Informers and controllers until `signal` aborts (stop taking work) and in-flight work has
    * finished; aborting `cancelSignal` (default: `signal`) cancels what is still in flight.
@@ -158,7 +160,9 @@ function assemble(parts: {
   const controllers: Runnable[] = [];
   const slowSets: SlowSet<string>[] = [];
   const resizer = backends.resizer;
+  let resizeQueue: RateLimitingQueue<string> | undefined;
   if (resizer) {
+    resizeQueue = newQueue();
     let podInformer: Informer<PodClaimUsage> | undefined;
     let claimUsage: ClaimUsage | undefined;
     if (config.handleVolumeInUseError) {
@@ -188,7 +192,7 @@ function assemble(parts: {
       pvInformer: pvs,
       podInformer,
       claimUsage,
-      queue: newQueue(),
+      queue: resizeQueue,
       reconciler,
       workers: config.workers,
       recoverVolumeExpansionFailure: gates.recoverVolumeExpansionFailure,
@@ -238,6 +242,7 @@ function assemble(parts: {
     pvcs,
     pvs,
     controllers,
+    resizeRequeues: (key) => resizeQueue?.numRequeues(key) ?? 0,
     async run(signal: AbortSignal, cancelSignal: AbortSignal = signal): Promise<void> {
       for (const set of slowSets) set.start();
       try {

@@ -36,6 +36,7 @@ test('defaults equal the reference sidecar', () => {
     vmodule: '',
     loggingFormat: 'text',
     logFlushFrequencyMs: 5_000,
+    positionalArgs: [],
   };
   const { gates, ...rest } = c;
   assert.deepEqual(rest, expected);
@@ -147,4 +148,11 @@ test('usage lists every flag of the reference with its default', () => {
   assert.match(usage, /-timeout duration\n[^\n]*\(default 10s\)/);
   assert.match(usage, /-retry-interval-max duration\n[^\n]*\(default 5m0s\)/);
   assert.match(usage, /-handle-volume-inuse-error\n[^\n]*\(default true\)/);
+});
+
+test('arguments after the flags are kept aside, as Go leaves them in flag.Args()', () => {
+  const c = parseConfig(['--workers=3', 'extra', '--v=5']);
+  assert.equal(c.workers, 3);
+  assert.equal(c.verbosity, 0, 'parsing stops at the first non-flag');
+  assert.deepEqual(c.positionalArgs, ['extra', '--v=5']);
 });

@@ -34,6 +34,8 @@ export interface Config {
   readonly loggingFormat: LoggingFormat;
   readonly logFlushFrequencyMs: number;
   readonly gates: FeatureGates;
+  /** Arguments after the flags. Go's flag package leaves them for the program, and the sidecar ignores them. */
+  readonly positionalArgs: readonly string[];
 }
 
 export class ConfigError extends Error {
@@ -44,7 +46,7 @@ export class ConfigError extends Error {
 }
 
 /** Defines every flag on a FlagSet and returns a function that reads them into a Config. */
-function defineFlags(flags: FlagSet): () => Config {
+function defineFlags(flags: FlagSet): (positionalArgs: readonly string[]) => Config {
   const showVersion = flags.bool('version', false, 'Show version.');
   const kubeconfig = flags.string('kubeconfig', '', 'Absolute path to the kubeconfig file. Required only when running out of cluster.');
   const master = flags.string('master', '', 'Master URL to build a client config from. Either this or kubeconfig needs to be set if the provisioner is being run out of cluster.');
@@ -74,7 +76,7 @@ function defineFlags(flags: FlagSet): () => Config {
   const flush = flags.durationMs('log-flush-frequency', 5_000, 'Maximum number of seconds between log flushes');
   const gates = flags.var(new MapStringBoolValue(), 'feature-gates', 'A set of key=value pairs that describe feature gates for alpha/experimental features. Options are:\nAnnotateFsResize=true|false (BETA - default=true)\nRecoverVolumeExpansionFailure=true|false (GA - default=true)\nReleaseLeaderElectionOnExit=true|false (default=true)\nVolumeAttributesClass=true|false (GA - default=true)');
 
-  return () => {
+  return (positionalArgs) => {
     const format = loggingFormat.value;
     if (format !== 'text' && format !== 'json') throw new Error(`invalid value "${format}" for flag -logging-format: format must be one of: json, text`);
     if (workers.value < 1) throw new Error(`invalid value "${workers.value}" for flag -workers: must be at least 1`);
@@ -108,6 +110,7 @@ function defineFlags(flags: FlagSet): () => Config {
       loggingFormat: format,
       logFlushFrequencyMs: flush.value,
       gates: featureGatesFrom(gates.value.entries),
+      positionalArgs: Object.freeze([...positionalArgs]),
     });
   };
 }
@@ -119,8 +122,7 @@ export function parseConfig(args: readonly string[], programName = 'csi-resizer'
   const usage = flags.usage();
   try {
     const { rest } = flags.parse(args);
-    if (rest.length > 0) throw new Error(`unexpected arguments: ${rest.join(' ')}`);
-    return read();
+    return read(rest);
   } catch (err) {
     const help = err instanceof FlagError && err.kind === 'help';
     throw new ConfigError(err instanceof Error ? err.message : String(err), usage, help, { cause: err });

@@ -22,6 +22,10 @@ export function loadKubeConfig(options: LoadKubeConfigOptions = {}): KubeConfig 
   } else if (masterUrl) {
     kc.loadFromClusterAndUser({ name: 'master', server: masterUrl, skipTLSVerify: false }, { name: 'anonymous' });
   } else {
+    if (!process.env['KUBERNETES_SERVICE_HOST'] || !process.env['KUBERNETES_SERVICE_PORT']) {
+      // client-go's rest.ErrNotInCluster: running outside a pod without --kubeconfig or --master.
+      throw new Error('unable to load in-cluster configuration, KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT must be defined');
+    }
     kc.loadFromCluster();
   }
   if (masterUrl) setServer(kc, masterUrl);

@@ -74,7 +74,7 @@ suite('command line', { concurrency: 3, timeout: 900_000 }, () => {
   test('no kubeconfig out of a cluster: "Failed to create cluster config", exit 1', async () => {
     const run = await runCli(['--csi-address=/nonexistent.sock'], { env: { KUBERNETES_SERVICE_HOST: '', KUBERNETES_SERVICE_PORT: '' } });
     assert.equal(run.code, 1);
-    assert.match(run.stderr, /Failed to create cluster config/);
+    assert.match(run.stderr, /Failed to create cluster config: unable to load in-cluster configuration, KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT must be defined/);
   });
 
   test('a driver without the controller service: exit 1', async (t) => {
