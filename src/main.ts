@@ -28,8 +28,9 @@ const load = () =>
     import('./observability/http-server.js'),
     import('./observability/metrics.js'),
     import('./observability/resize-state.js'),
-  ]).then(([build, client, kubeconfig, leaderElection, pvc, selectResizer, httpServer, metrics, resizeState]) => ({
-    ...build, ...client, ...kubeconfig, ...leaderElection, ...pvc, ...selectResizer, ...httpServer, ...metrics, ...resizeState,
+    import('./app/permission-check.js'),
+  ]).then(([build, client, kubeconfig, leaderElection, pvc, selectResizer, httpServer, metrics, resizeState, permissionCheck]) => ({
+    ...build, ...client, ...kubeconfig, ...leaderElection, ...pvc, ...selectResizer, ...httpServer, ...metrics, ...resizeState, ...permissionCheck,
   }));
 type Modules = Awaited<ReturnType<typeof load>>;
 
@@ -147,6 +148,12 @@ async function main(): Promise<void> {
       }
     },
   });
+
+  void m.checkPermissions(app.kube, {
+    pods: app.watchesPods,
+    volumeAttributesClasses: app.modifies,
+    leaseNamespace: config.leaderElection ? leaseNamespace(config.leaderElectionNamespace) : undefined,
+  }, log, lifecycle.workSignal);
 
   const elector = config.leaderElection ? createElector(m, config, app, { log, metrics, lifecycle }) : undefined;
 

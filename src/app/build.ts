@@ -51,6 +51,10 @@ export interface App {
   readonly pvcs: Informer<Pvc>;
   readonly pvs: Informer<Pv>;
   readonly controllers: readonly Runnable[];
+  /** Pods are watched (a resizer runs with --handle-volume-inuse-error). */
+  readonly watchesPods: boolean;
+  /** The modify controller runs. */
+  readonly modifies: boolean;
   /** How many times the resize queue has retried a PVC key since its last success (0 without a resizer). */
   resizeRequeues(key: string): number;
   /**
@@ -242,6 +246,8 @@ function assemble(parts: {
     pvcs,
     pvs,
     controllers,
+    watchesPods: resizer !== undefined && config.handleVolumeInUseError,
+    modifies: backends.canModify && gates.volumeAttributesClass,
     resizeRequeues: (key) => resizeQueue?.numRequeues(key) ?? 0,
     async run(signal: AbortSignal, cancelSignal: AbortSignal = signal): Promise<void> {
       for (const set of slowSets) set.start();

@@ -66,6 +66,22 @@ export interface KubeClient {
   /** PUT with the lease's metadata.resourceVersion: 409 if someone else wrote it first. */
   updateLease(namespace: string, lease: KubeObject, signal: AbortSignal): Promise<KubeObject>;
   listWatcher(resource: ResourceRef): ListWatcher;
+  /** SelfSubjectAccessReview: may this client's identity do that? */
+  canI(attributes: AccessAttributes, signal: AbortSignal): Promise<AccessDecision>;
+}
+
+export interface AccessAttributes {
+  verb: string;
+  /** '' for the core group. */
+  group: string;
+  resource: string;
+  subresource?: string;
+  namespace?: string;
+}
+
+export interface AccessDecision {
+  allowed: boolean;
+  reason?: string;
 }
 
 export interface HttpKubeClientOptions extends KubeHttpOptions {}
@@ -104,6 +120,22 @@ export class HttpKubeClient implements KubeClient {
   patchPvcStatus(namespace: string, name: string, patch: object, options: PatchOptions, signal: AbortSignal): Promise<KubeObject> {
     const path = resourcePath(Resources.persistentVolumeClaims, { namespace, name, subresource: 'status' });
     return this.patch(path, patch, options, signal);
+  }
+
+  async canI(attributes: AccessAttributes, signal: AbortSignal): Promise<AccessDecision> {
+    const review = await this.http.request<{ status?: { allowed?: boolean; reason?: string } }>({
+      method: 'POST',
+      path: '/apis/authorization.k8s.io/v1/selfsubjectaccessreviews',
+      contentType: ContentType.Json,
+      body: {
+        apiVersion: 'authorization.k8s.io/v1',
+        kind: 'SelfSubjectAccessReview',
+        spec: { resourceAttributes: { ...attributes } },
+      },
+    }, signal);
+    const decision: AccessDecision = { allowed: review?.status?.allowed === true };
+    if (review?.status?.reason) decision.reason = review.status.reason;
+    return decision;
   }
 
   createEvent(namespace: string, event: KubeObject, signal: AbortSignal): Promise<KubeObject> {
