@@ -34,7 +34,7 @@ test('the csi-resizer identity of deploy/kubernetes/rbac.yaml has every permissi
 test('an identity without the rules: one error per missing permission, naming it', async (t) => {
   const namespace = await createNamespace(admin, 'rz-rbac');
   await admin.core.createNamespacedServiceAccount({ namespace, body: { metadata: { name: 'no-rules' } } });
-  const token = await admin.core.createNamespacedServiceAccountToken({ namespace, name: 'no-rules', body: { spec: { expirationSeconds: 600 } } });
+  const token = await admin.core.createNamespacedServiceAccountToken({ namespace, name: 'no-rules', body: { spec: { audiences: [], expirationSeconds: 600 } } });
   const kubeconfig = JSON.parse(readFileSync(cluster.resizerKubeconfigPath, 'utf8')) as { users: { user: { token: string } }[] };
   kubeconfig.users[0]!.user.token = token.status!.token;
   const path = join(mkdtempSync(join(tmpdir(), 'rz-rbac-')), 'kubeconfig');
