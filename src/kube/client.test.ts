@@ -90,24 +90,26 @@ test('the rate limiter spaces requests', async (t) => {
   assert.ok(performance.now() - start >= 180, 'four requests beyond the burst at 20 qps');
 });
 
-test('loadKubeConfig: --master replaces the server; a relative token-file is read and kept rotating', async (t) => {
+test('loadKubeConfig: --master replaces the server; a relative tokenFile is read again, so a rotated token is used', async (t) => {
   const server = await new FakeApiServer().start();
   t.after(() => server.close());
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kc-'));
   t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
-  fs.writeFileSync(path.join(dir, 'token'), 'first');
+  fs.writeFileSync(path.join(dir, 'token'), 'first\n');
   fs.writeFileSync(path.join(dir, 'config'), [
     'apiVersion: v1', 'kind: Config', 'current-context: c',
     'clusters: [{name: k, cluster: {server: "http://127.0.0.1:1", insecure-skip-tls-verify: true}}]',
-    'users: [{name: u, user: {token-file: token}}]',
+    'users: [{name: u, user: {tokenFile: token}}]',
     'contexts: [{name: c, context: {cluster: k, user: u}}]',
   ].join('\n'));
   const kc = loadKubeConfig({ kubeconfigPath: path.join(dir, 'config'), masterUrl: server.url });
-  assert.equal(kc.getCurrentCluster()?.server, server.url);
-  const client = new HttpKubeClient({ kubeConfig: kc, qps: 0, burst: 1 });
+  assert.equal(kc.server, server.url);
+  assert.deepEqual(kc.auth, { kind: 'tokenFile', path: path.join(dir, 'token') });
+  const client = new HttpKubeClient({ kubeConfig: kc, qps: 0, burst: 1, authRefreshMs: 0 });
   t.after(() => client.close());
   await client.getLease('ns', 'x', AbortSignal.timeout(1000)).catch(() => {});
   assert.equal(server.requests.at(-1)?.authorization, 'Bearer first');
-  // The token file is now served by the rotating provider (re-read every 60 s, as in client-go).
-  assert.equal((kc.getCurrentUser() as any).authProvider.config.tokenFile, path.join(dir, 'token'));
+  fs.writeFileSync(path.join(dir, 'token'), 'second\n');
+  await client.getLease('ns', 'x', AbortSignal.timeout(1000)).catch(() => {});
+  assert.equal(server.requests.at(-1)?.authorization, 'Bearer second');
 });

@@ -1,4 +1,4 @@
-// The request layer: JSON over node:http(s) with auth and TLS from client-node's KubeConfig.
+// The request layer: JSON over node:http(s) with auth and TLS from our ClientConfig (kubeconfig.ts).
 // We don't use client-node's generated clients or its Watch: they build a new https.Agent per
 // request (no keep-alive, sockets leak across watch reconnects), default every PATCH to JSON Patch,
 // have no client-side rate limit or per-request timeout, and throw errors whose body is raw text.
@@ -7,10 +7,11 @@
 // and every non-2xx answer turned into a KubeApiError.
 import http from 'node:http';
 import https from 'node:https';
-import { KubeConfig } from '@kubernetes/client-node';
 import { linkedSignal } from '../base/signals.js';
 import { KubeApiError } from './errors.js';
 import { TokenBucket } from './rate-limiter.js';
+import { resolveCredentials } from './credentials.js';
+import type { ClientConfig } from './kubeconfig.js';
 
 export const ContentType = {
   Json: 'application/json',
@@ -35,13 +36,13 @@ export interface RequestOptions {
 }
 
 export interface KubeHttpOptions {
-  kubeConfig: KubeConfig;
+  kubeConfig: ClientConfig;
   qps: number;
   burst: number;
   /** Per-request timeout for ordinary calls (not for watch streams). */
   requestTimeoutMs?: number;
   userAgent?: string;
-  /** How long resolved credentials are reused before asking KubeConfig again (token rotation). */
+  /** How long resolved credentials are reused before reading them again (token and certificate rotation). */
   authRefreshMs?: number;
 }
 
@@ -50,6 +51,8 @@ interface Credentials {
   agent: http.Agent;
   tlsFingerprint: string;
   resolvedAtMs: number;
+  /** performance.now() after which an exec plugin's credential must be fetched again. */
+  expiresAtPerfMs: number | undefined;
 }
 
 const DEFAULT_TIMEOUT_MS = 30_000;
@@ -58,17 +61,13 @@ const DEFAULT_AUTH_REFRESH_MS = 10_000;
 export class KubeHttp {
   readonly server: URL;
   private readonly limiter: TokenBucket;
-  private readonly authConfig: KubeConfig;
   private credentials: Credentials | undefined;
   private pendingCredentials: Promise<Credentials> | undefined;
   private closed = false;
 
   constructor(private readonly options: KubeHttpOptions) {
-    const cluster = options.kubeConfig.getCurrentCluster();
-    if (!cluster) throw new Error('kubeconfig has no current cluster');
-    this.server = new URL(cluster.server);
+    this.server = new URL(options.kubeConfig.server);
     this.limiter = new TokenBucket({ qps: options.qps, burst: options.burst });
-    this.authConfig = this.server.protocol === 'http:' ? plainHttpView(options.kubeConfig) : options.kubeConfig;
   }
 
   /** A JSON request; resolves with the decoded body (undefined for an empty body). */
@@ -156,7 +155,9 @@ export class KubeHttp {
   private async resolveCredentials(force: boolean): Promise<Credentials> {
     const current = this.credentials;
     const maxAgeMs = this.options.authRefreshMs ?? DEFAULT_AUTH_REFRESH_MS;
-    if (current && !force && performance.now() - current.resolvedAtMs < maxAgeMs) return current;
+    const now = performance.now();
+    const fresh = current && now - current.resolvedAtMs < maxAgeMs && (current.expiresAtPerfMs === undefined || now < current.expiresAtPerfMs);
+    if (current && fresh && !force) return current;
     this.pendingCredentials ??= this.loadCredentials().finally(() => {
       this.pendingCredentials = undefined;
     });
@@ -164,16 +165,9 @@ export class KubeHttp {
   }
 
   private async loadCredentials(): Promise<Credentials> {
-    // applyToHTTPSOptions runs the auth providers (token, token file, exec, OIDC) and reads CA and
-    // client-certificate files; the agent it builds is discarded in favour of our keep-alive one.
-    const opts: https.RequestOptions = {};
-    await this.authConfig.applyToHTTPSOptions(opts);
-    const headers: Record<string, string> = {};
-    for (const [key, value] of Object.entries(opts.headers ?? {})) {
-      if (value !== undefined) headers[key] = Array.isArray(value) ? value.join(', ') : String(value);
-    }
-    if (opts.auth) headers['Authorization'] = 'Basic ' + Buffer.from(opts.auth).toString('base64');
-    const tlsFingerprint = [opts.ca, opts.cert, opts.key, opts.rejectUnauthorized, opts.servername]
+    const resolved = await resolveCredentials(this.options.kubeConfig, AbortSignal.timeout(60_000));
+    const { tls } = resolved;
+    const tlsFingerprint = [tls.ca, tls.cert, tls.key, tls.rejectUnauthorized, tls.servername]
       .map((v) => (Buffer.isBuffer(v) ? v.toString('base64') : String(v)))
       .join('|');
     const previous = this.credentials;
@@ -185,31 +179,14 @@ export class KubeHttp {
       previous?.agent.destroy();
       agent = this.server.protocol === 'http:'
         ? new http.Agent({ keepAlive: true })
-        : new https.Agent({
-          keepAlive: true,
-          ...(opts.ca ? { ca: opts.ca } : {}),
-          ...(opts.cert ? { cert: opts.cert } : {}),
-          ...(opts.key ? { key: opts.key } : {}),
-          ...(opts.rejectUnauthorized !== undefined ? { rejectUnauthorized: opts.rejectUnauthorized } : {}),
-          ...(opts.servername ? { servername: opts.servername } : {}),
-        });
+        : new https.Agent({ keepAlive: true, ...tls });
     }
-    const creds: Credentials = { headers, agent, tlsFingerprint, resolvedAtMs: performance.now() };
+    // An exec credential is refreshed a little before it expires.
+    const expiresAtPerfMs = resolved.expiresAtMs === undefined ? undefined : performance.now() + (resolved.expiresAtMs - Date.now()) - 10_000;
+    const creds: Credentials = { headers: { ...resolved.headers }, agent, tlsFingerprint, resolvedAtMs: performance.now(), expiresAtPerfMs };
     if (!this.closed) this.credentials = creds;
     return creds;
   }
-}
-
-/** client-node refuses http:// servers unless skipTLSVerify is set; TLS options mean nothing there. */
-function plainHttpView(kc: KubeConfig): KubeConfig {
-  const view = new KubeConfig();
-  view.loadFromOptions({
-    clusters: kc.clusters.map((c) => ({ ...c, skipTLSVerify: true })),
-    users: kc.users,
-    contexts: kc.contexts,
-    currentContext: kc.currentContext,
-  });
-  return view;
 }
 
 function describe(options: Pick<RequestOptions, 'path'> & { method?: string }): string {

@@ -1,11 +1,15 @@
-// Loading the client configuration, the way the Go sidecar's flags do: --kubeconfig (with an
-// optional --master that replaces the server URL), else in-cluster service-account config. We use
-// @kubernetes/client-node's KubeConfig for parsing and auth providers, and fix two gaps: there is
-// no --master override, and a kubeconfig `token-file` is read once at load time (client-go re-reads
-// it), so we turn it into the rotating token-file provider client-node uses in-cluster.
+// Loading the client configuration the way the Go sidecar's flags do: --kubeconfig (with an
+// optional --master that replaces the server URL), else the in-cluster service account.
+//
+// Written here instead of taking @kubernetes/client-node's KubeConfig: that class loads the whole
+// generated API (every model and client) when imported, which cost 2 s of start-up and ~75 MB of
+// resident memory in a sidecar that uses none of it (see README, Benchmarks). What a sidecar
+// needs is small and stable: a server, TLS material, and one of bearer token, token file
+// (re-read, so bound service-account tokens rotate), client certificate, basic auth or an exec
+// credential plugin. Legacy `auth-provider` plugins (gcp, azure, oidc) are refused by name.
 import fs from 'node:fs';
 import nodePath from 'node:path';
-import { dumpYaml, KubeConfig, loadYaml, type Cluster, type User } from '@kubernetes/client-node';
+import yaml from 'js-yaml';
 
 export interface LoadKubeConfigOptions {
   /** --kubeconfig; empty means in-cluster unless masterUrl is set. */
@@ -14,56 +18,166 @@ export interface LoadKubeConfigOptions {
   masterUrl?: string;
 }
 
-export function loadKubeConfig(options: LoadKubeConfigOptions = {}): KubeConfig {
-  const kc = new KubeConfig();
+/** Bytes given inline, or a file read whenever credentials are resolved (so rotation is seen). */
+export type Material = { readonly data: Buffer } | { readonly file: string };
+
+export interface ExecCredentialPlugin {
+  readonly command: string;
+  readonly args: readonly string[];
+  readonly env: Readonly<Record<string, string>>;
+  readonly apiVersion: string;
+  /** Relative commands resolve against the kubeconfig's folder. */
+  readonly dir: string;
+}
+
+export type ClientAuth =
+  | { readonly kind: 'none' }
+  | { readonly kind: 'token'; readonly token: string }
+  | { readonly kind: 'tokenFile'; readonly path: string }
+  | { readonly kind: 'basic'; readonly username: string; readonly password: string }
+  | { readonly kind: 'exec'; readonly plugin: ExecCredentialPlugin };
+
+export interface ClientConfig {
+  readonly server: string;
+  readonly ca?: Material;
+  readonly clientCert?: Material;
+  readonly clientKey?: Material;
+  readonly insecureSkipTlsVerify: boolean;
+  readonly tlsServerName?: string;
+  readonly auth: ClientAuth;
+}
+
+const SERVICE_ACCOUNT_DIR = '/var/run/secrets/kubernetes.io/serviceaccount';
+
+export class KubeConfigError extends Error {
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = 'KubeConfigError';
+  }
+}
+
+export function loadKubeConfig(options: LoadKubeConfigOptions = {}): ClientConfig {
   const { kubeconfigPath, masterUrl } = options;
+  let config: ClientConfig;
   if (kubeconfigPath) {
-    loadFile(kc, kubeconfigPath);
+    config = fromKubeconfigFile(kubeconfigPath);
   } else if (masterUrl) {
-    kc.loadFromClusterAndUser({ name: 'master', server: masterUrl, skipTLSVerify: false }, { name: 'anonymous' });
+    config = { server: masterUrl, insecureSkipTlsVerify: false, auth: { kind: 'none' } };
   } else {
-    if (!process.env['KUBERNETES_SERVICE_HOST'] || !process.env['KUBERNETES_SERVICE_PORT']) {
-      // client-go's rest.ErrNotInCluster: running outside a pod without --kubeconfig or --master.
-      throw new Error('unable to load in-cluster configuration, KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT must be defined');
-    }
-    kc.loadFromCluster();
+    config = inCluster();
   }
-  if (masterUrl) setServer(kc, masterUrl);
-  if (!kc.getCurrentCluster()) throw new Error('kubeconfig has no current cluster; set current-context or pass --master');
-  return kc;
+  return masterUrl ? { ...config, server: masterUrl } : config;
 }
 
-function setServer(kc: KubeConfig, server: string): void {
-  const current = kc.getCurrentCluster();
-  if (!current) return;
-  kc.clusters = kc.clusters.map((c): Cluster => (c.name === current.name ? { ...c, server } : c));
+/** The service account's token, CA and the KUBERNETES_SERVICE_* address (client-go's InClusterConfig). */
+export function inCluster(env: NodeJS.ProcessEnv = process.env, dir = SERVICE_ACCOUNT_DIR): ClientConfig {
+  const host = env['KUBERNETES_SERVICE_HOST'];
+  const port = env['KUBERNETES_SERVICE_PORT'];
+  if (!host || !port) {
+    // client-go's rest.ErrNotInCluster: running outside a pod without --kubeconfig or --master.
+    throw new KubeConfigError('unable to load in-cluster configuration, KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT must be defined');
+  }
+  const hostPart = host.includes(':') ? `[${host}]` : host;
+  return {
+    server: `https://${hostPart}:${port}`,
+    ca: { file: nodePath.join(dir, 'ca.crt') },
+    insecureSkipTlsVerify: false,
+    auth: { kind: 'tokenFile', path: nodePath.join(dir, 'token') },
+  };
 }
 
-interface RawKubeConfig {
-  users?: Array<{ name?: string; user?: { token?: string; 'token-file'?: string } }>;
+type RawMap = Record<string, unknown>;
+
+/** The value under `key` of the entry called `name` in a kubeconfig list (clusters, users, contexts). */
+function named(list: unknown, key: string, name: string, kind: string, path: string): RawMap {
+  const entries = Array.isArray(list) ? (list as RawMap[]) : [];
+  const entry = entries.find((e) => e && e['name'] === name);
+  const value = entry?.[key];
+  if (!value || typeof value !== 'object') throw new KubeConfigError(`${path}: ${kind} ${JSON.stringify(name)} not found`);
+  return value as RawMap;
 }
 
-/**
- * loadFromFile, except that relative `token-file` paths resolve against the kubeconfig's folder
- * (client-node reads them relative to the working directory) and token files keep being re-read.
- */
-function loadFile(kc: KubeConfig, path: string): void {
+function str(map: RawMap, ...keys: string[]): string | undefined {
+  for (const key of keys) {
+    const value = map[key];
+    if (typeof value === 'string' && value !== '') return value;
+  }
+  return undefined;
+}
+
+function material(map: RawMap, dataKey: string, fileKey: string, dir: string): Material | undefined {
+  const data = str(map, dataKey);
+  if (data) return { data: Buffer.from(data, 'base64') };
+  const file = str(map, fileKey);
+  return file ? { file: nodePath.resolve(dir, file) } : undefined;
+}
+
+/** Parses a kubeconfig (YAML or JSON) and resolves its current context. Relative paths are relative to the file. */
+export function fromKubeconfigFile(path: string): ClientConfig {
+  let raw: RawMap;
+  try {
+    const parsed = yaml.load(fs.readFileSync(path, 'utf8'));
+    if (!parsed || typeof parsed !== 'object') throw new Error('not a kubeconfig object');
+    raw = parsed as RawMap;
+  } catch (err) {
+    throw new KubeConfigError(`${path}: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+  }
   const dir = nodePath.dirname(nodePath.resolve(path));
-  const raw = loadYaml<RawKubeConfig>(fs.readFileSync(path, 'utf8')) ?? {};
-  const tokenFiles = new Map<string, string>();
-  for (const u of raw.users ?? []) {
-    const file = u.user?.['token-file'];
-    if (!u.user || !file) continue;
-    u.user['token-file'] = nodePath.resolve(dir, file);
-    if (u.name && !u.user.token) tokenFiles.set(u.name, u.user['token-file']);
+  const contextName = str(raw, 'current-context');
+  if (!contextName) throw new KubeConfigError(`${path}: no current-context; set one or pass --master`);
+  const context = named(raw['contexts'], 'context', contextName, 'context', path);
+  const clusterName = str(context, 'cluster') ?? '';
+  const cluster = named(raw['clusters'], 'cluster', clusterName, 'cluster', path);
+  const userName = str(context, 'user');
+  const user = userName ? named(raw['users'], 'user', userName, 'user', path) : {};
+
+  const server = str(cluster, 'server');
+  if (!server) throw new KubeConfigError(`${path}: cluster ${JSON.stringify(clusterName)} has no server`);
+  const ca = material(cluster, 'certificate-authority-data', 'certificate-authority', dir);
+  const clientCert = material(user, 'client-certificate-data', 'client-certificate', dir);
+  const clientKey = material(user, 'client-key-data', 'client-key', dir);
+  const tlsServerName = str(cluster, 'tls-server-name');
+  return {
+    server,
+    ...(ca ? { ca } : {}),
+    ...(clientCert ? { clientCert } : {}),
+    ...(clientKey ? { clientKey } : {}),
+    insecureSkipTlsVerify: cluster['insecure-skip-tls-verify'] === true,
+    ...(tlsServerName ? { tlsServerName } : {}),
+    auth: authOf(user, dir, path),
+  };
+}
+
+function authOf(user: RawMap, dir: string, path: string): ClientAuth {
+  if (user['auth-provider']) {
+    const name = (user['auth-provider'] as RawMap)['name'];
+    throw new KubeConfigError(`${path}: auth-provider ${JSON.stringify(name)} is not supported; use a token, a client certificate or an exec credential plugin`);
   }
-  kc.loadFromString(dumpYaml(raw));
-  kc.makePathsAbsolute(dir);
-  if (tokenFiles.size === 0) return;
-  kc.users = kc.users.map((u): User => {
-    const file = tokenFiles.get(u.name);
-    if (!file || u.authProvider) return u;
-    // client-node's FileAuth provider re-reads the file every 60 s, like client-go does.
-    return { ...u, token: undefined, authProvider: { name: 'tokenFile', config: { tokenFile: file } } };
-  });
+  const token = str(user, 'token');
+  if (token) return { kind: 'token', token };
+  const tokenFile = str(user, 'tokenFile', 'token-file');
+  if (tokenFile) return { kind: 'tokenFile', path: nodePath.resolve(dir, tokenFile) };
+  const username = str(user, 'username');
+  if (username) return { kind: 'basic', username, password: str(user, 'password') ?? '' };
+  const exec = user['exec'];
+  if (exec && typeof exec === 'object') {
+    const e = exec as RawMap;
+    const command = str(e, 'command');
+    if (!command) throw new KubeConfigError(`${path}: exec credential plugin without a command`);
+    const env: Record<string, string> = {};
+    for (const item of Array.isArray(e['env']) ? (e['env'] as RawMap[]) : []) {
+      if (typeof item['name'] === 'string') env[item['name']] = typeof item['value'] === 'string' ? item['value'] : '';
+    }
+    return {
+      kind: 'exec',
+      plugin: {
+        command,
+        args: Array.isArray(e['args']) ? (e['args'] as unknown[]).map(String) : [],
+        env,
+        apiVersion: str(e, 'apiVersion') ?? 'client.authentication.k8s.io/v1',
+        dir,
+      },
+    };
+  }
+  return { kind: 'none' };
 }

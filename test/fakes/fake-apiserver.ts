@@ -7,7 +7,7 @@
 // silently, fail the next requests with a status.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { KubeConfig } from '@kubernetes/client-node';
+import type { ClientConfig } from '../../src/kube/kubeconfig.js';
 
 type Obj = Record<string, any>;
 
@@ -91,16 +91,9 @@ export class FakeApiServer {
     await new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
   }
 
-  /** A kubeconfig for this server with a bearer token. */
-  kubeConfig(token = 'fake-token'): KubeConfig {
-    const kc = new KubeConfig();
-    kc.loadFromOptions({
-      clusters: [{ name: 'fake', server: this.url, skipTLSVerify: true }],
-      users: [{ name: 'tester', token }],
-      contexts: [{ name: 'fake', cluster: 'fake', user: 'tester' }],
-      currentContext: 'fake',
-    });
-    return kc;
+  /** A client configuration for this server with a bearer token. */
+  kubeConfig(token = 'fake-token'): ClientConfig {
+    return { server: this.url, insecureSkipTlsVerify: true, auth: { kind: 'token', token } };
   }
 
   get resourceVersion(): string {

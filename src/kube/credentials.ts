@@ -1,0 +1,105 @@
+// Turning a ClientConfig into what a request needs right now: headers and TLS material. Files
+// (token, CA, client certificate) are read on every resolution, so rotated files are picked up;
+// exec credential plugins run with KUBERNETES_EXEC_INFO and their answer is kept until it expires.
+import { execFile } from 'node:child_process';
+import fs from 'node:fs/promises';
+import nodePath from 'node:path';
+import type { ClientConfig, ExecCredentialPlugin, Material } from './kubeconfig.js';
+
+export interface ResolvedCredentials {
+  readonly headers: Readonly<Record<string, string>>;
+  readonly tls: {
+    readonly ca?: Buffer;
+    readonly cert?: Buffer;
+    readonly key?: Buffer;
+    readonly rejectUnauthorized: boolean;
+    readonly servername?: string;
+  };
+  /** When an exec plugin's credential expires (ms since the epoch); undefined when it doesn't say. */
+  readonly expiresAtMs?: number;
+}
+
+async function read(material: Material | undefined): Promise<Buffer | undefined> {
+  if (!material) return undefined;
+  return 'data' in material ? material.data : fs.readFile(material.file);
+}
+
+interface ExecCredentialStatus {
+  token?: string;
+  clientCertificateData?: string;
+  clientKeyData?: string;
+  expirationTimestamp?: string;
+}
+
+const EXEC_TIMEOUT_MS = 30_000;
+
+export async function runExecPlugin(plugin: ExecCredentialPlugin, signal: AbortSignal): Promise<ExecCredentialStatus> {
+  const command = plugin.command.includes('/') ? nodePath.resolve(plugin.dir, plugin.command) : plugin.command;
+  const info = JSON.stringify({ apiVersion: plugin.apiVersion, kind: 'ExecCredential', spec: { interactive: false } });
+  const stdout = await new Promise<string>((resolve, reject) => {
+    execFile(
+      command,
+      [...plugin.args],
+      { env: { ...process.env, ...plugin.env, KUBERNETES_EXEC_INFO: info }, timeout: EXEC_TIMEOUT_MS, signal, maxBuffer: 1 << 20 },
+      (err, out) => (err ? reject(new Error(`exec credential plugin ${plugin.command} failed: ${err.message}`, { cause: err })) : resolve(out)),
+    );
+  });
+  let parsed: { status?: ExecCredentialStatus };
+  try {
+    parsed = JSON.parse(stdout) as { status?: ExecCredentialStatus };
+  } catch (err) {
+    throw new Error(`exec credential plugin ${plugin.command} printed no ExecCredential JSON`, { cause: err });
+  }
+  const status = parsed.status ?? {};
+  if (!status.token && !(status.clientCertificateData && status.clientKeyData)) {
+    throw new Error(`exec credential plugin ${plugin.command} returned neither a token nor a client certificate`);
+  }
+  return status;
+}
+
+export async function resolveCredentials(config: ClientConfig, signal: AbortSignal): Promise<ResolvedCredentials> {
+  const headers: Record<string, string> = {};
+  let cert = await read(config.clientCert);
+  let key = await read(config.clientKey);
+  let expiresAtMs: number | undefined;
+  const auth = config.auth;
+  switch (auth.kind) {
+    case 'none':
+      break;
+    case 'token':
+      headers['Authorization'] = `Bearer ${auth.token}`;
+      break;
+    case 'tokenFile':
+      headers['Authorization'] = `Bearer ${(await fs.readFile(auth.path, 'utf8')).trim()}`;
+      break;
+    case 'basic':
+      headers['Authorization'] = `Basic ${Buffer.from(`${auth.username}:${auth.password}`).toString('base64')}`;
+      break;
+    case 'exec': {
+      const status = await runExecPlugin(auth.plugin, signal);
+      if (status.token) headers['Authorization'] = `Bearer ${status.token}`;
+      if (status.clientCertificateData && status.clientKeyData) {
+        cert = Buffer.from(status.clientCertificateData);
+        key = Buffer.from(status.clientKeyData);
+      }
+      if (status.expirationTimestamp) expiresAtMs = Date.parse(status.expirationTimestamp);
+      break;
+    }
+    default: {
+      const unknown: never = auth;
+      throw new Error(`unknown auth ${JSON.stringify(unknown)}`);
+    }
+  }
+  const ca = await read(config.ca);
+  return {
+    headers,
+    tls: {
+      ...(ca ? { ca } : {}),
+      ...(cert ? { cert } : {}),
+      ...(key ? { key } : {}),
+      rejectUnauthorized: !config.insecureSkipTlsVerify,
+      ...(config.tlsServerName ? { servername: config.tlsServerName } : {}),
+    },
+    ...(expiresAtMs !== undefined && !Number.isNaN(expiresAtMs) ? { expiresAtMs } : {}),
+  };
+}

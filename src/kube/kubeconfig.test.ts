@@ -1,0 +1,126 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { inCluster, KubeConfigError, loadKubeConfig } from './kubeconfig.js';
+import { resolveCredentials } from './credentials.js';
+
+function tempDir(t: { after(fn: () => unknown): void }): string {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kc-'));
+  t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+const never = new AbortController().signal;
+const b64 = (s: string) => Buffer.from(s).toString('base64');
+
+test('YAML kubeconfig: current context, inline CA and client certificate, TLS server name', async (t) => {
+  const dir = tempDir(t);
+  const file = path.join(dir, 'config');
+  fs.writeFileSync(file, `
+apiVersion: v1
+kind: Config
+current-context: prod
+clusters:
+- name: other
+  cluster: {server: https://other:6443}
+- name: main
+  cluster:
+    server: https://10.0.0.1:6443
+    certificate-authority-data: ${b64('CA-PEM')}
+    tls-server-name: kubernetes.default
+users:
+- name: admin
+  user:
+    client-certificate-data: ${b64('CERT-PEM')}
+    client-key: key.pem
+contexts:
+- name: prod
+  context: {cluster: main, user: admin}
+`);
+  fs.writeFileSync(path.join(dir, 'key.pem'), 'KEY-PEM');
+  const config = loadKubeConfig({ kubeconfigPath: file });
+  assert.equal(config.server, 'https://10.0.0.1:6443');
+  assert.deepEqual(config.auth, { kind: 'none' });
+  const creds = await resolveCredentials(config, never);
+  assert.deepEqual(creds.headers, {});
+  assert.equal(creds.tls.ca?.toString(), 'CA-PEM');
+  assert.equal(creds.tls.cert?.toString(), 'CERT-PEM');
+  assert.equal(creds.tls.key?.toString(), 'KEY-PEM', 'a relative key path resolves next to the kubeconfig');
+  assert.equal(creds.tls.servername, 'kubernetes.default');
+  assert.equal(creds.tls.rejectUnauthorized, true);
+});
+
+test('JSON kubeconfig with a static token and basic auth', async (t) => {
+  const dir = tempDir(t);
+  const write = (user: object) => {
+    const file = path.join(dir, `c-${Math.random()}`);
+    fs.writeFileSync(file, JSON.stringify({
+      'current-context': 'c',
+      clusters: [{ name: 'k', cluster: { server: 'https://h:1', 'insecure-skip-tls-verify': true } }],
+      users: [{ name: 'u', user }],
+      contexts: [{ name: 'c', context: { cluster: 'k', user: 'u' } }],
+    }));
+    return loadKubeConfig({ kubeconfigPath: file });
+  };
+  const token = await resolveCredentials(write({ token: 'abc' }), never);
+  assert.equal(token.headers['Authorization'], 'Bearer abc');
+  assert.equal(token.tls.rejectUnauthorized, false);
+  const basic = await resolveCredentials(write({ username: 'me', password: 'pw' }), never);
+  assert.equal(basic.headers['Authorization'], `Basic ${b64('me:pw')}`);
+});
+
+test('exec credential plugin: runs with KUBERNETES_EXEC_INFO, token and expiry taken from its answer', async (t) => {
+  const dir = tempDir(t);
+  const plugin = path.join(dir, 'plugin.sh');
+  fs.writeFileSync(plugin, `#!/bin/sh
+case "$KUBERNETES_EXEC_INFO" in *ExecCredential*) ;; *) exit 3 ;; esac
+echo '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{"token":"from-'"$1"'-'"$EXTRA"'","expirationTimestamp":"2099-01-01T00:00:00Z"}}'
+`, { mode: 0o755 });
+  const file = path.join(dir, 'config');
+  fs.writeFileSync(file, `
+current-context: c
+clusters: [{name: k, cluster: {server: "https://h:1"}}]
+contexts: [{name: c, context: {cluster: k, user: u}}]
+users:
+- name: u
+  user:
+    exec:
+      apiVersion: client.authentication.k8s.io/v1
+      command: ./plugin.sh
+      args: [plugin]
+      env: [{name: EXTRA, value: x}]
+`);
+  const creds = await resolveCredentials(loadKubeConfig({ kubeconfigPath: file }), never);
+  assert.equal(creds.headers['Authorization'], 'Bearer from-plugin-x');
+  assert.equal(creds.expiresAtMs, Date.parse('2099-01-01T00:00:00Z'));
+});
+
+test('refused clearly: legacy auth-provider, missing context, not in a cluster', (t) => {
+  const dir = tempDir(t);
+  const file = path.join(dir, 'config');
+  fs.writeFileSync(file, `
+current-context: c
+clusters: [{name: k, cluster: {server: "https://h:1"}}]
+contexts: [{name: c, context: {cluster: k, user: u}}]
+users: [{name: u, user: {auth-provider: {name: gcp}}}]
+`);
+  assert.throws(() => loadKubeConfig({ kubeconfigPath: file }), /auth-provider "gcp" is not supported/);
+  fs.writeFileSync(file, 'current-context: nope\ncontexts: []\n');
+  assert.throws(() => loadKubeConfig({ kubeconfigPath: file }), /context "nope" not found/);
+  assert.throws(() => inCluster({}), KubeConfigError);
+});
+
+test('in cluster: service host and port (IPv6 bracketed), the service account CA and rotating token file', async (t) => {
+  const dir = tempDir(t);
+  fs.writeFileSync(path.join(dir, 'token'), 'sa-token-1');
+  fs.writeFileSync(path.join(dir, 'ca.crt'), 'SA-CA');
+  const config = inCluster({ KUBERNETES_SERVICE_HOST: 'fd00::1', KUBERNETES_SERVICE_PORT: '443' }, dir);
+  assert.equal(config.server, 'https://[fd00::1]:443');
+  assert.equal((await resolveCredentials(config, never)).headers['Authorization'], 'Bearer sa-token-1');
+  fs.writeFileSync(path.join(dir, 'token'), 'sa-token-2');
+  const again = await resolveCredentials(config, never);
+  assert.equal(again.headers['Authorization'], 'Bearer sa-token-2');
+  assert.equal(again.tls.ca?.toString(), 'SA-CA');
+});
