@@ -32,6 +32,12 @@ export interface WatchOptions {
   resourceVersion?: string;
   timeoutSeconds?: number;
   allowWatchBookmarks?: boolean;
+  /**
+   * Watch-list (streamed initial state): the server first sends every current object as ADDED,
+   * then a BOOKMARK annotated `k8s.io/initial-events-end: "true"`, then changes as usual.
+   */
+  sendInitialEvents?: boolean;
+  resourceVersionMatch?: 'NotOlderThan' | 'Exact';
 }
 
 export interface KubeList<T extends KubeObject = KubeObject> {
@@ -198,6 +204,8 @@ export class HttpKubeClient implements KubeClient {
           resourceVersion: options.resourceVersion,
           timeoutSeconds: options.timeoutSeconds,
           allowWatchBookmarks: options.allowWatchBookmarks,
+          sendInitialEvents: options.sendInitialEvents,
+          resourceVersionMatch: options.resourceVersionMatch,
         },
       }, signal)),
     };

@@ -39,6 +39,8 @@ async function setup(t: { after: (fn: () => unknown) => void }, opts: Partial<Co
     log: silentLogger,
     pageSize: 2,
     backoff: { initialMs: 10, maxMs: 50 },
+    // These tests exercise the list path; the watch-list path has its own tests below.
+    watchList: false,
     ...opts,
   });
   const log: string[] = [];
@@ -225,4 +227,38 @@ test('waitForSync rejects when its signal aborts first; run resolves on abort', 
   const { informer, stop } = await setup(t, {}, (s) => { s.listDelayMs = 2000; });
   await assert.rejects(informer.waitForSync(AbortSignal.timeout(50)));
   stop();
+});
+
+test('watch-list: the initial state arrives in one streamed watch, no list; changes continue on the same stream', async (t) => {
+  const { server, informer, log } = await setup(t, { watchList: true }, (s) => {
+    s.watchList = 'supported';
+    for (const n of ['a', 'b', 'c']) s.put(PVCS, pvc(n));
+  });
+  await informer.waitForSync(AbortSignal.timeout(5000));
+  assert.deepEqual(informer.store.keys().sort(), ['ns/a', 'ns/b', 'ns/c']);
+  assert.equal(server.listRequests().length, 0);
+  const [w] = server.watchRequests();
+  assert.equal(w?.query.get('sendInitialEvents'), 'true');
+  assert.equal(w?.query.get('resourceVersionMatch'), 'NotOlderThan');
+  assert.equal(w?.query.get('allowWatchBookmarks'), 'true');
+  assert.deepEqual(log.sort(), ['add ns/a', 'add ns/b', 'add ns/c']);
+  assert.equal(informer.resourceVersion, server.resourceVersion, 'synced at the bookmark\'s resourceVersion');
+
+  server.put(PVCS, pvc('d'));
+  await until('d seen', () => informer.store.get('ns/d') !== undefined);
+  assert.equal(server.watchRequests().length, 1, 'the same stream carries the changes');
+});
+
+test('watch-list refused by the server: falls back to paginated lists for good', async (t) => {
+  const { server, informer } = await setup(t, { watchList: true }, (s) => {
+    s.watchList = 'rejected';
+    for (const n of ['a', 'b', 'c']) s.put(PVCS, pvc(n));
+  });
+  await informer.waitForSync(AbortSignal.timeout(5000));
+  assert.deepEqual(informer.store.keys().sort(), ['ns/a', 'ns/b', 'ns/c']);
+  assert.equal(server.listRequests().length, 2, 'three objects in pages of two');
+  await until('watch open', () => server.openWatches === 1);
+  const watches = server.watchRequests();
+  assert.equal(watches[0]?.query.get('sendInitialEvents'), 'true');
+  assert.equal(watches.at(-1)?.query.get('sendInitialEvents'), null);
 });

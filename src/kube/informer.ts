@@ -14,7 +14,7 @@ import { Backoff, type BackoffOptions } from '../base/backoff.js';
 import { realClock, type Clock, type TimerHandle } from '../base/clock.js';
 import { AbortError, sleep } from '../base/signals.js';
 import type { Logger } from '../observability/logger.js';
-import type { KubeList, ListWatcher } from './client.js';
+import type { KubeList, ListWatcher, WatchOptions } from './client.js';
 import { isGone, KubeApiError } from './errors.js';
 import { objectKey, type KubeObject } from './keys.js';
 import { apiVersionOf } from './resources.js';
@@ -46,12 +46,20 @@ export interface InformerOptions<T extends KubeObject> {
   /** Restart a watch that delivered no event or bookmark for this long. */
   inactivityTimeoutMs?: number;
   backoff?: BackoffOptions;
+  /**
+   * Take the initial state from one streamed watch (sendInitialEvents) instead of paginated
+   * lists; default true. Falls back to lists by itself when the server does not support it.
+   */
+  watchList?: boolean;
   clock?: Clock;
   random?: () => number;
 }
 
 /** Raised inside the loop when the resourceVersion we hold is too old for the server. */
 class ResourceVersionGone extends Error {}
+
+/** The bookmark annotation that ends the initial events of a watch-list. */
+const INITIAL_EVENTS_END = 'k8s.io/initial-events-end';
 
 const DEFAULTS = {
   pageSize: 500,
@@ -75,6 +83,8 @@ export class Informer<T extends KubeObject = KubeObject> {
   private syncWaiters: Array<() => void> = [];
   private lastResourceVersion = '';
   private running = false;
+  /** Cleared for good when the server refuses a watch-list request. */
+  private watchListSupported: boolean;
   /** Counters for tests and debugging: how often each recovery path ran. */
   readonly stats = { lists: 0, watches: 0, relistsOnGone: 0, watchdogRestarts: 0, errors: 0 };
 
@@ -85,6 +95,7 @@ export class Informer<T extends KubeObject = KubeObject> {
     this.items = new Store<T>(this.transform);
     this.store = this.items;
     this.name = options.listWatcher.resource.resource;
+    this.watchListSupported = options.watchList ?? true;
   }
 
   /** Handlers registered after the initial sync get add() for every cached object first, as in client-go. */
@@ -129,6 +140,19 @@ export class Informer<T extends KubeObject = KubeObject> {
     try {
       while (!signal.aborted) {
         try {
+          if (needList && this.watchListSupported) {
+            // One streamed request instead of a page per 500 objects, each waiting for a token of
+            // the client's QPS bucket; the stream then goes on as the ordinary watch.
+            const outcome = await this.watchListOnce(signal);
+            if (outcome !== 'unsupported') {
+              needList = false;
+              if (outcome === 'healthy') backoff.reset();
+              else await sleep(backoff.next(), signal);
+              continue;
+            }
+            this.watchListSupported = false;
+            this.options.log.v(2).info('Server does not stream initial events; listing instead', { resource: this.name });
+          }
           if (needList) {
             await this.listAndReplace(signal);
             needList = false;
@@ -183,8 +207,14 @@ export class Informer<T extends KubeObject = KubeObject> {
       listRv = page.metadata?.resourceVersion ?? listRv;
     } while (cont);
 
-    // Replace, like client-go's DeltaFIFO.Replace: gone objects fire delete with our last copy,
-    // new ones add, surviving ones update(old, new) even when unchanged.
+    this.replaceAll(fresh, listRv);
+  }
+
+  /**
+   * Replace, like client-go's DeltaFIFO.Replace: gone objects fire delete with our last copy,
+   * new ones add, surviving ones update(old, new) even when unchanged.
+   */
+  private replaceAll(fresh: ReadonlyMap<string, T>, resourceVersion: string): void {
     const previous = new Map(this.items.entries());
     for (const [key, old] of previous) {
       if (!fresh.has(key)) {
@@ -198,7 +228,7 @@ export class Informer<T extends KubeObject = KubeObject> {
       if (old) this.emit('update', old, obj);
       else this.emit('add', obj);
     }
-    this.lastResourceVersion = listRv;
+    this.lastResourceVersion = resourceVersion;
     if (!this.synced) {
       this.synced = true;
       for (const wake of this.syncWaiters.splice(0)) wake();
@@ -211,6 +241,56 @@ export class Informer<T extends KubeObject = KubeObject> {
    * lasted a while) and ended normally; throws ResourceVersionGone or the API error otherwise.
    */
   private async watchOnce(signal: AbortSignal): Promise<boolean> {
+    const outcome = await this.stream(signal, { resourceVersion: this.lastResourceVersion }, (event) => this.apply(event));
+    return outcome.healthy;
+  }
+
+  /**
+   * A watch-list: the initial state streamed as ADDED events up to the initial-events-end bookmark
+   * (then the store is replaced, as after a list), and changes after that as in watchOnce.
+   * 'unsupported' when the server refuses the request or never marks the end of the initial events.
+   */
+  private async watchListOnce(signal: AbortSignal): Promise<'healthy' | 'unhealthy' | 'unsupported'> {
+    this.stats.lists++;
+    const { resource } = this.options.listWatcher;
+    let initial: Map<string, T> | undefined = new Map();
+    let outcome: { healthy: boolean };
+    try {
+      outcome = await this.stream(
+        signal,
+        { resourceVersion: '', sendInitialEvents: true, resourceVersionMatch: 'NotOlderThan' },
+        (event) => {
+          if (!initial) return this.apply(event);
+          if (event.type === 'BOOKMARK') {
+            if (event.object.metadata?.annotations?.[INITIAL_EVENTS_END] === 'true') {
+              this.replaceAll(initial, event.object.metadata?.resourceVersion ?? '');
+              initial = undefined;
+            }
+            return;
+          }
+          if (event.type === 'ADDED' || event.type === 'MODIFIED') {
+            const obj = this.transform({ apiVersion: apiVersionOf(resource), kind: resource.kind, ...event.object });
+            if (obj) initial.set(objectKey(obj), obj);
+            return;
+          }
+          // DELETED or ERROR before the end of the initial state: handle as a watch would.
+          this.apply(event);
+        },
+      );
+    } catch (err) {
+      if (err instanceof KubeApiError && [400, 403, 405, 422].includes(err.status) && initial) return 'unsupported';
+      throw err;
+    }
+    if (initial) return signal.aborted ? 'unhealthy' : 'unsupported';
+    return outcome.healthy ? 'healthy' : 'unhealthy';
+  }
+
+  /** Runs one watch request with the inactivity watchdog, handing every event to onEvent. */
+  private async stream(
+    signal: AbortSignal,
+    options: Pick<WatchOptions, 'resourceVersion' | 'sendInitialEvents' | 'resourceVersionMatch'>,
+    onEvent: (event: WatchEvent) => void,
+  ): Promise<{ healthy: boolean }> {
     this.stats.watches++;
     const { min, max } = this.options.watchTimeoutSeconds ?? DEFAULTS.watchTimeoutSeconds;
     const timeoutSeconds = Math.floor(min + this.random() * Math.max(0, max - min));
@@ -238,20 +318,20 @@ export class Informer<T extends KubeObject = KubeObject> {
         namespace: this.options.namespace,
         labelSelector: this.options.labelSelector,
         fieldSelector: this.options.fieldSelector,
-        resourceVersion: this.lastResourceVersion,
         timeoutSeconds,
         allowWatchBookmarks: true,
+        ...options,
       }, call.signal);
       for await (const event of events) {
         armWatchdog();
         delivered = true;
-        this.apply(event);
+        onEvent(event);
       }
-      if (signal.aborted) return true;
-      return delivered || this.clock.now() - startedMs >= MIN_HEALTHY_WATCH_MS;
+      if (signal.aborted) return { healthy: true };
+      return { healthy: delivered || this.clock.now() - startedMs >= MIN_HEALTHY_WATCH_MS };
     } catch (err) {
       // The watchdog's own abort is a restart, not an error: resume from the last resourceVersion.
-      if (watchdogFired && !signal.aborted) return true;
+      if (watchdogFired && !signal.aborted) return { healthy: true };
       throw err;
     } finally {
       watchdog?.cancel();

@@ -60,6 +60,12 @@ export class FakeApiServer {
   readonly discovery = new Map<string, Array<{ name: string; kind: string; namespaced?: boolean }>>();
   /** Milliseconds added before answering each list page. */
   listDelayMs = 0;
+  /**
+   * Watch-list requests (sendInitialEvents=true): 'supported' streams the objects then the
+   * initial-events-end bookmark, as kube-apiserver ≥1.32 does; 'rejected' answers 422, as a server
+   * without the feature does.
+   */
+  watchList: 'supported' | 'rejected' = 'rejected';
 
   private readonly objects = new Map<string, Map<string, Obj>>();
   private readonly kinds = new Map<string, string>();
@@ -274,6 +280,10 @@ export class FakeApiServer {
   }
 
   private watch(p: Parsed, r: RecordedRequest, res: http.ServerResponse): void {
+    const initialEvents = r.query.get('sendInitialEvents') === 'true';
+    if (initialEvents && this.watchList === 'rejected') {
+      return sendStatus(res, 422, 'Invalid', 'sendInitialEvents: Forbidden: sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled');
+    }
     const from = r.query.get('resourceVersion') ?? '';
     const fromRv = from === '' || from === '0' ? undefined : Number(from);
     if (fromRv !== undefined && fromRv < this.compactedRv - 1 && this.goneMode === 'http') {
@@ -295,6 +305,12 @@ export class FakeApiServer {
     }
     if (fromRv === undefined) {
       for (const obj of this.bucket(p.collection).values()) this.send(w, 'ADDED', obj);
+      if (initialEvents) {
+        w.res.write(JSON.stringify({
+          type: 'BOOKMARK',
+          object: { kind: this.kinds.get(p.collection), metadata: { resourceVersion: String(this.rv), annotations: { 'k8s.io/initial-events-end': 'true' } } },
+        }) + '\n');
+      }
     } else {
       for (const h of this.history) if (h.rv > fromRv && h.collection === p.collection) this.send(w, h.type, h.object);
     }
