@@ -255,23 +255,34 @@ export class LeaderElector {
 
   /** Gives the lease back: empty holder, 1 s duration, so another replica takes over at once. */
   private async release(): Promise<void> {
-    const lease = this.observedLease;
-    if (!lease || !this.leader) return;
-    const spec = (lease['spec'] ?? {}) as LeaseSpec;
-    const now = microTime(this.clock.now());
+    const observed = this.observedLease;
+    if (!observed || !this.leader) return;
+    const { client, namespace, name, identity, log } = this.options;
     const call = linkedSignal(new AbortController().signal, this.options.renewDeadlineMs);
+    const released = (lease: KubeObject): KubeObject => {
+      const now = microTime(this.clock.now());
+      const spec = (lease['spec'] ?? {}) as LeaseSpec;
+      return { ...lease, spec: { ...spec, holderIdentity: '', leaseDurationSeconds: 1, renewTime: now, acquireTime: now } };
+    };
     try {
-      await this.options.client.updateLease(this.options.namespace, {
-        ...lease,
-        spec: { ...spec, holderIdentity: '', leaseDurationSeconds: 1, renewTime: now, acquireTime: now },
-      }, call.signal);
-      this.options.log.info('Released leader lease', { lease: this.options.name });
+      try {
+        await client.updateLease(namespace, released(observed), call.signal);
+      } catch (err) {
+        // A renewal cut short by the shutdown may have landed on the server after all, leaving our
+        // copy one resourceVersion behind: read the lease and release it if it is still ours.
+        if (!isConflict(err)) throw err;
+        const current = await client.getLease(namespace, name, call.signal);
+        if (((current['spec'] ?? {}) as LeaseSpec).holderIdentity !== identity) return;
+        await client.updateLease(namespace, released(current), call.signal);
+      }
+      log.info('Released leader lease', { lease: name });
     } catch (err) {
-      this.options.log.warn('Failed to release leader lease', { lease: this.options.name, err });
+      log.warn('Failed to release leader lease', { lease: name, err });
     } finally {
       call.dispose();
     }
   }
+
 
   private reportLeader(identity: string): void {
     if (identity === '' || identity === this.reportedLeader) return;

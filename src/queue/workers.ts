@@ -5,6 +5,7 @@
 //   a thrown error  → log "Error syncing PVC" and add the key again with backoff.
 // No exception escapes a loop. Once the signal aborts, the queue is shut down, no new key is
 // started, and runWorkers resolves when the reconciles in flight have finished.
+import { setMaxListeners } from 'node:events';
 import type { Logger } from '../observability/logger.js';
 import type { RateLimitingQueue } from './rate-limiters.js';
 
@@ -35,6 +36,9 @@ export interface RunWorkersOptions<K> {
 
 export async function runWorkers<K>(options: RunWorkersOptions<K>): Promise<void> {
   const { queue, signal } = options;
+  // Every reconcile in flight links a child to these signals (and unlinks it when done), so N
+  // workers legitimately hold N listeners at once; Node would warn past 10.
+  setMaxListeners(options.workers * 4 + 10, signal, ...(options.cancelSignal ? [options.cancelSignal] : []));
   const onAbort = () => queue.shutDown();
   if (signal.aborted) queue.shutDown();
   else signal.addEventListener('abort', onAbort, { once: true });
