@@ -149,11 +149,19 @@ async function main(): Promise<void> {
     },
   });
 
-  void m.checkPermissions(app.kube, {
+  // The RBAC check has a client (and rate limiter) of its own, so its dozen reviews never take
+  // the tokens the first resizes need.
+  const checkClient = new m.HttpKubeClient({
+    kubeConfig: m.loadKubeConfig({ kubeconfigPath: config.kubeconfig, masterUrl: config.master }),
+    qps: config.kubeApiQps,
+    burst: Math.max(config.kubeApiBurst, 20),
+    userAgent: 'csi-resizer/permission-check',
+  });
+  void m.checkPermissions(checkClient, {
     pods: app.watchesPods,
     volumeAttributesClasses: app.modifies,
     leaseNamespace: config.leaderElection ? leaseNamespace(config.leaderElectionNamespace) : undefined,
-  }, log, lifecycle.workSignal);
+  }, log, lifecycle.workSignal).finally(() => checkClient.close());
 
   const elector = config.leaderElection ? createElector(m, config, app, { log, metrics, lifecycle }) : undefined;
 
