@@ -6,6 +6,7 @@
 // Recording never blocks the caller and never throws: events go into a bounded queue drained by one
 // background loop; when the queue is full the newest event is dropped and counted, and API errors
 // are logged. Events are best effort, exactly as in client-go.
+import { metaTime } from '../base/clock.js';
 import type { Logger } from '../observability/logger.js';
 import { linkedSignal } from '../base/signals.js';
 import type { KubeClient } from './client.js';
@@ -66,10 +67,6 @@ function involvedObject(obj: KubeObject) {
     uid: m.uid,
     resourceVersion: m.resourceVersion,
   };
-}
-
-function rfc3339(ms: number): string {
-  return new Date(ms).toISOString().replace(/\.\d+Z$/, 'Z');
 }
 
 export class ApiEventRecorder implements EventRecorder {
@@ -137,7 +134,7 @@ export class ApiEventRecorder implements EventRecorder {
     const key = JSON.stringify([ref.kind, ref.namespace, ref.name, ref.uid, p.type, p.reason, p.message]);
     const windowMs = this.options.aggregateWindowMs ?? DEFAULT_WINDOW_MS;
     const prior = this.seen.get(key);
-    const lastTimestamp = rfc3339(p.atMs);
+    const lastTimestamp = metaTime(p.atMs);
 
     // Aggregate: the same event again within the window updates the existing Event.
     if (prior && p.atMs - prior.lastMs <= windowMs) {

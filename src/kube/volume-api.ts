@@ -17,6 +17,19 @@ export interface ObjectCache<T> {
   writeBack(obj: T): boolean;
 }
 
+/** Patches a PVC's status and writes the stored object back into the cache, so the next read sees our write. */
+export async function patchPvcStatusCached(
+  api: VolumeApi,
+  cache: ObjectCache<Pvc>,
+  pvc: Pvc,
+  patch: Record<string, unknown>,
+  signal: AbortSignal,
+): Promise<Pvc> {
+  const updated = await api.patchPvcStatus(pvc.metadata.namespace ?? '', pvc.metadata.name, patch, signal);
+  cache.writeBack(updated);
+  return updated;
+}
+
 /** Preconditions travel inside the patch bodies (metadata.resourceVersion), so no options here. */
 export function volumeApi(client: Pick<KubeClient, 'patchPvcStatus' | 'patchPv'>): VolumeApi {
   return {

@@ -12,7 +12,7 @@
 //
 // A thrown error means "retry with backoff"; `retryAfter` is the infeasible slow path.
 import { CsiError } from '../csi/errors.js';
-import type { Clock } from '../base/clock.js';
+import { metaTime, type Clock } from '../base/clock.js';
 import { EventReason, Message, ModifyStatus } from '../model/names.js';
 import type { Pv, Pvc, VolumeAttributesClass } from '../model/objects.js';
 import { pvcKey } from '../model/pvc.js';
@@ -20,7 +20,7 @@ import type { Logger } from '../observability/logger.js';
 import type { KeyLock } from '../queue/key-lock.js';
 import type { SlowSetView } from '../queue/slow-set.js';
 import type { EventRecorder } from '../kube/events.js';
-import type { ObjectCache, VolumeApi } from '../kube/volume-api.js';
+import { patchPvcStatusCached, type ObjectCache, type VolumeApi } from '../kube/volume-api.js';
 import type { Outcome } from '../queue/workers.js';
 import type { Modifier } from './modifier.js';
 import { modifyFacts, planModify } from './plan.js';
@@ -208,14 +208,12 @@ export class ModifyReconciler {
     this.o.events.event(pvc, 'Warning', EventReason.VolumeModifyFailed, text);
   }
 
-  private async patchStatus(pvc: Pvc, patch: PvcStatusPatch, signal: AbortSignal): Promise<Pvc> {
-    const updated = await this.o.api.patchPvcStatus(pvc.metadata.namespace ?? '', pvc.metadata.name, patch.body, signal);
-    this.o.pvcs.writeBack(updated);
-    return updated;
+  private patchStatus(pvc: Pvc, patch: PvcStatusPatch, signal: AbortSignal): Promise<Pvc> {
+    return patchPvcStatusCached(this.o.api, this.o.pvcs, pvc, patch.body, signal);
   }
 
   private now(): string {
-    return new Date(this.o.clock.now()).toISOString().replace(/\.\d{3}Z$/, 'Z');
+    return metaTime(this.o.clock.now());
   }
 }
 

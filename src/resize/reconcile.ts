@@ -12,12 +12,12 @@ import {
 } from '../model/pvc.js';
 import { formatBytes } from '../model/quantity.js';
 import type { Logger } from '../observability/logger.js';
-import type { Clock } from '../base/clock.js';
+import { metaTime, type Clock } from '../base/clock.js';
 import type { Outcome } from '../queue/workers.js';
 import type { KeyLock } from '../queue/key-lock.js';
 import type { SlowSetView } from '../queue/slow-set.js';
 import type { EventRecorder } from '../kube/events.js';
-import type { ObjectCache, VolumeApi } from '../kube/volume-api.js';
+import { patchPvcStatusCached, type ObjectCache, type VolumeApi } from '../kube/volume-api.js';
 import { legacyNeedsResize, planExpansion, pvcNeedsResize } from './plan.js';
 import type { Resizer, ResizeResult } from './resizer.js';
 import type { ClaimUsage } from './in-use.js';
@@ -258,14 +258,12 @@ export class ResizeReconciler {
     return { kind: 'done' };
   }
 
-  private async patchStatus(pvc: Pvc, patch: PvcStatusPatch, signal: AbortSignal): Promise<Pvc> {
-    const updated = await this.o.api.patchPvcStatus(pvc.metadata.namespace ?? '', pvc.metadata.name, patch.body, signal);
-    this.o.pvcs.writeBack(updated);
-    return updated;
+  private patchStatus(pvc: Pvc, patch: PvcStatusPatch, signal: AbortSignal): Promise<Pvc> {
+    return patchPvcStatusCached(this.o.api, this.o.pvcs, pvc, patch.body, signal);
   }
 
   private now(): string {
-    return new Date(this.o.clock.now()).toISOString().replace(/\.\d{3}Z$/, 'Z');
+    return metaTime(this.o.clock.now());
   }
 
   /** Forgets per-key memory of a deleted PVC (upstream keeps it; we don't need to). */
