@@ -107,8 +107,9 @@ export function handleShutdownSignals(options: ShutdownOptions): () => void {
 export async function settleWithin(work: Promise<unknown>, ms: number): Promise<'settled' | 'timedOut'> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<'timedOut'>((resolve) => {
+    // Referenced on purpose: the wait is bounded, and an unreferenced timer would let the event
+    // loop end while the caller still awaits the bound.
     timer = setTimeout(() => resolve('timedOut'), ms);
-    timer.unref();
   });
   try {
     return await Promise.race([work.then(() => 'settled' as const, () => 'settled' as const), timeout]);

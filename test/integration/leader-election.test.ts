@@ -150,11 +150,19 @@ test('a leader that loses its Lease to another holder logs "Stopped leading" and
   await proc.waitForLog(/Became leader, starting/i, 120_000);
 
   // Someone else takes the Lease for a long time: renewals fail until the renew deadline passes.
-  const current = await admin.coordination.readNamespacedLease({ namespace, name });
-  await admin.coordination.replaceNamespacedLease({
-    namespace, name,
-    body: { ...current, spec: { ...current.spec, holderIdentity: 'intruder', leaseDurationSeconds: 60 } },
-  });
+  // Read-modify-write races the leader's own renewals: retry on 409 Conflict.
+  for (let attempt = 0; ; attempt++) {
+    const current = await admin.coordination.readNamespacedLease({ namespace, name });
+    try {
+      await admin.coordination.replaceNamespacedLease({
+        namespace, name,
+        body: { ...current, spec: { ...current.spec, holderIdentity: 'intruder', leaseDurationSeconds: 60 } },
+      });
+      break;
+    } catch (err) {
+      if ((err as { code?: number }).code !== 409 || attempt >= 20) throw err;
+    }
+  }
   const takenAt = Date.now();
   const boundMs = RENEW_MS + 3 * RETRY_MS + 15_000;
   const exit = await Promise.race([proc.exited, new Promise<undefined>((r) => setTimeout(() => r(undefined), boundMs))]);
