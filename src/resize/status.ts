@@ -32,11 +32,6 @@ function statusPatch(pvc: Pvc, checksResourceVersion: boolean, change: (draft: D
   return { body: checksResourceVersion ? withResourceVersion(body, pvc.metadata.resourceVersion) : body, checksResourceVersion };
 }
 
-/** The strategic-merge patch turning one condition list into another (for callers that write only conditions). */
-export function conditionsPatch(before: readonly PvcCondition[] | undefined, after: readonly PvcCondition[]): Patch {
-  return diffPatch({ conditions: before ?? [] }, { conditions: after }) ?? {};
-}
-
 function condition(type: string, now: string, message?: string): PvcCondition {
   const base: PvcCondition = { type, status: 'True', lastProbeTime: null, lastTransitionTime: now };
   return message === undefined ? base : { ...base, message };
