@@ -21,7 +21,6 @@ const load = () =>
   Promise.all([
     import('./app/build.js'),
     import('./kube/client.js'),
-    import('./kube/kubeconfig.js'),
     import('./kube/leader-election.js'),
     import('./model/pvc.js'),
     import('./resize/select-resizer.js'),
@@ -29,8 +28,8 @@ const load = () =>
     import('./observability/metrics.js'),
     import('./observability/resize-state.js'),
     import('./app/permission-check.js'),
-  ]).then(([build, client, kubeconfig, leaderElection, pvc, selectResizer, httpServer, metrics, resizeState, permissionCheck]) => ({
-    ...build, ...client, ...kubeconfig, ...leaderElection, ...pvc, ...selectResizer, ...httpServer, ...metrics, ...resizeState, ...permissionCheck,
+  ]).then(([build, client, leaderElection, pvc, selectResizer, httpServer, metrics, resizeState, permissionCheck]) => ({
+    ...build, ...client, ...leaderElection, ...pvc, ...selectResizer, ...httpServer, ...metrics, ...resizeState, ...permissionCheck,
   }));
 type Modules = Awaited<ReturnType<typeof load>>;
 
@@ -152,7 +151,7 @@ async function main(): Promise<void> {
   // The RBAC check has a client (and rate limiter) of its own, so its dozen reviews never take
   // the tokens the first resizes need.
   const checkClient = new m.HttpKubeClient({
-    kubeConfig: m.loadKubeConfig({ kubeconfigPath: config.kubeconfig, masterUrl: config.master }),
+    kubeConfig: app.clientConfig,
     qps: config.kubeApiQps,
     burst: Math.max(config.kubeApiBurst, 20),
     userAgent: 'csi-resizer/permission-check',
@@ -232,7 +231,7 @@ function createElector(m: Modules, config: Config, app: App, deps: { log: Logger
   let client: HttpKubeClient;
   try {
     client = new m.HttpKubeClient({
-      kubeConfig: m.loadKubeConfig({ kubeconfigPath: config.kubeconfig, masterUrl: config.master }),
+      kubeConfig: app.clientConfig,
       qps: config.kubeApiQps,
       burst: config.kubeApiBurst,
       userAgent: 'csi-resizer/leader-election',

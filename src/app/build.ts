@@ -9,7 +9,7 @@ import { discoverCapabilities, GrpcCsiClient } from '../csi/client.js';
 import { ApiEventRecorder } from '../kube/events.js';
 import { HttpKubeClient } from '../kube/client.js';
 import { Informer } from '../kube/informer.js';
-import { loadKubeConfig } from '../kube/kubeconfig.js';
+import { loadKubeConfig, type ClientConfig } from '../kube/kubeconfig.js';
 import type { KubeObject } from '../kube/keys.js';
 import { Resources } from '../kube/resources.js';
 import { volumeApi } from '../kube/volume-api.js';
@@ -46,6 +46,8 @@ export interface App {
   readonly driverName: string;
   readonly gates: FeatureGates;
   readonly kube: HttpKubeClient;
+  /** The client configuration the app loaded, for other clients of the process (leader election). */
+  readonly clientConfig: ClientConfig;
   readonly csi: GrpcCsiClient;
   /** The PVC cache, for the resize-state gauges. */
   readonly pvcs: Informer<Pvc>;
@@ -79,8 +81,9 @@ export async function startApp(config: Config, deps: AppDeps, signal: AbortSigna
   const clock = deps.clock ?? realClock;
 
   let kube: HttpKubeClient;
+  let kubeConfig: ClientConfig;
   try {
-    const kubeConfig = loadKubeConfig({ kubeconfigPath: config.kubeconfig, masterUrl: config.master });
+    kubeConfig = loadKubeConfig({ kubeconfigPath: config.kubeconfig, masterUrl: config.master });
     kube = new HttpKubeClient({
       kubeConfig,
       qps: config.kubeApiQps,
@@ -118,7 +121,7 @@ export async function startApp(config: Config, deps: AppDeps, signal: AbortSigna
   try {
     const capabilities = await discoverCapabilities(csi, signal);
     const backends = selectBackends({ capabilities, csi, secrets: kube, log });
-    return assemble({ config, deps, clock, kube, csi, gates, driverName, backends });
+    return assemble({ config, deps, clock, kube, clientConfig: kubeConfig, csi, gates, driverName, backends });
   } catch (err) {
     csi.close();
     kube.close();
@@ -132,12 +135,13 @@ function assemble(parts: {
   deps: AppDeps;
   clock: Clock;
   kube: HttpKubeClient;
+  clientConfig: ClientConfig;
   csi: GrpcCsiClient;
   gates: FeatureGates;
   driverName: string;
   backends: ReturnType<typeof selectBackends>;
 }): App {
-  const { config, deps, clock, kube, csi, gates, driverName, backends } = parts;
+  const { config, deps, clock, kube, clientConfig, csi, gates, driverName, backends } = parts;
   const { log, metrics } = deps;
   const informerLog = log.child({ component: 'informer' });
   const resyncPeriodMs = config.resyncPeriodMs;
@@ -242,6 +246,7 @@ function assemble(parts: {
     driverName,
     gates,
     kube,
+    clientConfig,
     csi,
     pvcs,
     pvs,
