@@ -5,7 +5,7 @@
 // Go's. The exit code policy (Go: 0 after -h, 2 after any other error) belongs to the caller.
 //
 // Hand-written because util.parseArgs misreads `-v=5` and rejects `--bool=false`, and commander
-// has no single-dash long flags (see docs/spec typescript-ecosystem §3.3).
+// has no single-dash long flags.
 import { formatGoDuration, parseGoDuration } from './go-duration.js';
 
 /** Go's flag.Value: something that can be set from a string and printed back. */

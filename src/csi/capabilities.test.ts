@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { accessModeFor, UnsupportedAccessModeError, volumeCapabilityFor } from './capabilities.js';
 
-// The table of spec §3.8: [PV access modes, without SNMW, with SNMW]; 'error' throws.
+// The table of docs/behavior.md §3.8: [PV access modes, without SNMW, with SNMW]; 'error' throws.
 const table: [string[], string, string][] = [
   [['ReadWriteOncePod'], 'SINGLE_NODE_WRITER', 'SINGLE_NODE_SINGLE_WRITER'],
   [['ReadWriteOncePod', 'ReadWriteOnce'], 'error', 'error'],

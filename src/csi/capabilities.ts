@@ -1,6 +1,6 @@
 // PV spec to the VolumeCapability sent with ControllerExpandVolume: Block when the PV is a raw
 // block volume, otherwise Mount with the PV's fs type and mount options; the access mode follows
-// the reference's table (spec §3.8). Pure: the SINGLE_NODE_MULTI_WRITER capability is an input.
+// the reference's table (docs/behavior.md §3.8). Pure: the SINGLE_NODE_MULTI_WRITER capability is an input.
 import type { AccessModeName, VolumeCapability } from './proto/types.js';
 
 /** The part of a PersistentVolume spec this needs; a V1PersistentVolumeSpec fits. */

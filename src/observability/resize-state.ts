@@ -1,4 +1,4 @@
-// Resize-state gauges, beyond upstream (what-users-ask §1 item 11): how many of this driver's PVCs
+// Resize-state gauges, beyond upstream (§5.4): how many of this driver's PVCs
 // are waiting, in progress, waiting for the node, infeasible or backing off, and how long the
 // oldest unfinished resize has been going. Computed from the informer caches when scraped, so
 // they cost nothing between scrapes and can never drift from what the controller sees. Labels are

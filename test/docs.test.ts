@@ -1,0 +1,213 @@
+// The documentation is part of the contract: every section reference a comment makes
+// ("section sign" + 3.5) resolves to a heading of docs/behavior.md (or of the docs/ page the
+// comment names on the same line), every relative link in docs/ and README.md reaches an existing
+// file and heading, and no source cites a document that is not in the repository.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { dirname, extname, join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const DEFAULT_PAGE = 'docs/behavior.md';
+const SOURCE_EXTENSIONS = new Set(['.ts', '.js', '.mjs', '.sh', '.go', '.proto', '.yaml', '.yml']);
+// Written with an escape so this file's own pattern is not a reference.
+const SECTION_REF = /\u00a7\s?(\d+(?:\.\d+)*)/g;
+const DOC_PATH = /docs\/[\w./-]+\.md/g;
+
+function walk(dir: string, keep: (path: string) => boolean): string[] {
+  const out: string[] = [];
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    if (entry.name === 'node_modules' || entry.name.startsWith('.')) continue;
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) out.push(...walk(path, keep));
+    else if (keep(path)) out.push(path);
+  }
+  return out.sort();
+}
+
+const rel = (path: string) => relative(ROOT, path);
+
+/** GitHub's heading anchor: lower case, punctuation dropped, spaces to hyphens. */
+export function slugOf(heading: string): string {
+  return heading
+    .replace(/\[([^\]]*)\]\([^)]*\)/g, '$1')
+    .replace(/[`*]/g, '')
+    .trim()
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N}\s_-]/gu, '')
+    .replace(/\s/g, '-');
+}
+
+/** The lines of a Markdown text outside fenced code blocks. */
+function proseLines(text: string): { line: string; number: number }[] {
+  const out: { line: string; number: number }[] = [];
+  let fence: string | undefined;
+  text.split('\n').forEach((line, i) => {
+    const opener = /^\s*(```|~~~)/.exec(line);
+    if (opener) {
+      if (fence === undefined) fence = opener[1];
+      else if (opener[1] === fence) fence = undefined;
+      return;
+    }
+    if (fence === undefined) out.push({ line, number: i + 1 });
+  });
+  return out;
+}
+
+function headingsOf(text: string): string[] {
+  const headings: string[] = [];
+  for (const { line } of proseLines(text)) {
+    const match = /^#{1,6}\s+(.*?)\s*#*\s*$/.exec(line);
+    if (match?.[1]) headings.push(match[1]);
+  }
+  return headings;
+}
+
+/** Anchors of a page, with GitHub's -1, -2 suffixes for repeated headings. */
+function anchorsOf(text: string): Set<string> {
+  const seen = new Map<string, number>();
+  const anchors = new Set<string>();
+  for (const heading of headingsOf(text)) {
+    const slug = slugOf(heading);
+    const count = seen.get(slug) ?? 0;
+    anchors.add(count === 0 ? slug : `${slug}-${count}`);
+    seen.set(slug, count + 1);
+  }
+  return anchors;
+}
+
+/** Section numbers a page defines: a heading that starts "3.5 " or "1. ". */
+function sectionsOf(text: string): Set<string> {
+  const sections = new Set<string>();
+  for (const heading of headingsOf(text)) {
+    const match = /^(\d+(?:\.\d+)*)\.?\s/.exec(heading);
+    if (match?.[1]) sections.add(match[1]);
+  }
+  return sections;
+}
+
+interface SectionRef {
+  file: string;
+  line: number;
+  page: string;
+  section: string;
+}
+
+/** Every section reference in src/ and test/, with the page it points into. */
+function sectionRefs(): SectionRef[] {
+  const files = [...walk(join(ROOT, 'src'), (p) => SOURCE_EXTENSIONS.has(extname(p))), ...walk(join(ROOT, 'test'), (p) => SOURCE_EXTENSIONS.has(extname(p)))];
+  const refs: SectionRef[] = [];
+  for (const file of files) {
+    readFileSync(file, 'utf8').split('\n').forEach((line, i) => {
+      for (const match of line.matchAll(SECTION_REF)) {
+        // A docs/ page named earlier on the same line is the target; otherwise the behaviour contract.
+        const before = line.slice(0, match.index);
+        const named = [...before.matchAll(DOC_PATH)].at(-1)?.[0];
+        refs.push({ file: rel(file), line: i + 1, page: named ?? DEFAULT_PAGE, section: match[1] ?? '' });
+      }
+    });
+  }
+  return refs;
+}
+
+interface Link {
+  file: string;
+  line: number;
+  target: string;
+}
+
+/** Relative links of a Markdown file: inline `[text](target)` and reference definitions. */
+function relativeLinks(file: string): Link[] {
+  const links: Link[] = [];
+  for (const { line, number } of proseLines(readFileSync(file, 'utf8'))) {
+    const prose = line.replace(/`[^`]*`/g, '');
+    const targets = [
+      ...[...prose.matchAll(/\]\(\s*<?([^)\s>]+)>?(?:\s+"[^"]*")?\s*\)/g)].map((m) => m[1] ?? ''),
+      ...[...prose.matchAll(/^\s*\[[^\]]+\]:\s*(\S+)/g)].map((m) => m[1] ?? ''),
+    ];
+    for (const target of targets) {
+      if (/^[a-z][a-z0-9+.-]*:/i.test(target)) continue; // https:, mailto: ...
+      links.push({ file: rel(file), line: number, target });
+    }
+  }
+  return links;
+}
+
+function markdownFiles(): string[] {
+  return [join(ROOT, 'README.md'), ...walk(join(ROOT, 'docs'), (p) => extname(p) === '.md')];
+}
+
+/** Why a link does not resolve, or undefined when it does. */
+function brokenReason(link: Link): string | undefined {
+  const hash = link.target.indexOf('#');
+  const pathPart = decodeURIComponent(hash === -1 ? link.target : link.target.slice(0, hash));
+  const anchor = hash === -1 ? undefined : decodeURIComponent(link.target.slice(hash + 1));
+  const from = join(ROOT, link.file);
+  const targetPath = pathPart === '' ? from : resolve(dirname(from), pathPart);
+  if (!targetPath.startsWith(ROOT)) return 'leaves the repository';
+  if (!existsSync(targetPath)) return `no file ${rel(targetPath)}`;
+  if (anchor === undefined || anchor === '') return undefined;
+  if (statSync(targetPath).isDirectory() || extname(targetPath) !== '.md') return 'anchor on a file that is not Markdown';
+  return anchorsOf(readFileSync(targetPath, 'utf8')).has(anchor) ? undefined : `no heading #${anchor} in ${rel(targetPath)}`;
+}
+
+test('slugOf makes the anchors GitHub makes', () => {
+  const cases: [string, string][] = [
+    ['3.5 Recovery-aware resize', '35-recovery-aware-resize'],
+    ['VolumeAttributesClass (modify)', 'volumeattributesclass-modify'],
+    ['Differences from upstream, in one place', 'differences-from-upstream-in-one-place'],
+    ['`--timeout` and `ReleaseLeaderElectionOnExit`', '--timeout-and-releaseleaderelectiononexit'],
+    ['1. Startup', '1-startup'],
+  ];
+  for (const [heading, slug] of cases) assert.equal(slugOf(heading), slug, heading);
+});
+
+test('every section reference in src/ and test/ resolves to a heading of the page it cites', () => {
+  const refs = sectionRefs();
+  assert.ok(refs.length > 0, 'the scan found no section references at all: the pattern is broken');
+  const pages = new Map<string, Set<string> | undefined>();
+  const unresolved: string[] = [];
+  for (const ref of refs) {
+    if (!pages.has(ref.page)) {
+      const path = join(ROOT, ref.page);
+      pages.set(ref.page, existsSync(path) ? sectionsOf(readFileSync(path, 'utf8')) : undefined);
+    }
+    const sections = pages.get(ref.page);
+    if (!sections) unresolved.push(`${ref.file}:${ref.line}: cites ${ref.page}, which does not exist`);
+    else if (!sections.has(ref.section)) unresolved.push(`${ref.file}:${ref.line}: section ${ref.section} has no heading in ${ref.page}`);
+  }
+  assert.deepEqual(unresolved, []);
+});
+
+test('no source cites a document outside the repository', () => {
+  const outside = /external-resizer-behavior|what-users-ask|typescript-ecosystem|real-test-components|\/work\/shared|docs\/spec\b/;
+  const offenders: string[] = [];
+  for (const dir of ['src', 'test']) {
+    for (const file of walk(join(ROOT, dir), (p) => SOURCE_EXTENSIONS.has(extname(p)))) {
+      if (file === fileURLToPath(import.meta.url)) continue;
+      readFileSync(file, 'utf8').split('\n').forEach((line, i) => {
+        if (outside.test(line)) offenders.push(`${rel(file)}:${i + 1}: ${line.trim()}`);
+      });
+    }
+  }
+  assert.deepEqual(offenders, []);
+});
+
+test('every relative link in README.md and docs/ reaches an existing file and heading', () => {
+  const links = markdownFiles().flatMap(relativeLinks);
+  assert.ok(links.length > 0, 'the scan found no links at all: the pattern is broken');
+  const broken = links.flatMap((link) => {
+    const reason = brokenReason(link);
+    return reason === undefined ? [] : [`${link.file}:${link.line}: (${link.target}) ${reason}`];
+  });
+  assert.deepEqual(broken, []);
+});
+
+test('every page of docs/differences is linked from the README', () => {
+  const readme = relativeLinks(join(ROOT, 'README.md')).map((l) => l.target.split('#')[0]);
+  const pages = walk(join(ROOT, 'docs', 'differences'), (p) => extname(p) === '.md').map(rel);
+  assert.ok(pages.length > 0, 'docs/differences has no pages');
+  const unlinked = pages.filter((page) => !readme.includes(page) && !page.endsWith('/README.md'));
+  assert.deepEqual(unlinked, []);
+});
