@@ -29,7 +29,7 @@ function walk(dir: string, keep: (path: string) => boolean): string[] {
 const rel = (path: string) => relative(ROOT, path);
 
 /** GitHub's heading anchor: lower case, punctuation dropped, spaces to hyphens. */
-export function slugOf(heading: string): string {
+function slugOf(heading: string): string {
   return heading
     .replace(/\[([^\]]*)\]\([^)]*\)/g, '$1')
     .replace(/[`*]/g, '')
