@@ -1,7 +1,8 @@
 // The documentation is part of the contract: every section reference a comment makes
 // ("section sign" + 3.5) resolves to a heading of docs/behavior.md (or of the docs/ page the
 // comment names on the same line), every relative link in docs/ and README.md reaches an existing
-// file and heading, and no source cites a document that is not in the repository.
+// file and heading, every difference page is linked where readers look for it, and no source
+// cites a document that is not in the repository.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
@@ -204,10 +205,21 @@ test('every relative link in README.md and docs/ reaches an existing file and he
   assert.deepEqual(broken, []);
 });
 
-test('every page of docs/differences is linked from the README', () => {
-  const readme = relativeLinks(join(ROOT, 'README.md')).map((l) => l.target.split('#')[0]);
-  const pages = walk(join(ROOT, 'docs', 'differences'), (p) => extname(p) === '.md').map(rel);
+/** The repository paths a Markdown file links to (anchors dropped). */
+function linkedPaths(file: string): string[] {
+  return relativeLinks(file).map((l) => {
+    const path = l.target.split('#')[0] ?? '';
+    return path === '' ? l.file : rel(resolve(dirname(join(ROOT, l.file)), path));
+  });
+}
+
+test('every page of docs/differences is linked from the README and from the behaviour contract', () => {
+  const pages = walk(join(ROOT, 'docs', 'differences'), (p) => extname(p) === '.md')
+    .map(rel)
+    .filter((page) => !page.endsWith('/README.md'));
   assert.ok(pages.length > 0, 'docs/differences has no pages');
-  const unlinked = pages.filter((page) => !readme.includes(page) && !page.endsWith('/README.md'));
-  assert.deepEqual(unlinked, []);
+  for (const from of ['README.md', DEFAULT_PAGE]) {
+    const linked = new Set(linkedPaths(join(ROOT, from)));
+    assert.deepEqual(pages.filter((page) => !linked.has(page)), [], `pages not linked from ${from}`);
+  }
 });
