@@ -1,8 +1,9 @@
-// The documentation is part of the contract: every section reference a comment makes
-// ("section sign" + 3.5) resolves to a heading of docs/behavior.md (or of the docs/ page the
-// comment names on the same line), every relative link in docs/ and README.md reaches an existing
-// file and heading, every difference page is linked where readers look for it, and no source
-// cites a document that is not in the repository.
+// The documentation is part of the contract. Every section reference a comment or a doc makes
+// ("section sign" + 3.5, optionally followed by "step 4") resolves to a heading of
+// docs/behavior.md (or of the docs/ page named earlier on the same line) and to a step listed
+// there; every relative link in docs/ and README.md reaches an existing file and heading; every
+// difference page is linked where readers look for it; and no source cites a document that is
+// not in the repository.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
@@ -78,12 +79,23 @@ function anchorsOf(text: string): Set<string> {
   return anchors;
 }
 
-/** Section numbers a page defines: a heading that starts "3.5 " or "1. ". */
-function sectionsOf(text: string): Set<string> {
-  const sections = new Set<string>();
-  for (const heading of headingsOf(text)) {
-    const match = /^(\d+(?:\.\d+)*)\.?\s/.exec(heading);
-    if (match?.[1]) sections.add(match[1]);
+/**
+ * Section numbers a page defines (a heading that starts "3.5 " or "1. "), each with the numbers
+ * of the steps it lists: the items of its unindented ordered lists ("4. ...").
+ */
+function sectionsOf(text: string): Map<string, Set<number>> {
+  const sections = new Map<string, Set<number>>();
+  let steps: Set<number> | undefined;
+  for (const { line } of proseLines(text)) {
+    const heading = /^#{1,6}\s+(.*?)\s*#*\s*$/.exec(line);
+    if (heading) {
+      const number = /^(\d+(?:\.\d+)*)\.?\s/.exec(heading[1] ?? '')?.[1];
+      steps = number === undefined ? undefined : new Set();
+      if (number !== undefined && steps) sections.set(number, steps);
+      continue;
+    }
+    const item = /^(\d+)\.\s/.exec(line);
+    if (item && steps) steps.add(Number(item[1]));
   }
   return sections;
 }
@@ -93,11 +105,23 @@ interface SectionRef {
   line: number;
   page: string;
   section: string;
+  /** "step 4" or "steps 6–18" right after the reference: the steps it names. */
+  steps: number[];
 }
 
-/** Every section reference in src/ and test/, with the page it points into. */
+function stepsNamedAfter(rest: string): number[] {
+  const match = /^,?\s*steps?\s+(\d+)(?:\s*[–-]\s*(\d+))?/.exec(rest);
+  if (!match) return [];
+  return [Number(match[1]), ...(match[2] === undefined ? [] : [Number(match[2])])];
+}
+
+/** Every section reference in src/, test/, docs/ and the README, with the page it points into. */
 function sectionRefs(): SectionRef[] {
-  const files = [...walk(join(ROOT, 'src'), (p) => SOURCE_EXTENSIONS.has(extname(p))), ...walk(join(ROOT, 'test'), (p) => SOURCE_EXTENSIONS.has(extname(p)))];
+  const files = [
+    ...walk(join(ROOT, 'src'), (p) => SOURCE_EXTENSIONS.has(extname(p))),
+    ...walk(join(ROOT, 'test'), (p) => SOURCE_EXTENSIONS.has(extname(p))),
+    ...markdownFiles(),
+  ];
   const refs: SectionRef[] = [];
   for (const file of files) {
     readFileSync(file, 'utf8').split('\n').forEach((line, i) => {
@@ -105,7 +129,8 @@ function sectionRefs(): SectionRef[] {
         // A docs/ page named earlier on the same line is the target; otherwise the behaviour contract.
         const before = line.slice(0, match.index);
         const named = [...before.matchAll(DOC_PATH)].at(-1)?.[0];
-        refs.push({ file: rel(file), line: i + 1, page: named ?? DEFAULT_PAGE, section: match[1] ?? '' });
+        const steps = stepsNamedAfter(line.slice((match.index ?? 0) + match[0].length));
+        refs.push({ file: rel(file), line: i + 1, page: named ?? DEFAULT_PAGE, section: match[1] ?? '', steps });
       }
     });
   }
@@ -164,10 +189,11 @@ test('slugOf makes the anchors GitHub makes', () => {
   for (const [heading, slug] of cases) assert.equal(slugOf(heading), slug, heading);
 });
 
-test('every section reference in src/ and test/ resolves to a heading of the page it cites', () => {
+test('every section reference in src/, test/ and docs/ resolves to a heading (and step) of the page it cites', () => {
   const refs = sectionRefs();
   assert.ok(refs.length > 0, 'the scan found no section references at all: the pattern is broken');
-  const pages = new Map<string, Set<string> | undefined>();
+  assert.ok(refs.some((r) => r.steps.length > 0), 'the scan found no step references at all: the pattern is broken');
+  const pages = new Map<string, Map<string, Set<number>> | undefined>();
   const unresolved: string[] = [];
   for (const ref of refs) {
     if (!pages.has(ref.page)) {
@@ -177,6 +203,12 @@ test('every section reference in src/ and test/ resolves to a heading of the pag
     const sections = pages.get(ref.page);
     if (!sections) unresolved.push(`${ref.file}:${ref.line}: cites ${ref.page}, which does not exist`);
     else if (!sections.has(ref.section)) unresolved.push(`${ref.file}:${ref.line}: section ${ref.section} has no heading in ${ref.page}`);
+    else {
+      const listed = sections.get(ref.section) ?? new Set<number>();
+      for (const step of ref.steps) {
+        if (!listed.has(step)) unresolved.push(`${ref.file}:${ref.line}: section ${ref.section} of ${ref.page} has no step ${step}`);
+      }
+    }
   }
   assert.deepEqual(unresolved, []);
 });
