@@ -82,6 +82,12 @@ function parseOrExit(args: readonly string[], program: string): Config {
 
 async function main(): Promise<void> {
   const program = programName();
+  const [first, ...rest] = process.argv.slice(2);
+  if (first === 'doctor' || first === 'explain') {
+    const { runSubcommand } = await import('./app/commands.js');
+    const write = (stream: NodeJS.WriteStream) => (s: string) => void stream.write(s);
+    exit(await runSubcommand(first, rest, { program, out: write(process.stdout), err: write(process.stderr) }));
+  }
   const config = parseOrExit(process.argv.slice(2), program);
   const version = readVersion();
   if (config.showVersion) {

@@ -116,9 +116,10 @@ function defineFlags(flags: FlagSet): (positionalArgs: readonly string[]) => Con
 }
 
 /** Parses argv (without node and the script). Throws ConfigError carrying the usage text. */
-export function parseConfig(args: readonly string[], programName = 'csi-resizer'): Config {
+export function parseConfig(args: readonly string[], programName = 'csi-resizer', extraFlags?: (flags: FlagSet) => void): Config {
   const flags = new FlagSet(programName);
   const read = defineFlags(flags);
+  extraFlags?.(flags);
   const usage = flags.usage();
   try {
     const { rest } = flags.parse(args);

@@ -1,0 +1,92 @@
+// The read-only subcommands beside the sidecar: `csi-resizer doctor` and `csi-resizer explain
+// NAMESPACE/PVC`. Both take every flag of the sidecar (so an operator can reuse the container's
+// args) plus --output text|json, print their report on stdout, and say with the exit status
+// whether anything is wrong: 0 healthy, 1 a problem found (doctor) or the claim could not be read
+// (explain), 2 a usage error.
+import { ConfigError, parseConfig, type Config } from './config.js';
+import type { FlagSet } from './go-flags.js';
+import { ExitCode } from './lifecycle.js';
+import { createLogger } from '../observability/logger.js';
+
+export const SUBCOMMANDS = ['doctor', 'explain'] as const;
+export type Subcommand = (typeof SUBCOMMANDS)[number];
+
+export function isSubcommand(arg: string | undefined): arg is Subcommand {
+  return (SUBCOMMANDS as readonly string[]).includes(arg ?? '');
+}
+
+type Output = 'text' | 'json';
+
+function parse(args: readonly string[], program: string): { config: Config; output: Output } {
+  let output: { value: string } | undefined;
+  const config = parseConfig(args, program, (flags: FlagSet) => {
+    output = flags.string('output', 'text', 'Report format: text or json.');
+  });
+  const value = output?.value ?? 'text';
+  if (value !== 'text' && value !== 'json') throw new ConfigError(`invalid value "${value}" for flag -output: must be text or json`, '');
+  return { config, output: value };
+}
+
+/** Runs a subcommand to completion and returns the exit code; writes the report to `out`. */
+export async function runSubcommand(
+  command: Subcommand,
+  args: readonly string[],
+  io: { program: string; out: (s: string) => void; err: (s: string) => void },
+): Promise<number> {
+  const program = `${io.program} ${command}`;
+  // explain takes its NAMESPACE/PVC first or after the flags.
+  let claim: string | undefined;
+  let flagArgs = args;
+  if (command === 'explain' && args[0] !== undefined && !args[0].startsWith('-')) {
+    claim = args[0];
+    flagArgs = args.slice(1);
+  }
+  let parsed: { config: Config; output: Output };
+  try {
+    parsed = parse(flagArgs, program);
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      io.err(err.helpRequested ? err.usage : `${err.message}\n${err.usage}`);
+      return err.helpRequested ? ExitCode.Ok : ExitCode.Usage;
+    }
+    throw err;
+  }
+  const { config, output } = parsed;
+  // The report is the output; the sidecar's own log lines (CSI connection...) only from -v=2 on.
+  const log = createLogger({ verbosity: config.verbosity - 2, format: config.loggingFormat });
+  const signal = AbortSignal.timeout(Math.max(60_000, config.timeoutMs * 3));
+
+  if (command === 'doctor') {
+    const { runDoctor, renderDoctorJson, renderDoctorText } = await import('./doctor.js');
+    const report = await runDoctor({ config, log }, signal);
+    io.out(output === 'json' ? renderDoctorJson(report) : renderDoctorText(report));
+    return report.healthy ? ExitCode.Ok : ExitCode.Failure;
+  }
+
+  const positional = config.positionalArgs;
+  if (claim === undefined && positional.length === 1) claim = positional[0];
+  else if (claim !== undefined && positional.length > 0) claim = undefined;
+  if (claim === undefined) {
+    io.err(`usage: ${program} NAMESPACE/PVC [flags]\n`);
+    return ExitCode.Usage;
+  }
+  const { runExplain, ExplainInputError } = await import('./explain.js');
+  const { renderExplanation } = await import('../diagnose/explain.js');
+  try {
+    const result = await runExplain({ config, log, claim }, signal);
+    if (output === 'json') {
+      io.out(`${JSON.stringify({ claim: result.key, ...result.explanation, unknown: result.unknown }, null, 2)}\n`);
+    } else {
+      io.out(renderExplanation(result.key, result.explanation, new Date()));
+      for (const u of result.unknown) io.out(`(could not read ${u})\n`);
+    }
+    return result.explanation.claimFound ? ExitCode.Ok : ExitCode.Failure;
+  } catch (err) {
+    if (err instanceof ExplainInputError) {
+      io.err(`${err.message}\n`);
+      return ExitCode.Usage;
+    }
+    io.err(`explain ${claim}: ${err instanceof Error ? err.message : String(err)}\n`);
+    return ExitCode.Failure;
+  }
+}

@@ -1,0 +1,310 @@
+// `csi-resizer doctor`: answers "why is my PVC not resizing?" for a whole driver. Read-only: it
+// asks the API server and the CSI driver what the sidecar would ask at startup (reachability,
+// VolumeAttributesClass v1, every RBAC permission the configuration needs, the socket, Probe, the
+// driver's name and capabilities), then what only a person would look up by hand: who holds the
+// driver's Lease and how fresh it is (is any resizer running?), StorageClasses of the driver that
+// forbid expansion, PVs whose claimRef no longer matches their claim, and every claim of the
+// driver that is waiting, in progress, infeasible, in backoff or waiting for kubelet, with how long.
+// A failed check makes the exit status 1; warnings do not.
+import { statSync } from 'node:fs';
+import { discoverCapabilities, GrpcCsiClient, type DriverCapabilities } from '../csi/client.js';
+import { parseCsiAddress } from '../csi/connection.js';
+import { HttpKubeClient, type AccessAttributes } from '../kube/client.js';
+import { isNotFound } from '../kube/errors.js';
+import { loadKubeConfig } from '../kube/kubeconfig.js';
+import { leaseNameForDriver } from '../kube/leader-election.js';
+import { Resources } from '../kube/resources.js';
+import type { Pv, Pvc } from '../model/objects.js';
+import { pvcKey } from '../model/pvc.js';
+import type { Logger } from '../observability/logger.js';
+import { createMetrics } from '../observability/metrics.js';
+import { canSupport } from '../resize/support.js';
+import { formatAge, modifyProgress, resizeProgress, type ClaimProgress } from '../diagnose/claim-state.js';
+import type { Config } from './config.js';
+import { leaseNamespace } from './lifecycle.js';
+import { describePermission, requiredPermissions } from './permission-check.js';
+
+export type CheckStatus = 'ok' | 'warn' | 'fail' | 'skip';
+
+export interface Check {
+  name: string;
+  status: CheckStatus;
+  summary: string;
+  details?: string[];
+}
+
+export interface ClaimRow extends ClaimProgress {
+  claim: string;
+  pv: string;
+  /** Milliseconds in this state, when known. */
+  forMs: number | undefined;
+}
+
+export interface DoctorReport {
+  driver: string | undefined;
+  checks: Check[];
+  claims: ClaimRow[];
+  /** No check failed. */
+  healthy: boolean;
+}
+
+export interface DoctorOptions {
+  config: Config;
+  log: Logger;
+  now?: () => Date;
+  /** How long to wait for the driver's socket (the sidecar waits up to 30 s). */
+  csiConnectTimeoutMs?: number;
+}
+
+interface Lease {
+  spec?: { holderIdentity?: string; renewTime?: string; leaseDurationSeconds?: number };
+}
+
+interface StorageClass {
+  metadata: { name: string };
+  provisioner?: string;
+  allowVolumeExpansion?: boolean;
+}
+
+function messageOf(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+export async function runDoctor(options: DoctorOptions, signal: AbortSignal): Promise<DoctorReport> {
+  const { config, log } = options;
+  const now = options.now ?? (() => new Date());
+  const checks: Check[] = [];
+  const claims: ClaimRow[] = [];
+  const report = (): DoctorReport => ({ driver, checks, claims, healthy: checks.every((c) => c.status !== 'fail') });
+  let driver: string | undefined;
+
+  let kube: HttpKubeClient | undefined;
+  try {
+    const kubeConfig = loadKubeConfig({ kubeconfigPath: config.kubeconfig, masterUrl: config.master });
+    kube = new HttpKubeClient({ kubeConfig, qps: config.kubeApiQps, burst: Math.max(config.kubeApiBurst, 20), userAgent: 'csi-resizer/doctor' });
+  } catch (err) {
+    checks.push({ name: 'API server', status: 'fail', summary: `no client configuration: ${messageOf(err)}` });
+  }
+
+  let vacServed = false;
+  if (kube) {
+    try {
+      const version = await kube.http.request<{ gitVersion?: string }>({ method: 'GET', path: '/version' }, signal);
+      checks.push({ name: 'API server', status: 'ok', summary: `${kube.http.server.origin} reachable, version ${version?.gitVersion ?? 'unknown'}` });
+    } catch (err) {
+      checks.push({ name: 'API server', status: 'fail', summary: `${kube.http.server.origin} not reachable: ${messageOf(err)}` });
+      kube.close();
+      kube = undefined;
+    }
+  }
+  if (kube) {
+    try {
+      vacServed = await kube.hasResource('storage.k8s.io/v1', 'VolumeAttributesClass', signal);
+      checks.push(vacServed
+        ? { name: 'VolumeAttributesClass', status: 'ok', summary: 'storage.k8s.io/v1 VolumeAttributesClass is served' }
+        : { name: 'VolumeAttributesClass', status: 'warn', summary: 'storage.k8s.io/v1 VolumeAttributesClass is not served: the modify controller will not run' });
+    } catch (err) {
+      checks.push({ name: 'VolumeAttributesClass', status: 'warn', summary: `could not ask discovery: ${messageOf(err)}` });
+    }
+  }
+
+  const capabilities = await checkDriver(options, checks, signal);
+  driver = capabilities?.driver;
+  const caps = capabilities?.caps;
+  if (!kube) return report();
+
+  try {
+    const resizes = caps === undefined || caps.controllerExpand || caps.nodeExpand === true;
+    const modifies = vacServed && config.gates.volumeAttributesClass && (caps === undefined || caps.controllerModify);
+    const lease = config.leaderElection ? leaseNamespace(config.leaderElectionNamespace) : undefined;
+    const needed = requiredPermissions({ pods: resizes && config.handleVolumeInUseError, volumeAttributesClasses: modifies, leaseNamespace: lease });
+    await checkPermissions(kube, needed, 'RBAC', checks, signal);
+
+    if (driver === undefined) return report();
+    await checkLease(kube, driver, config, now(), checks, signal);
+
+    const classes = await kube.listWatcher(Resources.storageClasses).list({}, signal);
+    const fixed = (classes.items as unknown as StorageClass[]).filter((sc) => sc.provisioner === driver && sc.allowVolumeExpansion !== true);
+    checks.push(fixed.length === 0
+      ? { name: 'StorageClasses', status: 'ok', summary: `every StorageClass of ${driver} allows volume expansion` }
+      : {
+        name: 'StorageClasses', status: 'warn',
+        summary: `${fixed.length} StorageClass(es) of ${driver} do not set allowVolumeExpansion: claims of them cannot ask for more`,
+        details: fixed.map((sc) => sc.metadata.name),
+      });
+
+    const pvs = (await kube.listWatcher(Resources.persistentVolumes).list({}, signal)).items as unknown as Pv[];
+    const pvcs = (await kube.listWatcher(Resources.persistentVolumeClaims).list({}, signal)).items as unknown as Pvc[];
+    await checkClaims({ kube, driver, pvs, pvcs, now: now(), checks, claims }, signal);
+  } catch (err) {
+    checks.push({ name: 'API reads', status: 'fail', summary: `could not read the cluster: ${messageOf(err)}` });
+  } finally {
+    kube.close();
+  }
+  return report();
+}
+
+async function checkDriver(options: DoctorOptions, checks: Check[], signal: AbortSignal): Promise<{ driver: string; caps: DriverCapabilities | undefined } | undefined> {
+  const { config, log } = options;
+  let socketPath: string;
+  try {
+    socketPath = parseCsiAddress(config.csiAddress).socketPath;
+  } catch (err) {
+    checks.push({ name: 'CSI socket', status: 'fail', summary: messageOf(err) });
+    return undefined;
+  }
+  try {
+    if (!statSync(socketPath).isSocket()) {
+      checks.push({ name: 'CSI socket', status: 'fail', summary: `${socketPath} exists but is not a unix socket (is --csi-address the driver's socket?)` });
+      return undefined;
+    }
+  } catch {
+    checks.push({ name: 'CSI socket', status: 'fail', summary: `no socket at ${socketPath}: is the driver running, and is its socket directory mounted here?` });
+    return undefined;
+  }
+  let csi: GrpcCsiClient;
+  try {
+    csi = await GrpcCsiClient.start({
+      address: config.csiAddress,
+      timeoutMs: config.timeoutMs,
+      log,
+      metrics: createMetrics({ processMetrics: false }),
+      connectTimeoutMs: options.csiConnectTimeoutMs ?? 5_000,
+    }, signal);
+  } catch (err) {
+    checks.push({ name: 'CSI socket', status: 'fail', summary: `${socketPath}: ${messageOf(err)}` });
+    return undefined;
+  }
+  try {
+    const driver = csi.driverName;
+    checks.push({ name: 'CSI driver', status: 'ok', summary: `${driver} answers Probe and GetPluginInfo on ${socketPath}` });
+    let caps: DriverCapabilities | undefined;
+    try {
+      caps = await discoverCapabilities(csi, signal);
+    } catch (err) {
+      checks.push({ name: 'CSI capabilities', status: 'fail', summary: messageOf(err) });
+      return { driver, caps: undefined };
+    }
+    const details = [
+      `controller expansion (EXPAND_VOLUME): ${caps.controllerExpand ? 'yes' : 'no'}`,
+      `node expansion: ${caps.nodeExpand === undefined ? 'not asked (controller expansion is enough)' : caps.nodeExpand ? 'yes' : 'no'}`,
+      `expansion mode: ${caps.volumeExpansion === 'unknown' ? 'not stated (treated as online)' : caps.volumeExpansion.toUpperCase()}`,
+      `modify (MODIFY_VOLUME): ${caps.controllerModify ? 'yes' : 'no'}`,
+      `SINGLE_NODE_MULTI_WRITER: ${caps.singleNodeMultiWriter ? 'yes' : 'no'}`,
+    ];
+    if (!caps.controllerExpand && caps.nodeExpand !== true && !caps.controllerModify) {
+      checks.push({ name: 'CSI capabilities', status: 'fail', summary: `${driver} can neither expand nor modify volumes: the sidecar would exit`, details });
+    } else {
+      checks.push({ name: 'CSI capabilities', status: 'ok', summary: caps.controllerExpand ? 'controller expansion supported' : caps.nodeExpand ? 'node-only expansion (the resizer only records sizes)' : 'modify only', details });
+    }
+    return { driver, caps };
+  } finally {
+    csi.close();
+  }
+}
+
+async function checkPermissions(kube: HttpKubeClient, needed: AccessAttributes[], name: string, checks: Check[], signal: AbortSignal): Promise<void> {
+  const missing: string[] = [];
+  for (const attributes of needed) {
+    if (!(await kube.canI(attributes, signal)).allowed) missing.push(describePermission(attributes));
+  }
+  checks.push(missing.length === 0
+    ? { name, status: 'ok', summary: `all ${needed.length} permissions this configuration uses are granted to this identity` }
+    : { name, status: 'fail', summary: `${missing.length} permission(s) missing: resizes stop where they are needed (see deploy/kubernetes/rbac.yaml)`, details: missing });
+}
+
+async function checkLease(kube: HttpKubeClient, driver: string, config: Config, now: Date, checks: Check[], signal: AbortSignal): Promise<void> {
+  const namespace = leaseNamespace(config.leaderElectionNamespace);
+  const name = leaseNameForDriver(driver);
+  let lease: Lease;
+  try {
+    lease = (await kube.getLease(namespace, name, signal)) as Lease;
+  } catch (err) {
+    const notFound = isNotFound(err);
+    checks.push({
+      name: 'Leader', status: notFound ? 'warn' : 'fail',
+      summary: notFound
+        ? `no Lease ${namespace}/${name}: no resizer for ${driver} runs with --leader-election in this namespace (one without it leaves no trace)`
+        : `could not read Lease ${namespace}/${name}: ${messageOf(err)}`,
+    });
+    return;
+  }
+  const holder = lease.spec?.holderIdentity ?? '';
+  const renewed = lease.spec?.renewTime ? Date.parse(lease.spec.renewTime) : NaN;
+  const durationMs = (lease.spec?.leaseDurationSeconds ?? config.leaderElectionLeaseDurationMs / 1000) * 1000;
+  const ageMs = Number.isFinite(renewed) ? now.getTime() - renewed : undefined;
+  if (holder === '') {
+    checks.push({ name: 'Leader', status: 'fail', summary: `Lease ${namespace}/${name} has no holder: no resizer is leading for ${driver}` });
+  } else if (ageMs === undefined || ageMs > durationMs) {
+    checks.push({
+      name: 'Leader', status: 'fail',
+      summary: `Lease ${namespace}/${name} held by ${holder} expired (last renewed ${ageMs === undefined ? 'never' : `${formatAge(ageMs)} ago`}, lease ${formatAge(durationMs)}): no resizer is running for ${driver}`,
+    });
+  } else {
+    checks.push({ name: 'Leader', status: 'ok', summary: `${holder} leads for ${driver} (Lease ${namespace}/${name} renewed ${formatAge(ageMs)} ago)` });
+  }
+}
+
+async function checkClaims(
+  o: { kube: HttpKubeClient; driver: string; pvs: Pv[]; pvcs: Pvc[]; now: Date; checks: Check[]; claims: ClaimRow[] },
+  signal: AbortSignal,
+): Promise<void> {
+  const byKey = new Map(o.pvcs.map((pvc) => [pvcKey(pvc), pvc]));
+  const mismatched: string[] = [];
+  const secretsNeeded = new Map<string, AccessAttributes>();
+  let ours = 0;
+  for (const pv of o.pvs) {
+    const ref = pv.spec.claimRef;
+    if (!ref?.name) continue;
+    const pvc = byKey.get(`${ref.namespace ?? ''}/${ref.name}`);
+    if (!pvc || !canSupport(o.driver, pv, pvc)) continue;
+    ours += 1;
+    if (pvc.spec.volumeName === pv.metadata.name && ref.uid !== pvc.metadata.uid) {
+      mismatched.push(`PV ${pv.metadata.name} claimRef uid ${ref.uid ?? 'none'} != PVC ${pvcKey(pvc)} uid ${pvc.metadata.uid ?? 'none'}`);
+      continue;
+    }
+    const secret = pv.spec.csi?.controllerExpandSecretRef;
+    if (secret?.namespace) secretsNeeded.set(secret.namespace, { verb: 'get', group: '', resource: 'secrets', namespace: secret.namespace });
+    for (const progress of [resizeProgress(pvc), modifyProgress(pvc)]) {
+      if (!progress) continue;
+      o.claims.push({ ...progress, claim: pvcKey(pvc), pv: pv.metadata.name, forMs: progress.since ? o.now.getTime() - progress.since.getTime() : undefined });
+    }
+  }
+  o.claims.sort((a, b) => (b.forMs ?? -1) - (a.forMs ?? -1));
+  o.checks.push(mismatched.length === 0
+    ? { name: 'Claim references', status: 'ok', summary: `${ours} bound volume(s) of ${o.driver}, each claimRef matches its claim` }
+    : { name: 'Claim references', status: 'warn', summary: `${mismatched.length} volume(s) whose claimRef UID is not their claim's: never resized`, details: mismatched });
+  if (secretsNeeded.size > 0) await checkPermissions(o.kube, [...secretsNeeded.values()], 'Expansion secrets', o.checks, signal);
+  const stuck = o.claims.filter((c) => c.state === 'infeasible' || c.state === 'in backoff');
+  o.checks.push(stuck.length === 0
+    ? { name: 'Claims', status: 'ok', summary: `${o.claims.length} claim operation(s) pending, none failing` }
+    : { name: 'Claims', status: 'warn', summary: `${stuck.length} claim operation(s) infeasible or failing (csi-resizer explain NAMESPACE/NAME says why)` });
+}
+
+const MARK: Record<CheckStatus, string> = { ok: ' OK ', warn: 'WARN', fail: 'FAIL', skip: 'SKIP' };
+
+export function renderDoctorText(r: DoctorReport): string {
+  const lines: string[] = [];
+  for (const c of r.checks) {
+    lines.push(`[${MARK[c.status]}] ${c.name}: ${c.summary}`);
+    for (const d of c.details ?? []) lines.push(`       ${d}`);
+  }
+  if (r.claims.length > 0) {
+    const rows = [['CLAIM', 'PV', 'OPERATION', 'STATE', 'FOR', 'DETAIL'], ...r.claims.map((c) => [
+      c.claim, c.pv, c.operation, c.state, c.forMs === undefined ? '?' : formatAge(c.forMs), c.detail,
+    ])];
+    const widths = rows[0]!.map((_, i) => Math.max(...rows.map((row) => row[i]!.length)));
+    lines.push('', ...rows.map((row) => row.map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i]!))).join('  ').trimEnd()));
+  }
+  lines.push('', r.healthy ? 'No problems found.' : 'Problems found: see the FAIL lines above.');
+  return `${lines.join('\n')}\n`;
+}
+
+export function renderDoctorJson(r: DoctorReport): string {
+  return `${JSON.stringify({
+    driver: r.driver ?? null,
+    healthy: r.healthy,
+    checks: r.checks,
+    claims: r.claims.map((c) => ({ ...c, since: c.since?.toISOString() ?? null, forMs: c.forMs ?? null })),
+  }, null, 2)}\n`;
+}
