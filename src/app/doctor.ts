@@ -10,7 +10,7 @@ import { statSync } from 'node:fs';
 import { discoverCapabilities, GrpcCsiClient, type DriverCapabilities } from '../csi/client.js';
 import { parseCsiAddress } from '../csi/connection.js';
 import { HttpKubeClient, type AccessAttributes } from '../kube/client.js';
-import { isNotFound } from '../kube/errors.js';
+import { isForbidden, isNotFound } from '../kube/errors.js';
 import { loadKubeConfig } from '../kube/kubeconfig.js';
 import { leaseNameForDriver } from '../kube/leader-election.js';
 import { Resources } from '../kube/resources.js';
@@ -123,16 +123,7 @@ export async function runDoctor(options: DoctorOptions, signal: AbortSignal): Pr
     if (driver === undefined) return report();
     await checkLease(kube, driver, config, now(), checks, signal);
 
-    const classes = await kube.listWatcher(Resources.storageClasses).list({}, signal);
-    const fixed = (classes.items as unknown as StorageClass[]).filter((sc) => sc.provisioner === driver && sc.allowVolumeExpansion !== true);
-    checks.push(fixed.length === 0
-      ? { name: 'StorageClasses', status: 'ok', summary: `every StorageClass of ${driver} allows volume expansion` }
-      : {
-        name: 'StorageClasses', status: 'warn',
-        summary: `${fixed.length} StorageClass(es) of ${driver} do not set allowVolumeExpansion: claims of them cannot ask for more`,
-        details: fixed.map((sc) => sc.metadata.name),
-      });
-
+    await checkStorageClasses(kube, driver, checks, signal);
     const pvs = (await kube.listWatcher(Resources.persistentVolumes).list({}, signal)).items as unknown as Pv[];
     const pvcs = (await kube.listWatcher(Resources.persistentVolumeClaims).list({}, signal)).items as unknown as Pvc[];
     await checkClaims({ kube, driver, pvs, pvcs, now: now(), checks, claims }, signal);
@@ -142,6 +133,26 @@ export async function runDoctor(options: DoctorOptions, signal: AbortSignal): Pr
     kube.close();
   }
   return report();
+}
+
+async function checkStorageClasses(kube: HttpKubeClient, driver: string, checks: Check[], signal: AbortSignal): Promise<void> {
+  let classes: StorageClass[];
+  try {
+    classes = (await kube.listWatcher(Resources.storageClasses).list({}, signal)).items as unknown as StorageClass[];
+  } catch (err) {
+    // The sidecar itself never reads StorageClasses, so its identity usually may not.
+    if (!isForbidden(err)) throw err;
+    checks.push({ name: 'StorageClasses', status: 'skip', summary: 'this identity may not list StorageClasses (the sidecar does not need to): run doctor as a cluster reader to check them' });
+    return;
+  }
+  const fixed = classes.filter((sc) => sc.provisioner === driver && sc.allowVolumeExpansion !== true);
+  checks.push(fixed.length === 0
+      ? { name: 'StorageClasses', status: 'ok', summary: `every StorageClass of ${driver} allows volume expansion` }
+      : {
+        name: 'StorageClasses', status: 'warn',
+        summary: `${fixed.length} StorageClass(es) of ${driver} do not set allowVolumeExpansion: claims of them cannot ask for more`,
+        details: fixed.map((sc) => sc.metadata.name),
+      });
 }
 
 async function checkDriver(options: DoctorOptions, checks: Check[], signal: AbortSignal): Promise<{ driver: string; caps: DriverCapabilities | undefined } | undefined> {
@@ -221,6 +232,10 @@ async function checkLease(kube: HttpKubeClient, driver: string, config: Config, 
     lease = (await kube.getLease(namespace, name, signal)) as Lease;
   } catch (err) {
     const notFound = isNotFound(err);
+    if (isForbidden(err)) {
+      checks.push({ name: 'Leader', status: 'skip', summary: `this identity may not read Lease ${namespace}/${name}` });
+      return;
+    }
     checks.push({
       name: 'Leader', status: notFound ? 'warn' : 'fail',
       summary: notFound
