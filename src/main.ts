@@ -166,6 +166,7 @@ async function main(): Promise<void> {
     pods: app.watchesPods,
     volumeAttributesClasses: app.modifies,
     leaseNamespace: config.leaderElection ? leaseNamespace(config.leaderElectionNamespace) : undefined,
+    node: config.nodeDeployment,
   }, log, lifecycle.workSignal).finally(() => checkClient.close());
 
   const elector = config.leaderElection ? createElector(m, config, app, { log, metrics, lifecycle }) : undefined;

@@ -11,7 +11,9 @@ import { HttpKubeClient } from '../kube/client.js';
 import { Informer } from '../kube/informer.js';
 import { loadKubeConfig, type ClientConfig } from '../kube/kubeconfig.js';
 import type { KubeObject } from '../kube/keys.js';
-import { Resources } from '../kube/resources.js';
+import { resourcePath, Resources } from '../kube/resources.js';
+import { everyVolume, NodeVolumeScope, type VolumeScope } from '../model/volume-scope.js';
+import { scopedResizer } from '../resize/resizer.js';
 import { volumeApi } from '../kube/volume-api.js';
 import type { Pv, Pvc, VolumeAttributesClass } from '../model/objects.js';
 import type { Logger } from '../observability/logger.js';
@@ -34,6 +36,8 @@ export interface AppDeps {
   metrics: Metrics;
   clock?: Clock;
   version?: string;
+  /** Where NODE_NAME is read with --node-deployment (default process.env). */
+  env?: NodeJS.ProcessEnv;
 }
 
 export interface Runnable {
@@ -121,7 +125,8 @@ export async function startApp(config: Config, deps: AppDeps, signal: AbortSigna
   try {
     const capabilities = await discoverCapabilities(csi, signal);
     const backends = selectBackends({ capabilities, csi, secrets: kube, log });
-    return assemble({ config, deps, clock, kube, clientConfig: kubeConfig, csi, gates, driverName, backends });
+    const scope = config.nodeDeployment ? await nodeScope(kube, deps.env ?? process.env, log, signal) : everyVolume;
+    return assemble({ config, deps, clock, kube, clientConfig: kubeConfig, csi, gates, driverName, backends, scope });
   } catch (err) {
     csi.close();
     kube.close();
@@ -140,8 +145,9 @@ function assemble(parts: {
   gates: FeatureGates;
   driverName: string;
   backends: ReturnType<typeof selectBackends>;
+  scope: VolumeScope;
 }): App {
-  const { config, deps, clock, kube, clientConfig, csi, gates, driverName, backends } = parts;
+  const { config, deps, clock, kube, clientConfig, csi, gates, driverName, backends, scope } = parts;
   const { log, metrics } = deps;
   const informerLog = log.child({ component: 'informer' });
   const resyncPeriodMs = config.resyncPeriodMs;
@@ -167,7 +173,7 @@ function assemble(parts: {
   const api = volumeApi(kube);
   const controllers: Runnable[] = [];
   const slowSets: SlowSet<string>[] = [];
-  const resizer = backends.resizer;
+  const resizer = backends.resizer && scope !== everyVolume ? scopedResizer(backends.resizer, scope) : backends.resizer;
   let resizeQueue: RateLimitingQueue<string> | undefined;
   if (resizer) {
     resizeQueue = newQueue();
@@ -230,6 +236,7 @@ function assemble(parts: {
       keyLock,
       clock,
       log: modifyLog,
+      scope,
     });
     controllers.push(new ModifyController({
       pvcInformer: pvcs,
@@ -276,6 +283,27 @@ function assemble(parts: {
       kube.close();
     },
   };
+}
+
+/**
+ * --node-deployment: this replica's node, read once at startup (its labels are what PV node
+ * affinity selects on). Without NODE_NAME or the Node the replica cannot tell its volumes apart,
+ * so it does not start.
+ */
+async function nodeScope(kube: HttpKubeClient, env: NodeJS.ProcessEnv, log: Logger, signal: AbortSignal): Promise<VolumeScope> {
+  const name = env['NODE_NAME'] ?? '';
+  if (name === '') {
+    throw new StartupError('--node-deployment needs the node name in the NODE_NAME environment variable (fieldRef spec.nodeName in the DaemonSet)', 1);
+  }
+  let node: { metadata?: { labels?: Record<string, string> } };
+  try {
+    node = await kube.http.request({ method: 'GET', path: resourcePath(Resources.nodes, { name }) }, signal);
+  } catch (err) {
+    throw new StartupError(`Failed to get node ${name} for --node-deployment: ${messageOf(err)}`, 1, { cause: err });
+  }
+  const labels = node?.metadata?.labels ?? {};
+  log.info('Node deployment: acting only on volumes whose node affinity selects this node', { node: name });
+  return new NodeVolumeScope({ name, labels }, log.child({ component: 'node-scope' }));
 }
 
 function informerRunnable<T extends KubeObject>(name: string, informer: Informer<T>): Runnable {

@@ -21,6 +21,7 @@ test('defaults equal the reference sidecar', () => {
     handleVolumeInUseError: true,
     extraModifyMetadata: false,
     leaderElection: false,
+    nodeDeployment: false,
     leaderElectionNamespace: '',
     leaderElectionLeaseDurationMs: 15_000,
     leaderElectionRenewDeadlineMs: 10_000,
@@ -155,4 +156,10 @@ test('arguments after the flags are kept aside, as Go leaves them in flag.Args()
   assert.equal(c.workers, 3);
   assert.equal(c.verbosity, 0, 'parsing stops at the first non-flag');
   assert.deepEqual(c.positionalArgs, ['extra', '--v=5']);
+});
+
+test('--node-deployment is off by default and refuses --leader-election with a clear error', () => {
+  assert.equal(parseConfig(['--node-deployment']).nodeDeployment, true);
+  assert.throws(() => parseConfig(['--node-deployment', '--leader-election']), (err: unknown) =>
+    err instanceof ConfigError && /--node-deployment cannot be combined with --leader-election/.test(err.message));
 });

@@ -18,6 +18,8 @@ export interface Config {
   readonly handleVolumeInUseError: boolean;
   readonly extraModifyMetadata: boolean;
   readonly leaderElection: boolean;
+  /** One replica per node: act only on PVs whose node affinity selects NODE_NAME; no leader election. */
+  readonly nodeDeployment: boolean;
   readonly leaderElectionNamespace: string;
   readonly leaderElectionLeaseDurationMs: number;
   readonly leaderElectionRenewDeadlineMs: number;
@@ -59,6 +61,7 @@ function defineFlags(flags: FlagSet): (positionalArgs: readonly string[]) => Con
   const inUse = flags.bool('handle-volume-inuse-error', true, 'Flag to turn on/off capability to handle volume in use error in resizer controller. Defaults to true if not set.');
   const extraModify = flags.bool('extra-modify-metadata', false, 'If set, add pv/pvc metadata to plugin modify requests as parameters.');
   const leaderElection = flags.bool('leader-election', false, 'Enable leader election.');
+  const nodeDeployment = flags.bool('node-deployment', false, 'Run beside a node-local CSI driver on every node (a DaemonSet): act only on PersistentVolumes whose node affinity selects the node named by the NODE_NAME environment variable. Cannot be combined with --leader-election.');
   const leNamespace = flags.string('leader-election-namespace', '', 'Namespace where the leader election resource lives. Defaults to the pod namespace if not set.');
   const leLease = flags.durationMs('leader-election-lease-duration', 15_000, 'Duration, in seconds, that non-leader candidates will wait to force acquire leadership. Defaults to 15 seconds.');
   const leRenew = flags.durationMs('leader-election-renew-deadline', 10_000, 'Duration, in seconds, that the acting leader will retry refreshing leadership before giving up. Defaults to 10 seconds.');
@@ -81,6 +84,7 @@ function defineFlags(flags: FlagSet): (positionalArgs: readonly string[]) => Con
     if (format !== 'text' && format !== 'json') throw new Error(`invalid value "${format}" for flag -logging-format: format must be one of: json, text`);
     if (workers.value < 1) throw new Error(`invalid value "${workers.value}" for flag -workers: must be at least 1`);
     if (qps.value <= 0 || burst.value < 1) throw new Error('--kube-api-qps must be positive and --kube-api-burst at least 1');
+    if (nodeDeployment.value && leaderElection.value) throw new Error('--node-deployment cannot be combined with --leader-election: each node runs its own resizer for its own volumes');
     return Object.freeze({
       showVersion: showVersion.value,
       kubeconfig: kubeconfig.value,
@@ -94,6 +98,7 @@ function defineFlags(flags: FlagSet): (positionalArgs: readonly string[]) => Con
       handleVolumeInUseError: inUse.value,
       extraModifyMetadata: extraModify.value,
       leaderElection: leaderElection.value,
+      nodeDeployment: nodeDeployment.value,
       leaderElectionNamespace: leNamespace.value,
       leaderElectionLeaseDurationMs: leLease.value,
       leaderElectionRenewDeadlineMs: leRenew.value,

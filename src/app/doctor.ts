@@ -117,7 +117,7 @@ export async function runDoctor(options: DoctorOptions, signal: AbortSignal): Pr
     const resizes = caps === undefined || caps.controllerExpand || caps.nodeExpand === true;
     const modifies = vacServed && config.gates.volumeAttributesClass && (caps === undefined || caps.controllerModify);
     const lease = config.leaderElection ? leaseNamespace(config.leaderElectionNamespace) : undefined;
-    const needed = requiredPermissions({ pods: resizes && config.handleVolumeInUseError, volumeAttributesClasses: modifies, leaseNamespace: lease });
+    const needed = requiredPermissions({ pods: resizes && config.handleVolumeInUseError, volumeAttributesClasses: modifies, leaseNamespace: lease, node: config.nodeDeployment });
     await checkPermissions(kube, needed, 'RBAC', checks, signal);
 
     if (driver === undefined) return report();

@@ -13,6 +13,8 @@ export interface PermissionNeeds {
   volumeAttributesClasses: boolean;
   /** The namespace of the Lease, with --leader-election. */
   leaseNamespace: string | undefined;
+  /** --node-deployment: the replica reads its own Node's labels once at startup. */
+  node?: boolean;
 }
 
 export function requiredPermissions(needs: PermissionNeeds): AccessAttributes[] {
@@ -28,6 +30,7 @@ export function requiredPermissions(needs: PermissionNeeds): AccessAttributes[] 
     { verb: 'create', group: '', resource: 'events' },
     { verb: 'patch', group: '', resource: 'events' },
   );
+  if (needs.node) list.push({ verb: 'get', group: '', resource: 'nodes' });
   if (needs.leaseNamespace !== undefined) {
     for (const verb of ['get', 'create', 'update']) {
       list.push({ verb, group: 'coordination.k8s.io', resource: 'leases', namespace: needs.leaseNamespace });

@@ -17,6 +17,7 @@ export const Resources = {
   secrets: { group: '', version: 'v1', resource: 'secrets', kind: 'Secret', namespaced: true },
   events: { group: '', version: 'v1', resource: 'events', kind: 'Event', namespaced: true },
   volumeAttributesClasses: { group: 'storage.k8s.io', version: 'v1', resource: 'volumeattributesclasses', kind: 'VolumeAttributesClass', namespaced: false },
+  nodes: { group: '', version: 'v1', resource: 'nodes', kind: 'Node', namespaced: false },
   storageClasses: { group: 'storage.k8s.io', version: 'v1', resource: 'storageclasses', kind: 'StorageClass', namespaced: false },
   leases: { group: 'coordination.k8s.io', version: 'v1', resource: 'leases', kind: 'Lease', namespaced: true },
 } as const satisfies Record<string, ResourceRef>;

@@ -14,6 +14,7 @@
 import { CsiError } from '../csi/errors.js';
 import { metaTime, type Clock } from '../base/clock.js';
 import { EventReason, Message, ModifyStatus } from '../model/names.js';
+import type { VolumeScope } from '../model/volume-scope.js';
 import type { Pv, Pvc, VolumeAttributesClass } from '../model/objects.js';
 import { pvcKey } from '../model/pvc.js';
 import type { Logger } from '../observability/logger.js';
@@ -43,6 +44,8 @@ export interface ModifyReconcilerOptions {
   keyLock: KeyLock;
   clock: Clock;
   log: Logger;
+  /** The volumes this replica acts on (--node-deployment: its node's); every volume by default. */
+  scope?: VolumeScope;
 }
 
 /** The class a PVC asks for isn't in the cache; the PVC was marked Pending (or the previous target is gone). */
@@ -101,6 +104,7 @@ export class ModifyReconciler {
     if (!pv) throw new Error(`Get PV "${pvName}" of pvc "${key}" in PVInformer cache failed: not found`);
     // Only CSI volumes of this driver; migrated in-tree volumes are never modified.
     if (pv.spec.csi?.driver !== this.o.modifier.name) return { kind: 'done' };
+    if (this.o.scope && !this.o.scope.includes(pv)) return { kind: 'done' };
     if (pvc.status?.phase !== 'Bound') return { kind: 'done' };
     return this.modify(key, pvc, pv, signal);
   }

@@ -2,6 +2,7 @@
 // controller never sees gRPC. `csi-resizer.ts` calls ControllerExpandVolume; `trivial-resizer.ts`
 // serves drivers that can only expand on the node.
 import type { Pv, Pvc } from '../model/objects.js';
+import type { VolumeScope } from '../model/volume-scope.js';
 
 export interface ResizeResult {
   capacityBytes: bigint;
@@ -17,4 +18,15 @@ export interface Resizer {
   readonly expansionMode: 'online' | 'offline' | 'unknown';
   canSupport(pv: Pv, pvc: Pvc): boolean;
   resize(pv: Pv, requestedBytes: bigint, signal: AbortSignal): Promise<ResizeResult>;
+}
+
+/** The same resizer, supporting only the volumes in `scope` (--node-deployment). */
+export function scopedResizer(resizer: Resizer, scope: VolumeScope): Resizer {
+  return {
+    name: resizer.name,
+    supportsControlPlaneExpansion: resizer.supportsControlPlaneExpansion,
+    expansionMode: resizer.expansionMode,
+    canSupport: (pv, pvc) => resizer.canSupport(pv, pvc) && scope.includes(pv),
+    resize: (pv, requestedBytes, signal) => resizer.resize(pv, requestedBytes, signal),
+  };
 }
