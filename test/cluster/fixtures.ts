@@ -57,6 +57,8 @@ export interface ProvisionOptions {
    * CreateVolume): no CreateVolume call, the PV points at this handle.
    */
   existingVolumeId?: string;
+  /** The PV's spec.nodeAffinity (immutable after creation, so set here). */
+  nodeAffinity?: k8s.V1VolumeNodeAffinity;
 }
 
 export interface Provisioned {
@@ -146,6 +148,7 @@ export async function provisionVolume(clients: KubeClients, csiAddress: string, 
         storageClassName: opts.storageClassName,
         volumeMode,
         mountOptions: opts.mountOptions,
+        nodeAffinity: opts.nodeAffinity,
         csi: {
           driver: opts.driverName,
           volumeHandle: volumeId,

@@ -17,6 +17,9 @@ import { faultScenario, GiB } from '../support/fault-scenario.js';
 import { readPvc } from '../support/api-reads.js';
 import { runSubcommand, type Subcommand } from '../../src/app/commands.js';
 import { runCli } from './cli-harness.js';
+import { HttpKubeClient } from '../../src/kube/client.js';
+import { loadKubeConfig } from '../../src/kube/kubeconfig.js';
+import { microTime } from '../../src/kube/leader-election.js';
 
 const cluster = await useCluster();
 const admin = clientsFromKubeconfig(cluster.adminKubeconfigPath);
@@ -188,17 +191,20 @@ test('no leader: doctor says when no Lease exists, when it expired, and who lead
   assert.match(check(report, 'Leader').summary, /no Lease/);
 
   const leaseName = `external-resizer-${s.driver.name.replace(/[^a-zA-Z0-9-]/g, '-')}`;
-  const stale = new Date(Date.now() - 10 * 60_000);
-  await admin.coordination.createNamespacedLease({
-    namespace,
-    body: { metadata: { name: leaseName }, spec: { holderIdentity: 'old-pod', leaseDurationSeconds: 15, renewTime: stale as unknown as never, acquireTime: stale as unknown as never } },
-  });
+  const stale = microTime(Date.now() - 10 * 60_000);
+  const api = new HttpKubeClient({ kubeConfig: loadKubeConfig({ kubeconfigPath: cluster.adminKubeconfigPath }), qps: 50, burst: 50 });
+  t.after(() => api.close());
+  const never = new AbortController().signal;
+  const created = await api.createLease(namespace, {
+    apiVersion: 'coordination.k8s.io/v1', kind: 'Lease',
+    metadata: { name: leaseName }, spec: { holderIdentity: 'old-pod', leaseDurationSeconds: 15, renewTime: stale, acquireTime: stale },
+  }, never);
   ({ report } = await doctor(args));
   assert.equal(check(report, 'Leader').status, 'fail');
   assert.match(check(report, 'Leader').summary, /held by old-pod expired \(last renewed 10m\d*s? ago/);
   assert.equal(report.healthy, false);
 
-  await admin.coordination.patchNamespacedLease({ name: leaseName, namespace, body: { spec: { renewTime: new Date().toISOString() } } }, patchAs());
+  await api.updateLease(namespace, { ...created, spec: { ...(created['spec'] as object), renewTime: microTime(Date.now()) } }, never);
   ({ report } = await doctor(args));
   assert.equal(check(report, 'Leader').status, 'ok');
   assert.match(check(report, 'Leader').summary, /old-pod leads for /);

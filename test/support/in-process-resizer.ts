@@ -16,7 +16,7 @@ export interface RunningResizer {
   stop(options?: { graceful?: boolean }): Promise<void>;
 }
 
-export async function startResizer(options: { kubeconfig: string; csiAddress: string; args?: string[] }): Promise<RunningResizer> {
+export async function startResizer(options: { kubeconfig: string; csiAddress: string; args?: string[]; env?: NodeJS.ProcessEnv }): Promise<RunningResizer> {
   const config = parseConfig([
     `--kubeconfig=${options.kubeconfig}`,
     `--csi-address=${options.csiAddress}`,
@@ -32,7 +32,7 @@ export async function startResizer(options: { kubeconfig: string; csiAddress: st
   const metrics = createMetrics({ processMetrics: false });
   const lifetime = new AbortController();
   const work = new AbortController();
-  const app = await startApp(config, { log, metrics, version: 'test' }, lifetime.signal);
+  const app = await startApp(config, { log, metrics, version: 'test', env: options.env }, lifetime.signal);
   const running = app.run(work.signal, lifetime.signal);
   let stopped: Promise<void> | undefined;
   return {
