@@ -51,6 +51,8 @@ export interface ProvisionOptions {
   concurrency: number;
   deadlineMs: number;
   progress?: (done: number) => void;
+  /** The node whose hostname label the i-th PV's required node affinity selects (node-local volumes). */
+  nodeOf?: (index: number) => string;
 }
 
 /** Bound PVC/PV pairs; returns their names. */
@@ -61,7 +63,7 @@ export async function provisionBulk(api: Api, o: ProvisionOptions): Promise<Volu
   const volumes: Volume[] = Array.from({ length: o.count }, (_, i) => ({ pvc: `${o.prefix}-${i}`, pv: `${o.ns}-${o.prefix}-${i}` }));
   let done = 0;
   try {
-    await pool(volumes, o.concurrency, async (v) => {
+    await pool(volumes, o.concurrency, async (v, index) => {
       if (Date.now() > until) throw new Error(`provisioning ${o.count} volumes took longer than ${o.deadlineMs}ms`);
       let handle = `bench-${v.pv}`;
       if (csi) {
@@ -92,6 +94,9 @@ export async function provisionBulk(api: Api, o: ProvisionOptions): Promise<Volu
           storageClassName: o.storageClass,
           volumeMode: 'Filesystem',
           csi: { driver: o.driverName, volumeHandle: handle },
+          ...(o.nodeOf ? {
+            nodeAffinity: { required: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: [o.nodeOf(index)] }] }] } },
+          } : {}),
           claimRef: { kind: 'PersistentVolumeClaim', apiVersion: 'v1', namespace: o.ns, name: v.pvc, uid: pvc.metadata.uid },
         },
       });
