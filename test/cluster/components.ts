@@ -69,6 +69,13 @@ function fromEnvFile(path: string): Components {
     csiSpecDir,
     csiProtoPath: join(csiSpecDir, 'csi.proto'),
   };
+  // The version matrix (scripts/test-matrix.sh) runs the same suite against another API server.
+  const apiserverOverride = process.env['CSI_RESIZER_KUBE_APISERVER_BIN'];
+  if (apiserverOverride) {
+    const version = process.env['CSI_RESIZER_K8S_VERSION'];
+    if (!version) throw new Error('CSI_RESIZER_KUBE_APISERVER_BIN is set without CSI_RESIZER_K8S_VERSION');
+    Object.assign(components, { kubeApiserverBin: apiserverOverride, k8sVersion: version });
+  }
   for (const bin of [components.etcdBin, components.kubeApiserverBin, components.mockDriverBin]) {
     if (!existsSync(bin)) throw new Error(`${bin} (listed in ${path}) is missing; rerun test/infra/build-components.sh`);
   }
