@@ -35,11 +35,6 @@ export const RESIZER_GATES = {
 
 export type GateName = keyof typeof RESIZER_GATES;
 
-/** The defaults of our own gates, by name. */
-export const GATE_DEFAULTS: { readonly [N in GateName]: boolean } = Object.freeze(
-  Object.fromEntries(Object.entries(RESIZER_GATES).map(([name, spec]) => [name, spec.default])) as { [N in GateName]: boolean },
-);
-
 /** The two switches component-base adds to every gate set. */
 const ALL_ALPHA = 'AllAlpha';
 const ALL_BETA = 'AllBeta';
@@ -199,11 +194,6 @@ export function resolveFeatureGates(entries: ReadonlyMap<string, boolean>): { ga
     explicit: new Set(entries.keys()),
   });
   return { gates, warnings };
-}
-
-/** The gates from `--feature-gates` entries, without the warnings. Throws FeatureGateError. */
-export function featureGatesFrom(entries: ReadonlyMap<string, boolean>): FeatureGates {
-  return resolveFeatureGates(entries).gates;
 }
 
 export function withGate(gates: FeatureGates, changes: Partial<Omit<FeatureGates, 'explicit'>>): FeatureGates {
