@@ -21,6 +21,7 @@ const load = () =>
   Promise.all([
     import('./app/build.js'),
     import('./kube/client.js'),
+    import('./kube/rate-limiter.js'),
     import('./kube/leader-election.js'),
     import('./model/pvc.js'),
     import('./resize/select-resizer.js'),
@@ -28,8 +29,8 @@ const load = () =>
     import('./observability/metrics.js'),
     import('./observability/resize-state.js'),
     import('./app/permission-check.js'),
-  ]).then(([build, client, leaderElection, pvc, selectResizer, httpServer, metrics, resizeState, permissionCheck]) => ({
-    ...build, ...client, ...leaderElection, ...pvc, ...selectResizer, ...httpServer, ...metrics, ...resizeState, ...permissionCheck,
+  ]).then(([build, client, rateLimiter, leaderElection, pvc, selectResizer, httpServer, metrics, resizeState, permissionCheck]) => ({
+    ...build, ...client, ...rateLimiter, ...leaderElection, ...pvc, ...selectResizer, ...httpServer, ...metrics, ...resizeState, ...permissionCheck,
   }));
 type Modules = Awaited<ReturnType<typeof load>>;
 
@@ -165,10 +166,11 @@ async function main(): Promise<void> {
 
   // The RBAC check has a client (and rate limiter) of its own, so its dozen reviews never take
   // the tokens the first resizes need.
+  const rateLimit = m.clientRateLimit(config.kubeApiQps, config.kubeApiBurst); // startApp has checked it
   const checkClient = new m.HttpKubeClient({
     kubeConfig: app.clientConfig,
-    qps: config.kubeApiQps,
-    burst: Math.max(config.kubeApiBurst, 20),
+    qps: rateLimit.qps,
+    burst: Math.max(rateLimit.burst, 20),
     userAgent: 'csi-resizer/permission-check',
   });
   void m.checkPermissions(checkClient, {
@@ -247,8 +249,7 @@ function createElector(m: Modules, config: Config, app: App, deps: { log: Logger
   try {
     client = new m.HttpKubeClient({
       kubeConfig: app.clientConfig,
-      qps: config.kubeApiQps,
-      burst: config.kubeApiBurst,
+      ...m.clientRateLimit(config.kubeApiQps, config.kubeApiBurst),
       userAgent: 'csi-resizer/leader-election',
     });
   } catch (err) {
