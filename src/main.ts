@@ -253,7 +253,7 @@ function createElector(m: Modules, config: Config, app: App, deps: { log: Logger
       userAgent: 'csi-resizer/leader-election',
     });
   } catch (err) {
-    log.error('Failed to create leader election client', { err });
+    log.error('Failed to create leaderelection client', { err });
     exit(ExitCode.Failure);
   }
 
@@ -304,8 +304,9 @@ function createElector(m: Modules, config: Config, app: App, deps: { log: Logger
       },
     });
   } catch (err) {
+    // client-go's RunOrDie panics on these settings, so the Go sidecar exits 2.
     log.error('Invalid leader election configuration', { err });
-    exit(ExitCode.Failure);
+    exit(err instanceof m.LeaderElectionConfigError ? ExitCode.Panic : ExitCode.Failure);
   }
   log.info('Leader election enabled', { lease: `${namespace}/${name}`, identity });
   return { elector, client, running: () => running };

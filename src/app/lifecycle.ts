@@ -12,6 +12,8 @@ export const ExitCode = {
   Failure: 1,
   /** Go's flag package after an unknown flag or a bad value. */
   Usage: 2,
+  /** A Go panic, e.g. client-go's RunOrDie on leader-election durations it refuses. */
+  Panic: 2,
   /** klog.Fatalf, e.g. "CSI driver does not support resize nor modify". */
   Fatal: 255,
 } as const;
