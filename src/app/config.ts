@@ -123,9 +123,10 @@ function defineFlags(flags: FlagSet): (positionalArgs: readonly string[]) => Com
 }
 
 /** Parses argv (without node and the script) into flag values. Throws ConfigError carrying the usage text. */
-export function parseCommandLine(args: readonly string[], programName = 'csi-resizer'): CommandLine {
+export function parseCommandLine(args: readonly string[], programName = 'csi-resizer', extraFlags?: (flags: FlagSet) => void): CommandLine {
   const flags = new FlagSet(programName);
   const read = defineFlags(flags);
+  extraFlags?.(flags);
   const usage = flags.usage();
   try {
     const { rest } = flags.parse(args);
@@ -146,8 +147,8 @@ export function applyFeatureGates(commandLine: CommandLine): { config: Config; w
 }
 
 /** Both steps at once (tests, in-process runs). A gate error is a ConfigError whose cause is the FeatureGateError. */
-export function parseConfig(args: readonly string[], programName = 'csi-resizer'): Config {
-  const commandLine = parseCommandLine(args, programName);
+export function parseConfig(args: readonly string[], programName = 'csi-resizer', extraFlags?: (flags: FlagSet) => void): Config {
+  const commandLine = parseCommandLine(args, programName, extraFlags);
   try {
     return applyFeatureGates(commandLine).config;
   } catch (err) {
