@@ -5,10 +5,10 @@
 // releases the Lease and exits 0; a second signal exits 1 at once.
 import { readFileSync } from 'node:fs';
 import { basename } from 'node:path';
-import { ConfigError, parseConfig, type Config } from './app/config.js';
+import { applyFeatureGates, ConfigError, parseCommandLine, type CommandLine, type Config } from './app/config.js';
 import type { App } from './app/build.js';
 import { FeatureGateError } from './app/feature-gates.js';
-import { eitherSignal, ExitCode, handleShutdownSignals, leaderIdentity, leaseNamespace, Lifecycle, settleWithin } from './app/lifecycle.js';
+import { dieOnSignals, eitherSignal, ExitCode, handleShutdownSignals, leaderIdentity, leaseNamespace, Lifecycle, settleWithin } from './app/lifecycle.js';
 import type { HttpKubeClient } from './kube/client.js';
 import type { LeaderElector } from './kube/leader-election.js';
 import type { DiagnosticsServer, HealthResult } from './observability/http-server.js';
@@ -21,6 +21,7 @@ const load = () =>
   Promise.all([
     import('./app/build.js'),
     import('./kube/client.js'),
+    import('./kube/rate-limiter.js'),
     import('./kube/leader-election.js'),
     import('./model/pvc.js'),
     import('./resize/select-resizer.js'),
@@ -28,8 +29,8 @@ const load = () =>
     import('./observability/metrics.js'),
     import('./observability/resize-state.js'),
     import('./app/permission-check.js'),
-  ]).then(([build, client, leaderElection, pvc, selectResizer, httpServer, metrics, resizeState, permissionCheck]) => ({
-    ...build, ...client, ...leaderElection, ...pvc, ...selectResizer, ...httpServer, ...metrics, ...resizeState, ...permissionCheck,
+  ]).then(([build, client, rateLimiter, leaderElection, pvc, selectResizer, httpServer, metrics, resizeState, permissionCheck]) => ({
+    ...build, ...client, ...rateLimiter, ...leaderElection, ...pvc, ...selectResizer, ...httpServer, ...metrics, ...resizeState, ...permissionCheck,
   }));
 type Modules = Awaited<ReturnType<typeof load>>;
 
@@ -56,9 +57,9 @@ function exit(code: number): never {
   process.exit(code);
 }
 
-function parseOrExit(args: readonly string[], program: string): Config {
+function parseOrExit(args: readonly string[], program: string): CommandLine {
   try {
-    return parseConfig(args, program);
+    return parseCommandLine(args, program);
   } catch (err) {
     if (!(err instanceof ConfigError)) throw err;
     if (err.helpRequested) {
@@ -67,16 +68,25 @@ function parseOrExit(args: readonly string[], program: string): Config {
       exit(ExitCode.Ok);
     }
     const log = createLogger({ verbosity: 0, format: 'text' });
-    if (err.cause instanceof FeatureGateError) {
-      log.error('Failed to set feature gates', { err: err.message });
-      exit(ExitCode.Failure);
-    }
     if (/logging-format/.test(err.message)) {
       log.error('LoggingConfiguration is invalid', { err: err.message });
       exit(ExitCode.Failure);
     }
     process.stderr.write(`${err.message}\n${err.usage.endsWith('\n') ? err.usage : `${err.usage}\n`}`);
     exit(ExitCode.Usage);
+  }
+}
+
+/** The sidecar's "Failed to set feature gates" step: after the version line, before anything connects. */
+function applyGatesOrExit(commandLine: CommandLine, log: Logger): Config {
+  try {
+    const { config, warnings } = applyFeatureGates(commandLine);
+    for (const w of warnings) log.info(w.message, { featureGate: w.featureGate, value: w.value });
+    return config;
+  } catch (err) {
+    if (!(err instanceof FeatureGateError)) throw err;
+    log.error('Failed to set feature gates', { err: err.message });
+    exit(ExitCode.Failure);
   }
 }
 
@@ -88,28 +98,28 @@ async function main(): Promise<void> {
     const write = (stream: NodeJS.WriteStream) => (s: string) => void stream.write(s);
     exit(await runSubcommand(first, rest, { program, out: write(process.stdout), err: write(process.stderr) }));
   }
-  const config = parseOrExit(process.argv.slice(2), program);
+  const commandLine = parseOrExit(process.argv.slice(2), program);
   const version = readVersion();
-  if (config.showVersion) {
+  if (commandLine.showVersion) {
     process.stdout.write(`${program} ${version}\n`);
     exit(ExitCode.Ok);
   }
 
-  const log = createLogger({ verbosity: config.verbosity, format: config.loggingFormat });
+  const log = createLogger({ verbosity: commandLine.verbosity, format: commandLine.loggingFormat });
   log.info('Version', { version });
-  if (config.positionalArgs.length > 0) log.warn('Ignoring arguments after the flags', { args: config.positionalArgs });
-  if (config.metricsAddress !== '' && config.httpEndpoint !== '') {
+  if (commandLine.positionalArgs.length > 0) log.warn('Ignoring arguments after the flags', { args: commandLine.positionalArgs });
+  if (commandLine.metricsAddress !== '' && commandLine.httpEndpoint !== '') {
     log.error('Only one of `--metrics-address` and `--http-endpoint` can be set.');
     exit(ExitCode.Failure);
   }
-  const listenAddress = config.metricsAddress || config.httpEndpoint;
+  const listenAddress = commandLine.metricsAddress || commandLine.httpEndpoint;
+  const config = applyGatesOrExit(commandLine, log);
 
-  const m = await load();
-  const { startApp, StartupError, registerResizeStateMetrics, requestedBytes, startHttpServer, LEADER_ELECTION_HEALTH_PATH } = m;
-  const metrics = m.createMetrics();
   const lifecycle = new Lifecycle();
   // The process lives until it decides to exit, whatever else holds the event loop.
   setInterval(() => {}, 2 ** 30);
+  // Signal handlers go in before anything slow: as PID 1 (a container's entrypoint) a signal
+  // without a handler is ignored by the kernel, and Node installs none that exits.
   if (config.gates.releaseLeaderElectionOnExit) {
     handleShutdownSignals({
       onShutdown: (signalName) => {
@@ -121,9 +131,15 @@ async function main(): Promise<void> {
         exit(ExitCode.Failure);
       },
     });
+  } else {
+    // Without the gate, SIGTERM and SIGINT end the process at once as the Go sidecar's runtime
+    // does (killed by the signal; exit 2 as PID 1), and the Lease expires instead of being released.
+    dieOnSignals();
   }
-  // Without the gate, SIGTERM and SIGINT keep Node's default: the process ends at once, as the Go
-  // sidecar does without a signal handler, and the Lease expires instead of being released.
+
+  const m = await load();
+  const { startApp, StartupError, registerResizeStateMetrics, requestedBytes, startHttpServer, LEADER_ELECTION_HEALTH_PATH } = m;
+  const metrics = m.createMetrics();
 
   let app: App;
   try {
@@ -156,10 +172,11 @@ async function main(): Promise<void> {
 
   // The RBAC check has a client (and rate limiter) of its own, so its dozen reviews never take
   // the tokens the first resizes need.
+  const rateLimit = m.clientRateLimit(config.kubeApiQps, config.kubeApiBurst); // startApp has checked it
   const checkClient = new m.HttpKubeClient({
     kubeConfig: app.clientConfig,
-    qps: config.kubeApiQps,
-    burst: Math.max(config.kubeApiBurst, 20),
+    qps: rateLimit.qps,
+    burst: Math.max(rateLimit.burst, 20),
     userAgent: 'csi-resizer/permission-check',
   });
   void m.checkPermissions(checkClient, {
@@ -239,12 +256,11 @@ function createElector(m: Modules, config: Config, app: App, deps: { log: Logger
   try {
     client = new m.HttpKubeClient({
       kubeConfig: app.clientConfig,
-      qps: config.kubeApiQps,
-      burst: config.kubeApiBurst,
+      ...m.clientRateLimit(config.kubeApiQps, config.kubeApiBurst),
       userAgent: 'csi-resizer/leader-election',
     });
   } catch (err) {
-    log.error('Failed to create leader election client', { err });
+    log.error('Failed to create leaderelection client', { err });
     exit(ExitCode.Failure);
   }
 
@@ -295,8 +311,9 @@ function createElector(m: Modules, config: Config, app: App, deps: { log: Logger
       },
     });
   } catch (err) {
+    // client-go's RunOrDie panics on these settings, so the Go sidecar exits 2.
     log.error('Invalid leader election configuration', { err });
-    exit(ExitCode.Failure);
+    exit(err instanceof m.LeaderElectionConfigError ? ExitCode.Panic : ExitCode.Failure);
   }
   log.info('Leader election enabled', { lease: `${namespace}/${name}`, identity });
   return { elector, client, running: () => running };

@@ -10,6 +10,7 @@ import { ApiEventRecorder } from '../kube/events.js';
 import { HttpKubeClient } from '../kube/client.js';
 import { Informer } from '../kube/informer.js';
 import { loadKubeConfig, type ClientConfig } from '../kube/kubeconfig.js';
+import { clientRateLimit, ClientRateLimitError } from '../kube/rate-limiter.js';
 import type { KubeObject } from '../kube/keys.js';
 import { resourcePath, Resources } from '../kube/resources.js';
 import { everyVolume, NodeVolumeScope, type VolumeScope } from '../model/volume-scope.js';
@@ -88,13 +89,14 @@ export async function startApp(config: Config, deps: AppDeps, signal: AbortSigna
   let kubeConfig: ClientConfig;
   try {
     kubeConfig = loadKubeConfig({ kubeconfigPath: config.kubeconfig, masterUrl: config.master });
+    // --kube-api-qps/--kube-api-burst as client-go reads them (0 = its defaults, negative QPS = no limiter).
     kube = new HttpKubeClient({
       kubeConfig,
-      qps: config.kubeApiQps,
-      burst: config.kubeApiBurst,
+      ...clientRateLimit(config.kubeApiQps, config.kubeApiBurst),
       userAgent: `csi-resizer/${deps.version ?? 'unknown'}`,
     });
   } catch (err) {
+    if (err instanceof ClientRateLimitError) throw new StartupError(`Failed to create kube client: ${err.message}`, 1, { cause: err });
     throw new StartupError(`Failed to create cluster config: ${messageOf(err)}`, 1, { cause: err });
   }
 

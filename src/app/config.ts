@@ -1,11 +1,11 @@
 // The command line, parsed once into a frozen Config (§2): every flag of upstream external-resizer
 // v2.2 with the same name, type and default, in Go flag syntax. Durations are in ms.
-import { featureGatesFrom, type FeatureGates } from './feature-gates.js';
-import { FlagError, FlagSet, MapStringBoolValue, MapStringStringValue } from './go-flags.js';
+import { FeatureGateError, knownFeatures, resolveFeatureGates, type FeatureGates, type GateWarning } from './feature-gates.js';
+import { FlagError, FlagSet, MapStringBoolValue, MapStringStringValue, type FlagValue } from './go-flags.js';
 
 export type LoggingFormat = 'text' | 'json';
 
-export interface Config {
+export interface CommandLine {
   readonly showVersion: boolean;
   readonly kubeconfig: string;
   readonly master: string;
@@ -35,9 +35,15 @@ export interface Config {
   readonly vmodule: string;
   readonly loggingFormat: LoggingFormat;
   readonly logFlushFrequencyMs: number;
-  readonly gates: FeatureGates;
+  /** `--feature-gates` as given, resolved into `gates` only after the version is logged (as the Go sidecar does). */
+  readonly featureGateSettings: ReadonlyMap<string, boolean>;
   /** Arguments after the flags. Go's flag package leaves them for the program, and the sidecar ignores them. */
   readonly positionalArgs: readonly string[];
+}
+
+/** The command line with the feature gates resolved: what the app runs with. */
+export interface Config extends CommandLine {
+  readonly gates: FeatureGates;
 }
 
 export class ConfigError extends Error {
@@ -48,7 +54,7 @@ export class ConfigError extends Error {
 }
 
 /** Defines every flag on a FlagSet and returns a function that reads them into a Config. */
-function defineFlags(flags: FlagSet): (positionalArgs: readonly string[]) => Config {
+function defineFlags(flags: FlagSet): (positionalArgs: readonly string[]) => CommandLine {
   const showVersion = flags.bool('version', false, 'Show version.');
   const kubeconfig = flags.string('kubeconfig', '', 'Absolute path to the kubeconfig file. Required only when running out of cluster.');
   const master = flags.string('master', '', 'Master URL to build a client config from. Either this or kubeconfig needs to be set if the provisioner is being run out of cluster.');
@@ -72,18 +78,19 @@ function defineFlags(flags: FlagSet): (positionalArgs: readonly string[]) => Con
   const httpEndpoint = flags.string('http-endpoint', '', 'The TCP network address where the HTTP server for diagnostics, including metrics and leader election health check, will listen (example: `:8080`). The default is empty string, which means the server is disabled. Only one of `--metrics-address` and `--http-endpoint` can be set.');
   const metricsAddress = flags.string('metrics-address', '', '(deprecated) The TCP network address where the prometheus metrics endpoint will listen (example: `:8080`). The default is empty string, which means metrics endpoint is disabled. Only one of `--metrics-address` and `--http-endpoint` can be set.');
   const metricsPath = flags.string('metrics-path', '/metrics', 'The HTTP path where prometheus metrics will be exposed. Default is `/metrics`.');
-  const automaxprocs = flags.bool('automaxprocs', false, 'automatically set GOMAXPROCS to match Linux container CPU quota (accepted for compatibility; no effect on Node.js)');
-  const verbosity = flags.int('v', 0, 'number for the log level verbosity');
-  const vmodule = flags.string('vmodule', '', 'comma-separated list of pattern=N settings for file-filtered logging (only works for text log format)');
-  const loggingFormat = flags.string('logging-format', 'text', 'Sets the log format. Permitted formats: "json", "text".');
+  const automaxprocs = flags.var(new BoolFuncValue(), 'automaxprocs', 'automatically set GOMAXPROCS to match Linux container CPU quota (accepted for compatibility; no effect on Node.js)');
+  const verbosity = flags.var(new VerbosityValue(), 'v', 'number for the log level verbosity');
+  const vmodule = flags.var(new TextValue(), 'vmodule', 'comma-separated list of pattern=N settings for file-filtered logging (only works for text log format)');
+  const loggingFormat = flags.string('logging-format', 'text', 'Sets the log format. Permitted formats: "json" (gated by LoggingBetaOptions), "text".');
   const flush = flags.durationMs('log-flush-frequency', 5_000, 'Maximum number of seconds between log flushes');
-  const gates = flags.var(new MapStringBoolValue(), 'feature-gates', 'A set of key=value pairs that describe feature gates for alpha/experimental features. Options are:\nAnnotateFsResize=true|false (BETA - default=true)\nRecoverVolumeExpansionFailure=true|false (GA - default=true)\nReleaseLeaderElectionOnExit=true|false (default=true)\nVolumeAttributesClass=true|false (GA - default=true)');
+  // The Go sidecar's text, typo and missing space included, then component-base's list of gates.
+  const gates = flags.var(new MapStringBoolValue(), 'feature-gates', `A set of key=value paris that describe feature gates for alpha/experimental features for csi external resizer.Options are:\n${knownFeatures().join('\n')}`);
 
   return (positionalArgs) => {
     const format = loggingFormat.value;
     if (format !== 'text' && format !== 'json') throw new Error(`invalid value "${format}" for flag -logging-format: format must be one of: json, text`);
-    if (workers.value < 1) throw new Error(`invalid value "${workers.value}" for flag -workers: must be at least 1`);
-    if (qps.value <= 0 || burst.value < 1) throw new Error('--kube-api-qps must be positive and --kube-api-burst at least 1');
+    // --workers below 1 runs no workers, --kube-api-qps/--kube-api-burst 0 mean client-go's defaults
+    // and a negative QPS turns the client-side limiter off: accepted here as the Go sidecar does.
     if (nodeDeployment.value && leaderElection.value) throw new Error('--node-deployment cannot be combined with --leader-election: each node runs its own resizer for its own volumes');
     return Object.freeze({
       showVersion: showVersion.value,
@@ -109,19 +116,19 @@ function defineFlags(flags: FlagSet): (positionalArgs: readonly string[]) => Con
       httpEndpoint: httpEndpoint.value,
       metricsAddress: metricsAddress.value,
       metricsPath: metricsPath.value,
-      automaxprocs: automaxprocs.value,
-      verbosity: verbosity.value,
-      vmodule: vmodule.value,
+      automaxprocs: automaxprocs.value.enabled,
+      verbosity: verbosity.value.level,
+      vmodule: vmodule.value.text,
       loggingFormat: format,
       logFlushFrequencyMs: flush.value,
-      gates: featureGatesFrom(gates.value.entries),
+      featureGateSettings: new Map(gates.value.entries),
       positionalArgs: Object.freeze([...positionalArgs]),
     });
   };
 }
 
-/** Parses argv (without node and the script). Throws ConfigError carrying the usage text. */
-export function parseConfig(args: readonly string[], programName = 'csi-resizer', extraFlags?: (flags: FlagSet) => void): Config {
+/** Parses argv (without node and the script) into flag values. Throws ConfigError carrying the usage text. */
+export function parseCommandLine(args: readonly string[], programName = 'csi-resizer', extraFlags?: (flags: FlagSet) => void): CommandLine {
   const flags = new FlagSet(programName);
   const read = defineFlags(flags);
   extraFlags?.(flags);
@@ -135,9 +142,90 @@ export function parseConfig(args: readonly string[], programName = 'csi-resizer'
   }
 }
 
+/**
+ * Resolves `--feature-gates` (the sidecar's "Failed to set feature gates" step). Throws
+ * FeatureGateError; returns the warnings component-base logs for GA and deprecated gates.
+ */
+export function applyFeatureGates(commandLine: CommandLine): { config: Config; warnings: GateWarning[] } {
+  const { gates, warnings } = resolveFeatureGates(commandLine.featureGateSettings);
+  return { config: Object.freeze({ ...commandLine, gates }), warnings };
+}
+
+/** Both steps at once (tests, in-process runs). A gate error is a ConfigError whose cause is the FeatureGateError. */
+export function parseConfig(args: readonly string[], programName = 'csi-resizer', extraFlags?: (flags: FlagSet) => void): Config {
+  const commandLine = parseCommandLine(args, programName, extraFlags);
+  try {
+    return applyFeatureGates(commandLine).config;
+  } catch (err) {
+    if (!(err instanceof FeatureGateError)) throw err;
+    throw new ConfigError(err.message, usageText(programName), false, { cause: err });
+  }
+}
+
 /** The usage text, for -h. */
 export function usageText(programName = 'csi-resizer'): string {
   const flags = new FlagSet(programName);
   defineFlags(flags);
   return flags.usage();
+}
+
+/** strconv's error texts, which flag values of custom types pass through unchanged. */
+function strconvError(fn: string, raw: string, reason: 'invalid syntax' | 'value out of range'): Error {
+  return new Error(`strconv.${fn}: parsing ${JSON.stringify(raw)}: ${reason}`);
+}
+
+/**
+ * `-v`: component-base's verbosity value, a custom flag type (so usage says `value`) parsed by
+ * strconv.ParseUint(raw, 10, 31), whose errors it reports as they are.
+ */
+class VerbosityValue implements FlagValue {
+  readonly typeName = 'value';
+  readonly zeroString = '0';
+  level = 0;
+  set(raw: string): void {
+    if (!/^[0-9]+$/.test(raw)) throw strconvError('ParseUint', raw, 'invalid syntax');
+    const value = BigInt(raw);
+    if (value > 2n ** 31n - 1n) throw strconvError('ParseUint', raw, 'value out of range');
+    this.level = Number(value);
+  }
+  toString(): string {
+    return String(this.level);
+  }
+}
+
+/** A custom-typed flag holding text as given (usage says `value`, no default shown when empty). */
+class TextValue implements FlagValue {
+  readonly typeName = 'value';
+  readonly zeroString = '';
+  text = '';
+  set(raw: string): void {
+    this.text = raw;
+  }
+  toString(): string {
+    return this.text;
+  }
+}
+
+/**
+ * `-automaxprocs`: Go's flag.BoolFunc as csi-lib-utils registers it: a bool flag with no type
+ * word and no default in the usage, whose bad values fail with strconv.ParseBool's own error.
+ */
+class BoolFuncValue implements FlagValue {
+  readonly isBoolFlag = true;
+  readonly typeName = '';
+  readonly zeroString = '';
+  enabled = false;
+  set(raw: string): void {
+    if (raw === '') {
+      this.enabled = true;
+      return;
+    }
+    const truthy = ['1', 't', 'T', 'TRUE', 'true', 'True'];
+    const falsy = ['0', 'f', 'F', 'FALSE', 'false', 'False'];
+    if (!truthy.includes(raw) && !falsy.includes(raw)) throw strconvError('ParseBool', raw, 'invalid syntax');
+    this.enabled = truthy.includes(raw);
+  }
+  toString(): string {
+    return '';
+  }
 }

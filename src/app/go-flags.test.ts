@@ -51,6 +51,7 @@ test('parse: accepted forms, values and remaining arguments', () => {
     { args: ['--feature-gates', ' A = true , B=0 ,'], check: (s) => assert.deepEqual([...s.gates.value.entries], [['A', true], ['B', false]]) },
     { args: ['--feature-gates=A=true', '--feature-gates=B=true'], check: (s) => assert.equal(s.gates.value.toString(), 'A=true,B=true') },
     { args: ['--leader-election-labels=k1:v1,k2:v2'], check: (s) => assert.deepEqual([...s.labels.value.entries], [['k1', 'v1'], ['k2', 'v2']]) },
+    { args: ['--leader-election-labels=k1: v1', '--leader-election-labels=k2:v2'], check: (s) => assert.deepEqual([...s.labels.value.entries], [['k1', ' v1'], ['k2', 'v2']]) },
     // parsing stops at "--", at "-" and at the first non-flag; flags after it are arguments
     { args: ['--workers=3', '--', '--v=2'], check: (s) => { assert.equal(s.workers.value, 3); assert.equal(s.v.value, 0); }, rest: ['--v=2'] },
     { args: ['run', '--v=2'], check: (s) => assert.equal(s.v.value, 0), rest: ['run', '--v=2'] },
@@ -84,8 +85,12 @@ test('parse: errors carry Go\'s messages and a kind', () => {
     [['--leader-election=yes'], 'invalidValue', 'invalid boolean value "yes" for -leader-election: parse error'],
     [['--feature-gates=A'], 'invalidValue', 'invalid value "A" for flag -feature-gates: malformed pair, expect string=bool'],
     [['--feature-gates=A=maybe'], 'invalidValue', 'invalid value "A=maybe" for flag -feature-gates: invalid value of A: maybe, err: strconv.ParseBool: parsing "maybe": invalid syntax'],
-    [['--leader-election-labels=k1'], 'invalidValue', 'invalid value "k1" for flag -leader-election-labels: malformed pair, expect string:string: "k1"'],
-    [['--leader-election-labels=a:b:c'], 'invalidValue', 'invalid value "a:b:c" for flag -leader-election-labels: malformed pair, expect string:string: "a:b:c"'],
+    [['--leader-election-labels=k1'], 'invalidValue', 'invalid value "k1" for flag -leader-election-labels: malformed item in list of labels: k1'],
+    [['--leader-election-labels=a:b:c'], 'invalidValue', 'invalid value "a:b:c" for flag -leader-election-labels: malformed item in list of labels: a:b:c'],
+    // csi-lib-utils' stringMap: an empty item (a trailing comma) is malformed too.
+    [['--leader-election-labels=k:v,'], 'invalidValue', 'invalid value "k:v," for flag -leader-election-labels: malformed item in list of labels: '],
+    // component-base's MapStringBool skips only empty items, not blank ones.
+    [['--feature-gates=A=true, ,B=true'], 'invalidValue', 'invalid value "A=true, ,B=true" for flag -feature-gates: malformed pair, expect string=bool'],
   ];
   for (const [args, kind, message] of table) {
     const { fs } = sample();
@@ -123,7 +128,7 @@ test('usage text has the layout of Go\'s PrintDefaults', () => {
     'Usage of csi-resizer:',
     '  -csi-address string',
     '    \tAddress of the CSI driver socket. (default "/run/csi/socket")',
-    '  -feature-gates mapStringBool',
+    '  -feature-gates value',
     '    \tGates.',
     '  -handle-volume-inuse-error',
     '    \tHandle in-use errors. (default true)',

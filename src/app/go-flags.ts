@@ -285,7 +285,8 @@ function goQuote(s: string): string {
  * The first Set replaces the defaults; later ones add to it.
  */
 export class MapStringBoolValue implements FlagValue {
-  readonly typeName = 'mapStringBool';
+  /** Go prints `value` for every flag of a custom type. */
+  readonly typeName = 'value';
   readonly zeroString = '';
   private initialized = false;
   constructor(public entries: Map<string, boolean> = new Map()) {}
@@ -293,12 +294,12 @@ export class MapStringBoolValue implements FlagValue {
   set(raw: string): void {
     const next = this.initialized ? new Map(this.entries) : new Map<string, boolean>();
     for (const item of raw.split(',')) {
-      const pair = item.trim();
-      if (pair === '') continue;
-      const eq = pair.indexOf('=');
+      // Only an empty item is skipped; a blank one is malformed, as in component-base.
+      if (item === '') continue;
+      const eq = item.indexOf('=');
       if (eq === -1) throw new Error('malformed pair, expect string=bool');
-      const key = pair.slice(0, eq).trim();
-      const value = pair.slice(eq + 1).trim();
+      const key = item.slice(0, eq).trim();
+      const value = item.slice(eq + 1).trim();
       let parsed: boolean;
       try {
         parsed = parseGoBool(value);
@@ -317,8 +318,9 @@ export class MapStringBoolValue implements FlagValue {
 }
 
 /**
- * `key<sep>value` pairs separated by commas, e.g. `--leader-election-labels=k1:v1,k2:v2`. An item
- * that does not split into exactly two parts is an error. Each Set adds to the map.
+ * `key<sep>value` pairs separated by commas, e.g. `--leader-election-labels=k1:v1,k2:v2`
+ * (csi-lib-utils' stringMap): nothing is trimmed, every item (an empty one too) must split into
+ * exactly two parts, and each Set adds to the map.
  */
 export class MapStringStringValue implements FlagValue {
   readonly typeName = 'value';
@@ -328,10 +330,9 @@ export class MapStringStringValue implements FlagValue {
   set(raw: string): void {
     const next = new Map(this.entries);
     for (const item of raw.split(',')) {
-      if (item.trim() === '') continue;
       const parts = item.split(this.separator);
-      if (parts.length !== 2) throw new Error(`malformed pair, expect string${this.separator}string: ${goQuote(item)}`);
-      next.set((parts[0] as string).trim(), (parts[1] as string).trim());
+      if (parts.length !== 2) throw new Error(`malformed item in list of labels: ${item}`);
+      next.set(parts[0] as string, parts[1] as string);
     }
     this.entries = next;
   }

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { EventEmitter } from 'node:events';
-import { eitherSignal, handleShutdownSignals, leaderIdentity, leaseNamespace, Lifecycle, settleWithin } from './lifecycle.js';
+import { dieOnSignals, eitherSignal, EXIT_CODE_SIGNAL_IGNORED, handleShutdownSignals, leaderIdentity, leaseNamespace, Lifecycle, settleWithin } from './lifecycle.js';
 
 test('lifecycle: running → draining aborts only the work signal; finish aborts the root signal', async () => {
   const l = new Lifecycle();
@@ -32,6 +32,23 @@ test('signals: the first calls onShutdown, the second forces an exit', () => {
   assert.deepEqual(exits, [1]);
   dispose();
   assert.equal(proc.listenerCount('SIGTERM'), 0);
+});
+
+test('without the gate a signal re-raises itself with no listener left, then exits 2 if still alive (PID 1)', () => {
+  const proc = new EventEmitter() as EventEmitter & { pid: number; kill(pid: number, s: string): boolean; exit(code: number): never };
+  const calls: string[] = [];
+  proc.pid = 4242;
+  proc.kill = (pid: number, s: string) => {
+    calls.push(`kill ${pid} ${s} listeners=${proc.listenerCount('SIGTERM') + proc.listenerCount('SIGINT')}`);
+    return true;
+  };
+  proc.exit = ((code: number) => { calls.push(`exit ${code}`); }) as never;
+  dieOnSignals({ proc: proc as never });
+  assert.equal(proc.listenerCount('SIGTERM'), 1);
+  assert.equal(proc.listenerCount('SIGINT'), 1);
+  proc.emit('SIGINT', 'SIGINT');
+  assert.deepEqual(calls, ['kill 4242 SIGINT listeners=0', `exit ${EXIT_CODE_SIGNAL_IGNORED}`]);
+  assert.equal(EXIT_CODE_SIGNAL_IGNORED, 2);
 });
 
 test('settleWithin: settled work, failed work, and work that outlives the bound', async () => {

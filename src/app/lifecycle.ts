@@ -12,6 +12,8 @@ export const ExitCode = {
   Failure: 1,
   /** Go's flag package after an unknown flag or a bad value. */
   Usage: 2,
+  /** A Go panic, e.g. client-go's RunOrDie on leader-election durations it refuses. */
+  Panic: 2,
   /** klog.Fatalf, e.g. "CSI driver does not support resize nor modify". */
   Fatal: 255,
 } as const;
@@ -100,6 +102,38 @@ export function handleShutdownSignals(options: ShutdownOptions): () => void {
   for (const s of signals) proc.on(s, onSignal);
   return () => {
     for (const s of signals) proc.off(s, onSignal);
+  };
+}
+
+/** Go's runtime exits with this when a fatal signal it re-raised did not kill the process. */
+export const EXIT_CODE_SIGNAL_IGNORED = 2;
+
+export interface DieOnSignalsOptions {
+  signals?: readonly NodeJS.Signals[];
+  /** The process to act on; a fake in tests. */
+  proc?: Pick<NodeJS.Process, 'on' | 'removeAllListeners' | 'kill' | 'exit' | 'pid'>;
+}
+
+/**
+ * What a Go program without signal.Notify does on SIGTERM/SIGINT (the sidecar with
+ * ReleaseLeaderElectionOnExit off): re-raise the signal with its default action so the process
+ * dies by it, and where that does nothing, exit 2. It does nothing for PID 1 in a PID namespace
+ * (a container's entrypoint): the kernel drops a signal that PID 1 has no handler for, even one
+ * it sends itself. Returns a function that removes the handlers.
+ */
+export function dieOnSignals(options: DieOnSignalsOptions = {}): () => void {
+  const proc = options.proc ?? process;
+  const signals = options.signals ?? (['SIGTERM', 'SIGINT'] as const);
+  const onSignal = (name: NodeJS.Signals) => {
+    // With no listener left, libuv puts the default action back, so the kill below is fatal,
+    // and synchronously so: the kernel delivers a signal a thread sends itself before kill returns.
+    for (const s of signals) proc.removeAllListeners(s);
+    proc.kill(proc.pid, name);
+    proc.exit(EXIT_CODE_SIGNAL_IGNORED);
+  };
+  for (const s of signals) proc.on(s, onSignal);
+  return () => {
+    for (const s of signals) proc.removeAllListeners(s);
   };
 }
 

@@ -4,7 +4,7 @@ import { FakeApiServer } from '../../test/fakes/fake-apiserver.js';
 import { silentLogger } from '../observability/logger.js';
 import { createMetrics } from '../observability/metrics.js';
 import { HttpKubeClient } from './client.js';
-import { LeaderElector, leaseNameForDriver, microTime, sanitizeName } from './leader-election.js';
+import { LeaderElectionConfigError, LeaderElector, leaseNameForDriver, microTime, sanitizeName } from './leader-election.js';
 
 const LEASES = 'coordination.k8s.io/v1/leases';
 
@@ -67,12 +67,12 @@ test('two electors: exactly one leads; releasing hands over to the other', async
   assert.match(lease.spec.acquireTime, /\.\d{6}Z$/);
   assert.equal(lease.spec.leaseTransitions, 0);
   assert.equal(lease.metadata.labels.app, 'resizer');
-  assert.match(await a.metrics.registry.metrics(), /leader_election_master_status\{name="external-resizer-x"\} 1/);
+  assert.match(await a.metrics.registry.metrics(), /leader_election_master_status\{name=""\} 1/);
 
   ctlA.abort();
   await runA;
   assert.ok(events.includes('a stopped'));
-  assert.match(await a.metrics.registry.metrics(), /leader_election_master_status\{name="external-resizer-x"\} 0/);
+  assert.match(await a.metrics.registry.metrics(), /leader_election_master_status\{name=""\} 0/);
   // Released: b takes over well before the 1 s lease would have expired... at the next retry.
   await until('b leads', () => b.le.isLeader(), 3000);
   const after = server.get(LEASES, 'kube-system', 'external-resizer-x')!;
@@ -96,7 +96,7 @@ test('a leader that cannot renew within the renew deadline stops leading; health
   await run;
   assert.equal(a.le.isLeader(), false);
   assert.deepEqual(a.le.healthCheck(0), { ok: true }, 'not leader → healthy');
-  assert.match(await a.metrics.registry.metrics(), /leader_election_slowpath_total\{name="external-resizer-x"\} [1-9]/);
+  assert.match(await a.metrics.registry.metrics(), /leader_election_slowpath_total\{name=""\} [1-9]/);
 });
 
 test('a lease held by someone else is taken only after it expires by our clock', async (t) => {
@@ -130,5 +130,39 @@ test('healthCheck fails when leading and renewal is overdue beyond lease duratio
   now += 15_000 + 20_000;
   assert.deepEqual(le.healthCheck(20_000), { ok: true });
   now += 1;
-  assert.equal(le.healthCheck(20_000).ok, false);
+  // client-go names LeaderElectionConfig.Name, which csi-lib-utils leaves empty.
+  assert.deepEqual(le.healthCheck(20_000), { ok: false, message: 'failed election to renew leadership on lease ' });
+});
+
+test('metrics carry the name client-go reports: empty, as csi-lib-utils sets no LeaderElectionConfig.Name', async () => {
+  const metrics = createMetrics({ processMetrics: false });
+  const base = {
+    client: {} as never, namespace: 'n', name: 'external-resizer-x', identity: 'i', leaseDurationMs: 15_000, renewDeadlineMs: 10_000,
+    retryPeriodMs: 5_000, callbacks: { onStartedLeading() {}, onStoppedLeading() {} }, log: silentLogger, metrics,
+  };
+  new LeaderElector(base);
+  assert.match(await metrics.registry.metrics(), /^leader_election_master_status\{name=""\} 0$/m);
+  const named = createMetrics({ processMetrics: false });
+  new LeaderElector({ ...base, metrics: named, reportedName: 'mine' });
+  assert.match(await named.registry.metrics(), /^leader_election_master_status\{name="mine"\} 0$/m);
+});
+
+test('durations client-go\'s NewLeaderElector refuses, with its texts', () => {
+  const base = {
+    client: {} as never, namespace: 'n', name: 'l', identity: 'i',
+    callbacks: { onStartedLeading() {}, onStoppedLeading() {} }, log: silentLogger,
+  };
+  const table: Array<[lease: number, renew: number, retry: number, message: string | undefined]> = [
+    [15_000, 10_000, 5_000, undefined],
+    [10_000, 10_000, 5_000, 'leaseDuration must be greater than renewDeadline'],
+    [15_000, 6_000, 5_000, 'renewDeadline must be greater than retryPeriod*JitterFactor'], // 6 s ≤ 1.2 × 5 s
+    [15_000, 6_001, 5_000, undefined],
+    [15_000, 10_000, 0, 'retryPeriod must be greater than zero'],
+    [0, -1, -2, 'leaseDuration must be greater than zero'],
+  ];
+  for (const [leaseDurationMs, renewDeadlineMs, retryPeriodMs, message] of table) {
+    const make = () => new LeaderElector({ ...base, leaseDurationMs, renewDeadlineMs, retryPeriodMs });
+    if (message === undefined) make();
+    else assert.throws(make, (err: unknown) => err instanceof LeaderElectionConfigError && err.message === message, `${leaseDurationMs}/${renewDeadlineMs}/${retryPeriodMs}`);
+  }
 });

@@ -36,7 +36,24 @@ export interface LeaderElectorOptions {
   callbacks: LeaderCallbacks;
   log: Logger;
   metrics?: Pick<Metrics, 'leaderElectionMasterStatus' | 'leaderElectionSlowpathTotal'>;
+  /**
+   * client-go's LeaderElectionConfig.Name: the `name` label of the leader_election_* metrics and
+   * the lease the health check's error names. csi-lib-utils never sets it, so the Go sidecar
+   * reports `name=""`; so do we by default, and dashboards written for it keep matching.
+   */
+  reportedName?: string;
   clock?: Clock;
+}
+
+/** client-go's leaderelection.JitterFactor: the renew deadline must exceed 1.2 retry periods. */
+export const JITTER_FACTOR = 1.2;
+
+/** A setting client-go's NewLeaderElector refuses (RunOrDie panics on it); its error text. */
+export class LeaderElectionConfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'LeaderElectionConfigError';
+  }
 }
 
 interface LeaseSpec {
@@ -76,9 +93,18 @@ export class LeaderElector {
 
   constructor(private readonly options: LeaderElectorOptions) {
     this.clock = options.clock ?? realClock;
-    if (options.leaseDurationMs <= options.renewDeadlineMs) throw new Error('leaseDuration must be greater than renewDeadline');
-    if (options.renewDeadlineMs <= options.retryPeriodMs) throw new Error('renewDeadline must be greater than retryPeriod');
+    // NewLeaderElector's checks, in its order and with its texts.
+    const refuse = (message: string) => { throw new LeaderElectionConfigError(message); };
+    if (options.leaseDurationMs <= options.renewDeadlineMs) refuse('leaseDuration must be greater than renewDeadline');
+    if (options.renewDeadlineMs <= JITTER_FACTOR * options.retryPeriodMs) refuse('renewDeadline must be greater than retryPeriod*JitterFactor');
+    if (options.leaseDurationMs < 1e-6) refuse('leaseDuration must be greater than zero');
+    if (options.renewDeadlineMs < 1e-6) refuse('renewDeadline must be greater than zero');
+    if (options.retryPeriodMs < 1e-6) refuse('retryPeriod must be greater than zero');
     this.setMetric(false);
+  }
+
+  private get reportedName(): string {
+    return this.options.reportedName ?? '';
   }
 
   isLeader(): boolean {
@@ -89,7 +115,7 @@ export class LeaderElector {
   healthCheck(toleranceMs = 20_000): { ok: true } | { ok: false; message: string } {
     if (!this.leader) return { ok: true };
     if (this.clock.now() > this.observedTimeMs + this.options.leaseDurationMs + toleranceMs) {
-      return { ok: false, message: `failed election to renew leadership on lease ${this.options.name}` };
+      return { ok: false, message: `failed election to renew leadership on lease ${this.reportedName}` };
     }
     return { ok: true };
   }
@@ -179,7 +205,7 @@ export class LeaderElector {
           this.observe(updated, now);
           return true;
         } catch (err) {
-          this.options.metrics?.leaderElectionSlowpathTotal.inc({ name });
+          this.options.metrics?.leaderElectionSlowpathTotal.inc({ name: this.reportedName });
           log.v(4).info('Lease fast-path renewal failed, falling back', { lease: name, err });
         }
       }
@@ -296,7 +322,7 @@ export class LeaderElector {
   }
 
   private setMetric(leading: boolean): void {
-    this.options.metrics?.leaderElectionMasterStatus.set({ name: this.options.name }, leading ? 1 : 0);
+    this.options.metrics?.leaderElectionMasterStatus.set({ name: this.reportedName }, leading ? 1 : 0);
   }
 }
 

@@ -1,6 +1,7 @@
 // Every metric the resizer exposes, defined once, on one registry per process. Names, help texts,
 // buckets and labels are the reference's (csi-lib-utils and client-go), so dashboards written for
-// the Go sidecar keep working. Label values come from closed sets: never a PVC name.
+// the Go sidecar keep working; help texts start with the stability level component-base prefixes
+// ([ALPHA] leader election, [BETA] work queue). Label values come from closed sets: never a PVC name.
 import { Registry, Histogram, Gauge, Counter, collectDefaultMetrics } from 'prom-client';
 
 export const CSI_OPERATION_BUCKETS = [0.1, 0.25, 0.5, 1, 2.5, 5, 10, 15, 25, 50, 120, 300, 600];
@@ -39,39 +40,39 @@ export function createMetrics(options: { processMetrics?: boolean } = {}): Metri
   });
 
   const workqueue: WorkqueueMetrics = {
-    depth: new Gauge({ name: 'workqueue_depth', help: 'Current depth of workqueue', labelNames: ['name'] as const, registers: [registry] }),
-    adds: new Counter({ name: 'workqueue_adds_total', help: 'Total number of adds handled by workqueue', labelNames: ['name'] as const, registers: [registry] }),
+    depth: new Gauge({ name: 'workqueue_depth', help: '[BETA] Current depth of workqueue', labelNames: ['name'] as const, registers: [registry] }),
+    adds: new Counter({ name: 'workqueue_adds_total', help: '[BETA] Total number of adds handled by workqueue', labelNames: ['name'] as const, registers: [registry] }),
     queueDuration: new Histogram({
       name: 'workqueue_queue_duration_seconds',
-      help: 'How long in seconds an item stays in workqueue before being requested.',
+      help: '[BETA] How long in seconds an item stays in workqueue before being requested.',
       labelNames: ['name'] as const, buckets: WORKQUEUE_BUCKETS, registers: [registry],
     }),
     workDuration: new Histogram({
       name: 'workqueue_work_duration_seconds',
-      help: 'How long in seconds processing an item from workqueue takes.',
+      help: '[BETA] How long in seconds processing an item from workqueue takes.',
       labelNames: ['name'] as const, buckets: WORKQUEUE_BUCKETS, registers: [registry],
     }),
     unfinishedWorkSeconds: new Gauge({
       name: 'workqueue_unfinished_work_seconds',
-      help: 'How many seconds of work has done that is in progress and hasn\'t been observed by work_duration. Large values indicate stuck threads. One can deduce the number of stuck threads by observing the rate at which this increases.',
+      help: '[BETA] How many seconds of work has done that is in progress and hasn\'t been observed by work_duration. Large values indicate stuck threads. One can deduce the number of stuck threads by observing the rate at which this increases.',
       labelNames: ['name'] as const, registers: [registry],
     }),
     longestRunningProcessorSeconds: new Gauge({
       name: 'workqueue_longest_running_processor_seconds',
-      help: 'How many seconds has the longest running processor for workqueue been running.',
+      help: '[BETA] How many seconds has the longest running processor for workqueue been running.',
       labelNames: ['name'] as const, registers: [registry],
     }),
-    retries: new Counter({ name: 'workqueue_retries_total', help: 'Total number of retries handled by workqueue', labelNames: ['name'] as const, registers: [registry] }),
+    retries: new Counter({ name: 'workqueue_retries_total', help: '[BETA] Total number of retries handled by workqueue', labelNames: ['name'] as const, registers: [registry] }),
   };
 
   const leaderElectionMasterStatus = new Gauge({
     name: 'leader_election_master_status',
-    help: 'Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 indicates master. \'name\' is the string used to identify the lease. Please make sure to group by name.',
+    help: '[ALPHA] Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 indicates master. \'name\' is the string used to identify the lease. Please make sure to group by name.',
     labelNames: ['name'] as const, registers: [registry],
   });
   const leaderElectionSlowpathTotal = new Counter({
     name: 'leader_election_slowpath_total',
-    help: 'Total number of slow path exercised in renewing leader leases. \'name\' is the string used to identify the lease. Please make sure to group by name.',
+    help: '[ALPHA] Total number of slow path exercised in renewing leader leases. \'name\' is the string used to identify the lease. Please make sure to group by name.',
     labelNames: ['name'] as const, registers: [registry],
   });
 

@@ -121,3 +121,23 @@ test('an aborted signal before start returns at once; non-Error throws are handl
   await running;
   assert.equal(lines.length, 0);
 });
+
+test('0 or fewer workers (as the Go sidecar\'s `for range workers`): nothing is reconciled, run ends with the signal', async () => {
+  for (const workers of [0, -3]) {
+    const { queue, log, controller } = setup();
+    const reconciled: string[] = [];
+    let finished = false;
+    const running = runWorkers({
+      queue, workers, log, signal: controller.signal,
+      reconcile: async (key) => { reconciled.push(key); return Outcomes.done; },
+    }).then(() => { finished = true; });
+    queue.add('a');
+    await flushMicrotasks();
+    assert.equal(finished, false, `${workers} workers: still running`);
+    assert.deepEqual(reconciled, []);
+    assert.equal(queue.len(), 1, 'the key waits in the queue');
+    controller.abort();
+    await running;
+    assert.deepEqual(reconciled, []);
+  }
+});

@@ -38,16 +38,23 @@ export async function runWorkers<K>(options: RunWorkersOptions<K>): Promise<void
   const { queue, signal } = options;
   // Every reconcile in flight links a child to these signals (and unlinks it when done), so N
   // workers legitimately hold N listeners at once; Node would warn past 10.
-  setMaxListeners(options.workers * 4 + 10, signal, ...(options.cancelSignal ? [options.cancelSignal] : []));
+  setMaxListeners(Math.max(0, options.workers) * 4 + 10, signal, ...(options.cancelSignal ? [options.cancelSignal] : []));
   const onAbort = () => queue.shutDown();
   if (signal.aborted) queue.shutDown();
   else signal.addEventListener('abort', onAbort, { once: true });
   try {
-    const loops = Array.from({ length: Math.max(1, options.workers) }, () => workerLoop(options));
-    await Promise.all(loops);
+    // Like the Go sidecar's `for range workers`, 0 or fewer workers start no loop: keys queue up
+    // and nothing takes them until the signal aborts.
+    const loops = Array.from({ length: Math.max(0, options.workers) }, () => workerLoop(options));
+    await (loops.length > 0 ? Promise.all(loops) : untilAborted(signal));
   } finally {
     signal.removeEventListener('abort', onAbort);
   }
+}
+
+function untilAborted(signal: AbortSignal): Promise<void> {
+  if (signal.aborted) return Promise.resolve();
+  return new Promise((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
 }
 
 async function workerLoop<K>(options: RunWorkersOptions<K>): Promise<void> {

@@ -3,7 +3,7 @@
 // memory (and in a log file when asked), lets a test wait for a log line, and is killed by pid
 // when the test process exits, whatever happened.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { appendFileSync } from 'node:fs';
+import { appendFileSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { repoRoot } from '../cluster/components.js';
 
@@ -38,9 +38,13 @@ export class CliProcess {
   private exitValue: Exit | undefined;
   private readonly waiters = new Set<() => void>();
 
-  constructor(args: readonly string[], options: { env?: NodeJS.ProcessEnv; logPath?: string } = {}) {
+  constructor(args: readonly string[], options: { env?: NodeJS.ProcessEnv; logPath?: string; pidNamespace?: boolean } = {}) {
     killAllAtExit();
-    this.child = spawn(process.execPath, ['--import', 'tsx', MAIN_TS, ...args], {
+    const command = [process.execPath, '--import', 'tsx', MAIN_TS, ...args];
+    // pidNamespace: the resizer runs as PID 1 of a new PID namespace, as a container's entrypoint
+    // does (needs root). unshare stays the child; --kill-child takes the resizer down with it.
+    const [file, ...argv] = options.pidNamespace ? ['unshare', '--pid', '--fork', '--mount-proc', '--kill-child', ...command] : command;
+    this.child = spawn(file as string, argv, {
       cwd: repoRoot,
       env: { ...process.env, ...options.env },
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -90,6 +94,26 @@ export class CliProcess {
       this.waiters.add(check);
       check();
     });
+  }
+
+  /**
+   * The resizer's own pid as seen from here: the child's, or with pidNamespace the pid of the
+   * process unshare forked (PID 1 inside its namespace). Waits for it to exist.
+   */
+  async mainPid(timeoutMs = 10_000): Promise<number> {
+    if (this.child.spawnfile !== 'unshare') return this.pid;
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const children = readFileSync(`/proc/${this.pid}/task/${this.pid}/children`, 'utf8').trim();
+      if (children !== '') return Number(children.split(' ')[0]);
+      if (Date.now() > deadline || this.hasExited) throw new Error(`no process forked by unshare (pid ${this.pid})`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  }
+
+  /** Sends a signal to the resizer itself (by pid), also when it runs as PID 1 under unshare. */
+  async signalMain(signal: NodeJS.Signals): Promise<void> {
+    if (!this.hasExited) process.kill(await this.mainPid(), signal);
   }
 
   /** Sends a signal to this child only (by pid). */

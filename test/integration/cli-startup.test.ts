@@ -33,7 +33,17 @@ suite('command line', { concurrency: 3, timeout: 900_000 }, () => {
     const run = await runCli(['-h']);
     assert.equal(run.code, 0);
     assert.match(run.stderr, /^Usage of csi-resizer:\n/);
-    assert.match(run.stderr, /-leader-election-labels value/);
+    // Go's type words: `value` for custom types, the back-quoted word where the usage has one.
+    for (const line of ['  -leader-election-labels value', '  -feature-gates value', '  -v value', '  -kube-api-qps float', '  -http-endpoint :8080', '  -metrics-path /metrics']) {
+      assert.ok(run.stderr.split('\n').includes(line), line);
+    }
+    assert.match(run.stderr, /\n {4}\tAllAlpha=true\|false \(ALPHA - default=false\)\n/);
+  });
+
+  test('--version answers before feature gates are checked, as upstream', async () => {
+    const run = await runCli(['--version', '--feature-gates=NoSuchGate=true']);
+    assert.equal(run.code, 0);
+    assert.equal(run.stdout, 'csi-resizer 0.1.0\n');
   });
 
   test('an unknown flag prints the error and the usage and exits 2', async () => {
@@ -48,10 +58,27 @@ suite('command line', { concurrency: 3, timeout: 900_000 }, () => {
     assert.match(run.stderr, /^invalid value "ten" for flag -timeout: parse error\nUsage of/);
   });
 
-  test('an unknown feature gate: "Failed to set feature gates", exit 1', async () => {
+  test('an unknown feature gate: "Failed to set feature gates" after the Version line, exit 1', async () => {
     const run = await runCli(['--feature-gates=NoSuchGate=true']);
     assert.equal(run.code, 1);
-    assert.match(run.stderr, /"Failed to set feature gates"/);
+    assert.match(run.stderr, /"Version"[^\n]*\n[^\n]*"Failed to set feature gates" err="unrecognized feature gate: NoSuchGate"/);
+    const locked = await runCli(['--feature-gates=AllBeta=true,APIServerTracing=false']);
+    assert.equal(locked.code, 1);
+    assert.match(locked.stderr, /err="cannot set feature gate APIServerTracing to false, feature is locked to true"/);
+  });
+
+  test('a positive --kube-api-qps with --kube-api-burst 0: "Failed to create kube client", exit 1', async () => {
+    const run = await runCli([`--kubeconfig=${kubeconfig}`, '--csi-address=/nonexistent.sock', '--kube-api-qps=5', '--kube-api-burst=0']);
+    assert.equal(run.code, 1);
+    assert.match(run.stderr, /Failed to create kube client: burst is required to be greater than 0 when RateLimiter is not set and QPS is set to greater than 0/);
+  });
+
+  test('leader-election durations client-go refuses exit 2 (the Go sidecar panics) with its text', async (t) => {
+    const d = await driver(t);
+    const run = await runCli([`--kubeconfig=${kubeconfig}`, `--csi-address=${d.address}`, '--leader-election',
+      '--leader-election-renew-deadline=10s', '--leader-election-retry-period=9s']);
+    assert.equal(run.code, 2);
+    assert.match(run.stderr, /renewDeadline must be greater than retryPeriod\*JitterFactor/);
   });
 
   test('--metrics-address with --http-endpoint exits 1', async () => {

@@ -87,7 +87,8 @@ test('two replicas: one leader, hand-over on SIGKILL and SIGTERM, no double expa
   }
   const masterStatus = async (r: CliProcess) => {
     const text = await (await fetch(`http://127.0.0.1:${ports.get(r)}/metrics`)).text();
-    return /leader_election_master_status\{name="[^"]+"\} (\d)/.exec(text)?.[1];
+    // The Go sidecar's label value: csi-lib-utils sets no LeaderElectionConfig.Name, so name="".
+    return /^leader_election_master_status\{name=""\} (\d)$/m.exec(text)?.[1];
   };
   assert.equal(await masterStatus(first), '1');
   assert.equal(await masterStatus(standby), '0');
