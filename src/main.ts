@@ -8,10 +8,12 @@ import { basename } from 'node:path';
 import { ConfigError, parseConfig, type Config } from './app/config.js';
 import type { App } from './app/build.js';
 import { FeatureGateError } from './app/feature-gates.js';
+import { LoggingConfigError } from './app/logging-flags.js';
 import { eitherSignal, ExitCode, handleShutdownSignals, leaderIdentity, leaseNamespace, Lifecycle, settleWithin } from './app/lifecycle.js';
 import type { HttpKubeClient } from './kube/client.js';
 import type { LeaderElector } from './kube/leader-election.js';
 import type { DiagnosticsServer, HealthResult } from './observability/http-server.js';
+import { createLogOutput } from './observability/log-output.js';
 import { createLogger, type Logger } from './observability/logger.js';
 import type { Metrics } from './observability/metrics.js';
 
@@ -52,6 +54,17 @@ function programName(): string {
   return invoked === '' || invoked === 'main' ? 'csi-resizer' : invoked;
 }
 
+/** The logger the flags describe: format, -v, --vmodule and the stream options of that format. */
+function createConfiguredLogger(config: Config): Logger {
+  const json = config.loggingFormat === 'json';
+  const output = createLogOutput({
+    splitStream: json ? config.logJsonSplitStream : config.logTextSplitStream,
+    infoBufferBytes: json ? config.logJsonInfoBufferBytes : config.logTextInfoBufferBytes,
+    flushIntervalMs: config.logFlushFrequencyMs,
+  });
+  return createLogger({ verbosity: config.verbosity, format: config.loggingFormat, vmodule: config.vmodule, output });
+}
+
 function exit(code: number): never {
   process.exit(code);
 }
@@ -71,7 +84,7 @@ function parseOrExit(args: readonly string[], program: string): Config {
       log.error('Failed to set feature gates', { err: err.message });
       exit(ExitCode.Failure);
     }
-    if (/logging-format/.test(err.message)) {
+    if (err.cause instanceof LoggingConfigError) {
       log.error('LoggingConfiguration is invalid', { err: err.message });
       exit(ExitCode.Failure);
     }
@@ -89,7 +102,7 @@ async function main(): Promise<void> {
     exit(ExitCode.Ok);
   }
 
-  const log = createLogger({ verbosity: config.verbosity, format: config.loggingFormat });
+  const log = createConfiguredLogger(config);
   log.info('Version', { version });
   if (config.positionalArgs.length > 0) log.warn('Ignoring arguments after the flags', { args: config.positionalArgs });
   if (config.metricsAddress !== '' && config.httpEndpoint !== '') {

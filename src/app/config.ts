@@ -2,10 +2,12 @@
 // v2.2 with the same name, type and default, in Go flag syntax. Durations are in ms.
 import { featureGatesFrom, type FeatureGates } from './feature-gates.js';
 import { FlagError, FlagSet, MapStringBoolValue, MapStringStringValue } from './go-flags.js';
+import { defineLoggingFlags, type LoggingFlags } from './logging-flags.js';
 
-export type LoggingFormat = 'text' | 'json';
+export type { LoggingFormat } from './logging-flags.js';
 
-export interface Config {
+/** The logging flags (verbosity, vmodule, loggingFormat, logFlushFrequencyMs, log-*-split-stream ...) are in LoggingFlags. */
+export interface Config extends LoggingFlags {
   readonly showVersion: boolean;
   readonly kubeconfig: string;
   readonly master: string;
@@ -29,10 +31,6 @@ export interface Config {
   readonly metricsAddress: string;
   readonly metricsPath: string;
   readonly automaxprocs: boolean;
-  readonly verbosity: number;
-  readonly vmodule: string;
-  readonly loggingFormat: LoggingFormat;
-  readonly logFlushFrequencyMs: number;
   readonly gates: FeatureGates;
   /** Arguments after the flags. Go's flag package leaves them for the program, and the sidecar ignores them. */
   readonly positionalArgs: readonly string[];
@@ -70,15 +68,11 @@ function defineFlags(flags: FlagSet): (positionalArgs: readonly string[]) => Con
   const metricsAddress = flags.string('metrics-address', '', '(deprecated) The TCP network address where the prometheus metrics endpoint will listen (example: `:8080`). The default is empty string, which means metrics endpoint is disabled. Only one of `--metrics-address` and `--http-endpoint` can be set.');
   const metricsPath = flags.string('metrics-path', '/metrics', 'The HTTP path where prometheus metrics will be exposed. Default is `/metrics`.');
   const automaxprocs = flags.bool('automaxprocs', false, 'automatically set GOMAXPROCS to match Linux container CPU quota (accepted for compatibility; no effect on Node.js)');
-  const verbosity = flags.int('v', 0, 'number for the log level verbosity');
-  const vmodule = flags.string('vmodule', '', 'comma-separated list of pattern=N settings for file-filtered logging (only works for text log format)');
-  const loggingFormat = flags.string('logging-format', 'text', 'Sets the log format. Permitted formats: "json", "text".');
-  const flush = flags.durationMs('log-flush-frequency', 5_000, 'Maximum number of seconds between log flushes');
+  const logging = defineLoggingFlags(flags);
   const gates = flags.var(new MapStringBoolValue(), 'feature-gates', 'A set of key=value pairs that describe feature gates for alpha/experimental features. Options are:\nAnnotateFsResize=true|false (BETA - default=true)\nRecoverVolumeExpansionFailure=true|false (GA - default=true)\nReleaseLeaderElectionOnExit=true|false (default=true)\nVolumeAttributesClass=true|false (GA - default=true)');
 
   return (positionalArgs) => {
-    const format = loggingFormat.value;
-    if (format !== 'text' && format !== 'json') throw new Error(`invalid value "${format}" for flag -logging-format: format must be one of: json, text`);
+    const loggingFlags = logging();
     if (workers.value < 1) throw new Error(`invalid value "${workers.value}" for flag -workers: must be at least 1`);
     if (qps.value <= 0 || burst.value < 1) throw new Error('--kube-api-qps must be positive and --kube-api-burst at least 1');
     return Object.freeze({
@@ -105,10 +99,7 @@ function defineFlags(flags: FlagSet): (positionalArgs: readonly string[]) => Con
       metricsAddress: metricsAddress.value,
       metricsPath: metricsPath.value,
       automaxprocs: automaxprocs.value,
-      verbosity: verbosity.value,
-      vmodule: vmodule.value,
-      loggingFormat: format,
-      logFlushFrequencyMs: flush.value,
+      ...loggingFlags,
       gates: featureGatesFrom(gates.value.entries),
       positionalArgs: Object.freeze([...positionalArgs]),
     });
