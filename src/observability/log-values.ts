@@ -70,6 +70,11 @@ function safeGet(obj: object, key: string): unknown {
   }
 }
 
+/** A message as text, whatever untyped code passed. */
+export function messageText(msg: unknown): string {
+  return typeof msg === 'string' ? msg : safeString(msg);
+}
+
 function safeString(value: unknown): string {
   try {
     if (typeof value === 'symbol') return value.toString();

@@ -25,7 +25,7 @@
 // Hand-written: pino and friends have no verbosity gate and no klog text format (see README).
 import { callerOf, type CallerPosition } from './log-caller.js';
 import { createLogOutput, type LogOutput } from './log-output.js';
-import { errorMessage, goFloatF, goQuote, jsonField, jsonString, textField, textValue } from './log-values.js';
+import { errorMessage, goFloatF, goQuote, jsonField, jsonString, messageText, textField, textValue } from './log-values.js';
 import { parseVModule, VModule, type VModuleEntry } from './vmodule.js';
 
 export { kKey, kObj, kRef, ObjectRef } from './log-values.js';
@@ -222,7 +222,7 @@ class KlogLogger implements Logger {
       let line: string;
       if (this.core.json) {
         // zap: ts, caller, msg, the logger's own fields, then the call's (zapr puts `v` first, `err` last).
-        line = `{"ts":${goFloatF(ms)},"caller":${jsonString(`${caller.shortFile}:${caller.line}`, 'zap')},"msg":${jsonString(String(msg), 'zap')}`;
+        line = `{"ts":${goFloatF(ms)},"caller":${jsonString(`${caller.shortFile}:${caller.line}`, 'zap')},"msg":${jsonString(messageText(msg), 'zap')}`;
         for (const [k, v] of bound) line += `,${jsonField(k, v)}`;
         if (!isError) line += `,"v":${this.reportsLevel ? level : 0}`;
         for (const [k, v] of own) line += `,${jsonField(k, v)}`;
@@ -230,7 +230,7 @@ class KlogLogger implements Logger {
         line += '}';
       } else {
         // klog: the error first, then the logger's fields, then the call's.
-        line = klogHeader(severity, ms, this.core.pid, caller) + goQuote(String(msg));
+        line = klogHeader(severity, ms, this.core.pid, caller) + goQuote(messageText(msg));
         if (err !== undefined && err !== null) line += ` err${textValue(err)}`;
         for (const [k, v] of bound) line += textField(k, v);
         for (const [k, v] of own) line += textField(k, v);
@@ -244,7 +244,7 @@ class KlogLogger implements Logger {
   emitText(severity: Severity, text: string, caller: CallerPosition): void {
     try {
       const ms = this.core.nowMs();
-      const body = String(text).replace(/\n$/, '');
+      const body = messageText(text).replace(/\n$/, '');
       const line = this.core.json
         ? `{"ts":${goFloatF(ms)},"caller":${jsonString(`${caller.shortFile}:${caller.line}`, 'zap')},"msg":${jsonString(body, 'zap')}${severity === 'E' ? '' : ',"v":0'}}`
         : klogHeader(severity, ms, this.core.pid, caller) + body;
