@@ -143,14 +143,14 @@ function assemble(parts: {
 }): App {
   const { config, deps, clock, kube, clientConfig, csi, gates, driverName, backends } = parts;
   const { log, metrics } = deps;
-  const informerLog = log.child({ component: 'informer' });
+  const informerLog = log;
   const resyncPeriodMs = config.resyncPeriodMs;
 
   const pvcs = new Informer<Pvc>({
-    listWatcher: kube.listWatcher(Resources.persistentVolumeClaims), log: informerLog, resyncPeriodMs, transform: withoutManagedFields,
+    listWatcher: kube.listWatcher(Resources.persistentVolumeClaims), log: informerLog, resyncPeriodMs, skippedObjects: metrics.informerObjectsSkipped, transform: withoutManagedFields,
   });
   const pvs = new Informer<Pv>({
-    listWatcher: kube.listWatcher(Resources.persistentVolumes), log: informerLog, resyncPeriodMs, transform: withoutManagedFields,
+    listWatcher: kube.listWatcher(Resources.persistentVolumes), log: informerLog, resyncPeriodMs, skippedObjects: metrics.informerObjectsSkipped, transform: withoutManagedFields,
   });
   const informers: Runnable[] = [informerRunnable('pvc-informer', pvcs), informerRunnable('pv-informer', pvs)];
 
@@ -175,7 +175,7 @@ function assemble(parts: {
     let claimUsage: ClaimUsage | undefined;
     if (config.handleVolumeInUseError) {
       podInformer = new Informer<PodClaimUsage>({
-        listWatcher: kube.listWatcher(Resources.pods), log: informerLog, resyncPeriodMs, transform: toPodClaimUsage,
+        listWatcher: kube.listWatcher(Resources.pods), log: informerLog, resyncPeriodMs, skippedObjects: metrics.informerObjectsSkipped, transform: toPodClaimUsage,
       });
       claimUsage = new ClaimUsage();
       informers.push(informerRunnable('pod-informer', podInformer));
@@ -213,7 +213,7 @@ function assemble(parts: {
     // the resize controller's) and slow set, sharing the PVC/PV informers, the events and the
     // KeyLock with the resize controller (see src/modify/reconcile.ts for why the lock).
     const vacs = new Informer<VolumeAttributesClass>({
-      listWatcher: kube.listWatcher(Resources.volumeAttributesClasses), log: informerLog, resyncPeriodMs, transform: withoutManagedFields,
+      listWatcher: kube.listWatcher(Resources.volumeAttributesClasses), log: informerLog, resyncPeriodMs, skippedObjects: metrics.informerObjectsSkipped, transform: withoutManagedFields,
     });
     informers.push(informerRunnable('vac-informer', vacs));
     const slowSet = new SlowSet<string>({ retentionMs: config.retryIntervalMaxMs, clock });
