@@ -120,7 +120,7 @@ async function main(): Promise<void> {
   if (config.gates.releaseLeaderElectionOnExit) {
     handleShutdownSignals({
       onShutdown: (signalName) => {
-        log.info('Received signal, shutting down', { signal: signalName });
+        log.infof('Received SIGTERM or SIGINT signal, shutting down controller.');
         lifecycle.beginShutdown(signalName);
       },
       onForce: (signalName) => {
@@ -138,7 +138,9 @@ async function main(): Promise<void> {
   } catch (err) {
     if (lifecycle.shuttingDown) exit(ExitCode.Ok);
     if (err instanceof StartupError) {
-      log.error(err.message, err.cause === undefined ? undefined : { err: err.cause });
+      // upstream's fixed message with the cause in `err`; exit code 255 is klog.Fatalf's.
+      if (err.exitCode === 255) log.fatalf(err.message);
+      else log.error(err.message, err.cause === undefined ? undefined : { err: err.cause });
       exit(err.exitCode);
     }
     throw err;
@@ -185,9 +187,10 @@ async function main(): Promise<void> {
       healthChecks.set(LEADER_ELECTION_HEALTH_PATH, () => elector.elector.healthCheck(LEADER_HEALTH_TOLERANCE_MS));
     }
     try {
+      log.info('ServeMux listening', { address: listenAddress });
       server = await startHttpServer({ address: listenAddress, metricsPath: config.metricsPath, registry: metrics.registry, healthChecks, log });
     } catch (err) {
-      log.error('Failed to start HTTP server', { address: listenAddress, err });
+      log.error('Failed to start HTTP server', { err, address: listenAddress, metricsPath: config.metricsPath });
       exit(ExitCode.Failure);
     }
   }

@@ -5,7 +5,7 @@
 import os from 'node:os';
 import { realClock, type Clock } from '../base/clock.js';
 import { linkedSignal } from '../base/signals.js';
-import { discoverCapabilities, GrpcCsiClient } from '../csi/client.js';
+import { discoverCapabilities, DriverNameError, GrpcCsiClient } from '../csi/client.js';
 import { ApiEventRecorder } from '../kube/events.js';
 import { HttpKubeClient } from '../kube/client.js';
 import { Informer } from '../kube/informer.js';
@@ -91,7 +91,7 @@ export async function startApp(config: Config, deps: AppDeps, signal: AbortSigna
       userAgent: `csi-resizer/${deps.version ?? 'unknown'}`,
     });
   } catch (err) {
-    throw new StartupError(`Failed to create cluster config: ${messageOf(err)}`, 1, { cause: err });
+    throw new StartupError('Failed to create cluster config', 1, { cause: err });
   }
 
   let gates = config.gates;
@@ -113,7 +113,7 @@ export async function startApp(config: Config, deps: AppDeps, signal: AbortSigna
     csi = await GrpcCsiClient.start({ address: config.csiAddress, timeoutMs: config.timeoutMs, log, metrics }, signal);
   } catch (err) {
     kube.close();
-    throw new StartupError(`Failed to create CSI client: ${messageOf(err)}`, 1, { cause: err });
+    throw new StartupError(err instanceof DriverNameError ? 'Get driver name failed' : 'Failed to create CSI client', 1, { cause: err });
   }
   const driverName = csi.driverName;
   csi.setMetricsDriverName(driverName);
@@ -126,7 +126,7 @@ export async function startApp(config: Config, deps: AppDeps, signal: AbortSigna
     csi.close();
     kube.close();
     if (err instanceof StartupError) throw err;
-    throw new StartupError(`Failed to create CSI resizer: ${messageOf(err)}`, 1, { cause: err });
+    throw new StartupError('Failed to create CSI resizer', 1, { cause: err });
   }
 }
 
@@ -193,7 +193,7 @@ function assemble(parts: {
       claimUsage,
       keyLock,
       clock,
-      log: log.child({ controller: 'resize' }),
+      log,
     });
     controllers.push(new ResizeController({
       pvcInformer: pvcs,
@@ -204,7 +204,8 @@ function assemble(parts: {
       reconciler,
       workers: config.workers,
       recoverVolumeExpansionFailure: gates.recoverVolumeExpansionFailure,
-      log: log.child({ controller: 'resize' }),
+      controllerName: resizer.name,
+      log,
     }));
   }
 
@@ -218,7 +219,7 @@ function assemble(parts: {
     informers.push(informerRunnable('vac-informer', vacs));
     const slowSet = new SlowSet<string>({ retentionMs: config.retryIntervalMaxMs, clock });
     slowSets.push(slowSet);
-    const modifyLog = log.child({ controller: 'modify' });
+    const modifyLog = log;
     const reconciler = new ModifyReconciler({
       modifier: new CsiModifier({ driverName, csi, secrets: kube, extraModifyMetadata: config.extraModifyMetadata }),
       pvcs: pvcs.store,
@@ -238,6 +239,7 @@ function assemble(parts: {
       queue: newQueue(),
       reconciler,
       workers: config.workers,
+      controllerName: driverName,
       log: modifyLog,
     }));
   }
