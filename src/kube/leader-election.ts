@@ -231,8 +231,9 @@ export class LeaderElector {
       if (!signal.aborted) {
         // client-go's lines for the step that failed
         const failed = step as 'get' | 'create' | 'update';
-        const message = failed === 'get' ? 'Error retrieving lease lock' : failed === 'create' ? 'Error initially creating lease lock' : 'Failed to update lease';
-        log.error(message, { err, lock: this.lock });
+        if (failed === 'get') log.error('Error retrieving lease lock', { err, lock: this.lock });
+        else if (failed === 'create') log.error('Error initially creating lease lock', { err, lock: this.lock });
+        else log.error('Failed to update lease', { err, lock: this.lock });
       }
       return false;
     } finally {
