@@ -273,7 +273,7 @@ function createElector(m: Modules, config: Config, app: App, deps: { log: Logger
       retryPeriodMs: config.leaderElectionRetryPeriodMs,
       labels: { ...config.leaderElectionLabels },
       releaseOnCancel: config.gates.releaseLeaderElectionOnExit,
-      log: log.child({ component: 'leader-election' }),
+      log,
       metrics,
       callbacks: {
         onStartedLeading: (leading) => {
