@@ -8,10 +8,12 @@ import { basename } from 'node:path';
 import { applyFeatureGates, ConfigError, parseCommandLine, type CommandLine, type Config } from './app/config.js';
 import type { App } from './app/build.js';
 import { FeatureGateError } from './app/feature-gates.js';
+import { LoggingConfigError, type LoggingFlags } from './app/logging-flags.js';
 import { dieOnSignals, eitherSignal, ExitCode, handleShutdownSignals, leaderIdentity, leaseNamespace, Lifecycle, settleWithin } from './app/lifecycle.js';
 import type { HttpKubeClient } from './kube/client.js';
 import type { LeaderElector } from './kube/leader-election.js';
 import type { DiagnosticsServer, HealthResult } from './observability/http-server.js';
+import { createLogOutput } from './observability/log-output.js';
 import { createLogger, type Logger } from './observability/logger.js';
 import type { Metrics } from './observability/metrics.js';
 
@@ -53,6 +55,17 @@ function programName(): string {
   return invoked === '' || invoked === 'main' ? 'csi-resizer' : invoked;
 }
 
+/** The logger the flags describe: format, -v, --vmodule and the stream options of that format. */
+function createConfiguredLogger(config: LoggingFlags): Logger {
+  const json = config.loggingFormat === 'json';
+  const output = createLogOutput({
+    splitStream: json ? config.logJsonSplitStream : config.logTextSplitStream,
+    infoBufferBytes: json ? config.logJsonInfoBufferBytes : config.logTextInfoBufferBytes,
+    flushIntervalMs: config.logFlushFrequencyMs,
+  });
+  return createLogger({ verbosity: config.verbosity, format: config.loggingFormat, vmodule: config.vmodule, output });
+}
+
 function exit(code: number): never {
   process.exit(code);
 }
@@ -68,7 +81,7 @@ function parseOrExit(args: readonly string[], program: string): CommandLine {
       exit(ExitCode.Ok);
     }
     const log = createLogger({ verbosity: 0, format: 'text' });
-    if (/logging-format/.test(err.message)) {
+    if (err.cause instanceof LoggingConfigError) {
       log.error('LoggingConfiguration is invalid', { err: err.message });
       exit(ExitCode.Failure);
     }
@@ -105,7 +118,7 @@ async function main(): Promise<void> {
     exit(ExitCode.Ok);
   }
 
-  const log = createLogger({ verbosity: commandLine.verbosity, format: commandLine.loggingFormat });
+  const log = createConfiguredLogger(commandLine);
   log.info('Version', { version });
   if (commandLine.positionalArgs.length > 0) log.warn('Ignoring arguments after the flags', { args: commandLine.positionalArgs });
   if (commandLine.metricsAddress !== '' && commandLine.httpEndpoint !== '') {
@@ -123,7 +136,7 @@ async function main(): Promise<void> {
   if (config.gates.releaseLeaderElectionOnExit) {
     handleShutdownSignals({
       onShutdown: (signalName) => {
-        log.info('Received signal, shutting down', { signal: signalName });
+        log.infof('Received SIGTERM or SIGINT signal, shutting down controller.');
         lifecycle.beginShutdown(signalName);
       },
       onForce: (signalName) => {
@@ -147,7 +160,9 @@ async function main(): Promise<void> {
   } catch (err) {
     if (lifecycle.shuttingDown) exit(ExitCode.Ok);
     if (err instanceof StartupError) {
-      log.error(err.message, err.cause === undefined ? undefined : { err: err.cause });
+      // upstream's fixed message with the cause in `err`; exit code 255 is klog.Fatalf's.
+      if (err.exitCode === 255) log.fatalf(err.message);
+      else log.error(err.message, err.cause === undefined ? undefined : { err: err.cause });
       exit(err.exitCode);
     }
     throw err;
@@ -196,9 +211,10 @@ async function main(): Promise<void> {
       healthChecks.set(LEADER_ELECTION_HEALTH_PATH, () => elector.elector.healthCheck(LEADER_HEALTH_TOLERANCE_MS));
     }
     try {
+      log.info('ServeMux listening', { address: listenAddress });
       server = await startHttpServer({ address: listenAddress, metricsPath: config.metricsPath, registry: metrics.registry, healthChecks, log });
     } catch (err) {
-      log.error('Failed to start HTTP server', { address: listenAddress, err });
+      log.error('Failed to start HTTP server', { err, address: listenAddress, metricsPath: config.metricsPath });
       exit(ExitCode.Failure);
     }
   }
@@ -280,7 +296,7 @@ function createElector(m: Modules, config: Config, app: App, deps: { log: Logger
       retryPeriodMs: config.leaderElectionRetryPeriodMs,
       labels: { ...config.leaderElectionLabels },
       releaseOnCancel: config.gates.releaseLeaderElectionOnExit,
-      log: log.child({ component: 'leader-election' }),
+      log,
       metrics,
       callbacks: {
         onStartedLeading: (leading) => {

@@ -5,7 +5,7 @@
 import os from 'node:os';
 import { realClock, type Clock } from '../base/clock.js';
 import { linkedSignal } from '../base/signals.js';
-import { discoverCapabilities, GrpcCsiClient } from '../csi/client.js';
+import { discoverCapabilities, DriverNameError, GrpcCsiClient } from '../csi/client.js';
 import { ApiEventRecorder } from '../kube/events.js';
 import { HttpKubeClient } from '../kube/client.js';
 import { Informer } from '../kube/informer.js';
@@ -96,8 +96,8 @@ export async function startApp(config: Config, deps: AppDeps, signal: AbortSigna
       userAgent: `csi-resizer/${deps.version ?? 'unknown'}`,
     });
   } catch (err) {
-    if (err instanceof ClientRateLimitError) throw new StartupError(`Failed to create kube client: ${err.message}`, 1, { cause: err });
-    throw new StartupError(`Failed to create cluster config: ${messageOf(err)}`, 1, { cause: err });
+    if (err instanceof ClientRateLimitError) throw new StartupError('Failed to create kube client', 1, { cause: err });
+    throw new StartupError('Failed to create cluster config', 1, { cause: err });
   }
 
   let gates = config.gates;
@@ -119,7 +119,7 @@ export async function startApp(config: Config, deps: AppDeps, signal: AbortSigna
     csi = await GrpcCsiClient.start({ address: config.csiAddress, timeoutMs: config.timeoutMs, log, metrics }, signal);
   } catch (err) {
     kube.close();
-    throw new StartupError(`Failed to create CSI client: ${messageOf(err)}`, 1, { cause: err });
+    throw new StartupError(err instanceof DriverNameError ? 'Get driver name failed' : 'Failed to create CSI client', 1, { cause: err });
   }
   const driverName = csi.driverName;
   csi.setMetricsDriverName(driverName);
@@ -133,7 +133,7 @@ export async function startApp(config: Config, deps: AppDeps, signal: AbortSigna
     csi.close();
     kube.close();
     if (err instanceof StartupError) throw err;
-    throw new StartupError(`Failed to create CSI resizer: ${messageOf(err)}`, 1, { cause: err });
+    throw new StartupError('Failed to create CSI resizer', 1, { cause: err });
   }
 }
 
@@ -151,14 +151,14 @@ function assemble(parts: {
 }): App {
   const { config, deps, clock, kube, clientConfig, csi, gates, driverName, backends, scope } = parts;
   const { log, metrics } = deps;
-  const informerLog = log.child({ component: 'informer' });
+  const informerLog = log;
   const resyncPeriodMs = config.resyncPeriodMs;
 
   const pvcs = new Informer<Pvc>({
-    listWatcher: kube.listWatcher(Resources.persistentVolumeClaims), log: informerLog, resyncPeriodMs, transform: withoutManagedFields,
+    listWatcher: kube.listWatcher(Resources.persistentVolumeClaims), log: informerLog, resyncPeriodMs, skippedObjects: metrics.informerObjectsSkipped, transform: withoutManagedFields,
   });
   const pvs = new Informer<Pv>({
-    listWatcher: kube.listWatcher(Resources.persistentVolumes), log: informerLog, resyncPeriodMs, transform: withoutManagedFields,
+    listWatcher: kube.listWatcher(Resources.persistentVolumes), log: informerLog, resyncPeriodMs, skippedObjects: metrics.informerObjectsSkipped, transform: withoutManagedFields,
   });
   const informers: Runnable[] = [informerRunnable('pvc-informer', pvcs), informerRunnable('pv-informer', pvs)];
 
@@ -183,7 +183,7 @@ function assemble(parts: {
     let claimUsage: ClaimUsage | undefined;
     if (config.handleVolumeInUseError) {
       podInformer = new Informer<PodClaimUsage>({
-        listWatcher: kube.listWatcher(Resources.pods), log: informerLog, resyncPeriodMs, transform: toPodClaimUsage,
+        listWatcher: kube.listWatcher(Resources.pods), log: informerLog, resyncPeriodMs, skippedObjects: metrics.informerObjectsSkipped, transform: toPodClaimUsage,
       });
       claimUsage = new ClaimUsage();
       informers.push(informerRunnable('pod-informer', podInformer));
@@ -201,7 +201,7 @@ function assemble(parts: {
       claimUsage,
       keyLock,
       clock,
-      log: log.child({ controller: 'resize' }),
+      log,
     });
     controllers.push(new ResizeController({
       pvcInformer: pvcs,
@@ -212,7 +212,8 @@ function assemble(parts: {
       reconciler,
       workers: config.workers,
       recoverVolumeExpansionFailure: gates.recoverVolumeExpansionFailure,
-      log: log.child({ controller: 'resize' }),
+      controllerName: resizer.name,
+      log,
     }));
   }
 
@@ -221,12 +222,12 @@ function assemble(parts: {
     // the resize controller's) and slow set, sharing the PVC/PV informers, the events and the
     // KeyLock with the resize controller (see src/modify/reconcile.ts for why the lock).
     const vacs = new Informer<VolumeAttributesClass>({
-      listWatcher: kube.listWatcher(Resources.volumeAttributesClasses), log: informerLog, resyncPeriodMs, transform: withoutManagedFields,
+      listWatcher: kube.listWatcher(Resources.volumeAttributesClasses), log: informerLog, resyncPeriodMs, skippedObjects: metrics.informerObjectsSkipped, transform: withoutManagedFields,
     });
     informers.push(informerRunnable('vac-informer', vacs));
     const slowSet = new SlowSet<string>({ retentionMs: config.retryIntervalMaxMs, clock });
     slowSets.push(slowSet);
-    const modifyLog = log.child({ controller: 'modify' });
+    const modifyLog = log;
     const reconciler = new ModifyReconciler({
       modifier: new CsiModifier({ driverName, csi, secrets: kube, extraModifyMetadata: config.extraModifyMetadata }),
       pvcs: pvcs.store,
@@ -247,6 +248,7 @@ function assemble(parts: {
       queue: newQueue(),
       reconciler,
       workers: config.workers,
+      controllerName: driverName,
       log: modifyLog,
     }));
   }
@@ -301,7 +303,7 @@ async function nodeScope(kube: HttpKubeClient, env: NodeJS.ProcessEnv, log: Logg
   try {
     node = await kube.http.request({ method: 'GET', path: resourcePath(Resources.nodes, { name }) }, signal);
   } catch (err) {
-    throw new StartupError(`Failed to get node ${name} for --node-deployment: ${messageOf(err)}`, 1, { cause: err });
+    throw new StartupError(`Failed to get node ${name} for --node-deployment`, 1, { cause: err });
   }
   const labels = node?.metadata?.labels ?? {};
   log.info('Node deployment: acting only on volumes whose node affinity selects this node', { node: name });

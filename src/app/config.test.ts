@@ -38,6 +38,10 @@ test('defaults equal the reference sidecar', () => {
     vmodule: '',
     loggingFormat: 'text',
     logFlushFrequencyMs: 5_000,
+    logTextSplitStream: false,
+    logTextInfoBufferBytes: 0,
+    logJsonSplitStream: false,
+    logJsonInfoBufferBytes: 0,
     positionalArgs: [],
   };
   const { gates, featureGateSettings, ...rest } = c;
@@ -134,7 +138,7 @@ test('bad command lines: every error carries the usage and the reason, as Go pri
     { args: ['-v=2147483648'], message: 'invalid value "2147483648" for flag -v: strconv.ParseUint: parsing "2147483648": value out of range', cause: 'flag' },
     // -automaxprocs is a flag.BoolFunc: strconv.ParseBool's error, not the flag package's "parse error".
     { args: ['--automaxprocs=maybe'], message: 'invalid boolean value "maybe" for -automaxprocs: strconv.ParseBool: parsing "maybe": invalid syntax', cause: 'flag' },
-    { args: ['--logging-format=yaml'], message: /logging-format/, cause: 'other' },
+    { args: ['--logging-format=yaml'], message: 'format: Invalid value: "yaml": Unsupported log format', cause: 'other' },
   ];
   for (const row of table) {
     assert.throws(() => parseConfig(row.args), (err: unknown) => {
@@ -163,7 +167,8 @@ test('usage lists every flag of the reference with its default', () => {
     'retry-interval-max', 'handle-volume-inuse-error', 'extra-modify-metadata', 'leader-election', 'leader-election-namespace',
     'leader-election-lease-duration', 'leader-election-renew-deadline', 'leader-election-retry-period', 'leader-election-labels',
     'kube-api-qps', 'kube-api-burst', 'http-endpoint', 'metrics-address', 'metrics-path', 'automaxprocs', 'v', 'vmodule',
-    'logging-format', 'log-flush-frequency', 'feature-gates',
+    'logging-format', 'log-flush-frequency', 'feature-gates', 'log-text-split-stream', 'log-text-info-buffer-size',
+    'log-json-split-stream', 'log-json-info-buffer-size',
   ]) {
     assert.match(usage, new RegExp(`^  -${name}\\b`, 'm'), `usage lists -${name}`);
   }

@@ -2,10 +2,12 @@
 // v2.2 with the same name, type and default, in Go flag syntax. Durations are in ms.
 import { FeatureGateError, knownFeatures, resolveFeatureGates, type FeatureGates, type GateWarning } from './feature-gates.js';
 import { FlagError, FlagSet, MapStringBoolValue, MapStringStringValue, type FlagValue } from './go-flags.js';
+import { defineLoggingFlags, type LoggingFlags } from './logging-flags.js';
 
-export type LoggingFormat = 'text' | 'json';
+export type { LoggingFormat } from './logging-flags.js';
 
-export interface CommandLine {
+/** The logging flags (verbosity, vmodule, loggingFormat, logFlushFrequencyMs, log-*-split-stream ...) are in LoggingFlags. */
+export interface CommandLine extends LoggingFlags {
   readonly showVersion: boolean;
   readonly kubeconfig: string;
   readonly master: string;
@@ -31,10 +33,6 @@ export interface CommandLine {
   readonly metricsAddress: string;
   readonly metricsPath: string;
   readonly automaxprocs: boolean;
-  readonly verbosity: number;
-  readonly vmodule: string;
-  readonly loggingFormat: LoggingFormat;
-  readonly logFlushFrequencyMs: number;
   /** `--feature-gates` as given, resolved into `gates` only after the version is logged (as the Go sidecar does). */
   readonly featureGateSettings: ReadonlyMap<string, boolean>;
   /** Arguments after the flags. Go's flag package leaves them for the program, and the sidecar ignores them. */
@@ -79,16 +77,12 @@ function defineFlags(flags: FlagSet): (positionalArgs: readonly string[]) => Com
   const metricsAddress = flags.string('metrics-address', '', '(deprecated) The TCP network address where the prometheus metrics endpoint will listen (example: `:8080`). The default is empty string, which means metrics endpoint is disabled. Only one of `--metrics-address` and `--http-endpoint` can be set.');
   const metricsPath = flags.string('metrics-path', '/metrics', 'The HTTP path where prometheus metrics will be exposed. Default is `/metrics`.');
   const automaxprocs = flags.var(new BoolFuncValue(), 'automaxprocs', 'automatically set GOMAXPROCS to match Linux container CPU quota (accepted for compatibility; no effect on Node.js)');
-  const verbosity = flags.var(new VerbosityValue(), 'v', 'number for the log level verbosity');
-  const vmodule = flags.var(new TextValue(), 'vmodule', 'comma-separated list of pattern=N settings for file-filtered logging (only works for text log format)');
-  const loggingFormat = flags.string('logging-format', 'text', 'Sets the log format. Permitted formats: "json" (gated by LoggingBetaOptions), "text".');
-  const flush = flags.durationMs('log-flush-frequency', 5_000, 'Maximum number of seconds between log flushes');
+  const logging = defineLoggingFlags(flags);
   // The Go sidecar's text, typo and missing space included, then component-base's list of gates.
   const gates = flags.var(new MapStringBoolValue(), 'feature-gates', `A set of key=value paris that describe feature gates for alpha/experimental features for csi external resizer.Options are:\n${knownFeatures().join('\n')}`);
 
   return (positionalArgs) => {
-    const format = loggingFormat.value;
-    if (format !== 'text' && format !== 'json') throw new Error(`invalid value "${format}" for flag -logging-format: format must be one of: json, text`);
+    const loggingFlags = logging();
     // --workers below 1 runs no workers, --kube-api-qps/--kube-api-burst 0 mean client-go's defaults
     // and a negative QPS turns the client-side limiter off: accepted here as the Go sidecar does.
     if (nodeDeployment.value && leaderElection.value) throw new Error('--node-deployment cannot be combined with --leader-election: each node runs its own resizer for its own volumes');
@@ -117,10 +111,7 @@ function defineFlags(flags: FlagSet): (positionalArgs: readonly string[]) => Com
       metricsAddress: metricsAddress.value,
       metricsPath: metricsPath.value,
       automaxprocs: automaxprocs.value.enabled,
-      verbosity: verbosity.value.level,
-      vmodule: vmodule.value.text,
-      loggingFormat: format,
-      logFlushFrequencyMs: flush.value,
+      ...loggingFlags,
       featureGateSettings: new Map(gates.value.entries),
       positionalArgs: Object.freeze([...positionalArgs]),
     });
@@ -172,38 +163,6 @@ export function usageText(programName = 'csi-resizer'): string {
 /** strconv's error texts, which flag values of custom types pass through unchanged. */
 function strconvError(fn: string, raw: string, reason: 'invalid syntax' | 'value out of range'): Error {
   return new Error(`strconv.${fn}: parsing ${JSON.stringify(raw)}: ${reason}`);
-}
-
-/**
- * `-v`: component-base's verbosity value, a custom flag type (so usage says `value`) parsed by
- * strconv.ParseUint(raw, 10, 31), whose errors it reports as they are.
- */
-class VerbosityValue implements FlagValue {
-  readonly typeName = 'value';
-  readonly zeroString = '0';
-  level = 0;
-  set(raw: string): void {
-    if (!/^[0-9]+$/.test(raw)) throw strconvError('ParseUint', raw, 'invalid syntax');
-    const value = BigInt(raw);
-    if (value > 2n ** 31n - 1n) throw strconvError('ParseUint', raw, 'value out of range');
-    this.level = Number(value);
-  }
-  toString(): string {
-    return String(this.level);
-  }
-}
-
-/** A custom-typed flag holding text as given (usage says `value`, no default shown when empty). */
-class TextValue implements FlagValue {
-  readonly typeName = 'value';
-  readonly zeroString = '';
-  text = '';
-  set(raw: string): void {
-    this.text = raw;
-  }
-  toString(): string {
-    return this.text;
-  }
 }
 
 /**

@@ -84,7 +84,7 @@ test('startup: no driver on the socket → "failed to connect to CSI driver" aft
     /^Error: failed to connect to CSI driver: /,
   );
   assert.ok(Date.now() - started >= 1100);
-  assert.ok(lines.filter((l) => l.includes('Still connecting to CSI driver')).length >= 2, lines.join('\n'));
+  assert.ok(lines.filter((l) => l.includes('"Still connecting" address=')).length >= 2, lines.join('\n'));
 });
 
 test('startup: a bad address is rejected before dialing', async () => {

@@ -129,6 +129,14 @@ export interface GrpcCsiClientOptions {
 
 type FatalListener = (err: Error) => void;
 
+/** GetPluginInfo failed or named no driver at startup (upstream: "Get driver name failed"). */
+export class DriverNameError extends Error {
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = 'DriverNameError';
+  }
+}
+
 export class GrpcCsiClient implements CsiClient {
   private readonly connection: CsiConnection;
   private readonly options: GrpcCsiClientOptions;
@@ -156,15 +164,20 @@ export class GrpcCsiClient implements CsiClient {
     const client = new GrpcCsiClient(connection, options);
     try {
       await client.waitForProbe(signal);
-      const info = await client.getPluginInfo(signal);
-      if (info.name === '') throw new Error('driver name is empty');
+      let info: { name: string };
+      try {
+        info = await client.getPluginInfo(signal);
+      } catch (err) {
+        throw new DriverNameError(errorText(err), { cause: err });
+      }
+      if (info.name === '') throw new DriverNameError('driver name is empty');
       client.name = info.name;
     } catch (err) {
       client.close();
       throw err;
     }
     connection.onStateChange((state) => client.onConnectionState(state));
-    options.log.info('CSI driver name', { driver: client.name });
+    options.log.v(2).info('CSI driver name', { driverName: client.name });
     return client;
   }
 
@@ -275,14 +288,15 @@ export class GrpcCsiClient implements CsiClient {
     const intervalMs = this.options.probeIntervalMs ?? 1000;
     for (;;) {
       try {
+        this.log.info('Probing CSI driver for readiness');
         if (await this.probe(signal)) return;
-        this.log.info('CSI driver is not ready yet, waiting');
+        this.log.info('CSI driver is not ready');
       } catch (err) {
         if (signal.aborted) throw signal.reason instanceof Error ? signal.reason : new AbortError();
         if (grpcCodeOf(err) !== GrpcStatus.DEADLINE_EXCEEDED) {
           throw new Error(`CSI driver probe failed: ${errorText(err)}`, { cause: err });
         }
-        this.log.info('CSI driver probe timed out, waiting', { err: errorText(err) });
+        this.log.info('CSI driver probe timed out');
       }
       await sleep(intervalMs, signal);
     }

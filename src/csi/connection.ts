@@ -70,7 +70,8 @@ export class CsiConnection {
 
   private constructor(target: string, options: CsiConnectionOptions) {
     this.target = target;
-    this.log = options.log;
+    // csi-lib-utils logs through a logr.Logger: JSON lines carry their verbosity.
+    this.log = options.log.contextual();
     this.metrics = options.metrics;
     this.client = new grpc.Client(target, grpc.credentials.createInsecure(), {
       // A local socket comes back quickly; grpc-js would otherwise back off up to 120 s.
@@ -171,11 +172,11 @@ export class CsiConnection {
         signal.addEventListener('abort', onAbort, { once: true });
       });
       record(undefined);
-      if (verbose) this.log.v(5).info('GRPC response', { method, response: stripSecrets(responseType, response) });
+      if (verbose) this.log.v(5).info('GRPC response', { response: stripSecrets(responseType, response), err: null });
       return response;
     } catch (err) {
       record(err);
-      if (verbose) this.log.v(5).info('GRPC error', { method, err: errorText(err) });
+      if (verbose) this.log.v(5).info('GRPC response', { response: {}, err: errorText(err) });
       throw err;
     }
   }
@@ -202,6 +203,7 @@ export class CsiConnection {
   }
 
   private async waitUntilConnected(timeoutMs: number, logIntervalMs: number, signal: AbortSignal): Promise<void> {
+    this.log.v(5).info('Connecting', { address: this.target });
     const started = Date.now();
     const deadline = started + timeoutMs;
     let nextLog = started + logIntervalMs;
@@ -217,7 +219,7 @@ export class CsiConnection {
         );
       }
       if (now >= nextLog) {
-        this.log.info('Still connecting to CSI driver', { address: this.target });
+        this.log.info('Still connecting', { address: this.target });
         nextLog += logIntervalMs;
       }
       // Short waits keep both the abort and the periodic log responsive.

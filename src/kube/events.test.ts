@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { FakeApiServer } from '../../test/fakes/fake-apiserver.js';
-import { silentLogger } from '../observability/logger.js';
+import { createLogger, silentLogger } from '../observability/logger.js';
 import { HttpKubeClient } from './client.js';
 import { ApiEventRecorder, EventType } from './events.js';
 
@@ -82,7 +82,7 @@ test('never blocks or throws: API errors are logged, the queue is bounded', asyn
   const client = new HttpKubeClient({ kubeConfig: server.kubeConfig(), qps: 0, burst: 1 });
   t.after(() => client.close());
   const warnings: string[] = [];
-  const log = { ...silentLogger, warn: (msg: string) => { warnings.push(msg); } };
+  const log = createLogger({ verbosity: 0, format: 'text', write: (line) => { if (line.startsWith('W')) warnings.push(line); } });
   const recorder = new ApiEventRecorder({ client, component: 'c', log, maxQueue: 3 });
   t.after(() => recorder.close());
   server.failNext({ status: 403, reason: 'Forbidden', times: 100 });

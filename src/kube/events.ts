@@ -7,7 +7,7 @@
 // background loop; when the queue is full the newest event is dropped and counted, and API errors
 // are logged. Events are best effort, exactly as in client-go.
 import { metaTime } from '../base/clock.js';
-import type { Logger } from '../observability/logger.js';
+import { kRef, type Logger } from '../observability/logger.js';
 import { linkedSignal } from '../base/signals.js';
 import type { KubeClient } from './client.js';
 import { isNotFound } from './errors.js';
@@ -83,8 +83,9 @@ export class ApiEventRecorder implements EventRecorder {
 
   event(obj: KubeObject, type: EventType, reason: string, message: string): void {
     const log = this.options.log;
-    log.v(2).info('Event occurred', {
-      object: `${obj.metadata?.namespace ?? ''}/${obj.metadata?.name ?? ''}`, kind: obj.kind, type, reason, message,
+    // client-go's StartStructuredLogging(0), as upstream starts it: every event at level 0.
+    log.info('Event occurred', {
+      object: kRef(obj.metadata?.namespace ?? '', obj.metadata?.name ?? ''), fieldPath: '', kind: obj.kind ?? '', apiVersion: obj.apiVersion ?? '', type, reason, message,
     });
     if (this.closed || this.queue.length >= (this.options.maxQueue ?? 1000)) {
       this.dropped++;

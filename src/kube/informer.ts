@@ -10,6 +10,12 @@
 //   resourceVersion seen → on 410 Gone (HTTP status or ERROR event) relist → on any other error,
 //   wait with jittered exponential backoff and resume. A watchdog restarts a watch that delivered
 //   nothing (not even a bookmark) for inactivityTimeoutMs.
+//
+// An object that the key function or the transform cannot handle (fuzzed or malformed JSON: no
+// name, a field of the wrong type) is skipped, logged and counted in
+// csi_resizer_informer_objects_skipped_total{resource}; the list or watch goes on without it. A
+// known object whose new version can't be handled is dropped from the cache (handlers see a
+// delete), so no controller acts on a stale copy.
 import { Backoff, type BackoffOptions } from '../base/backoff.js';
 import { realClock, type Clock, type TimerHandle } from '../base/clock.js';
 import { AbortError, sleep } from '../base/signals.js';
@@ -53,6 +59,8 @@ export interface InformerOptions<T extends KubeObject> {
   watchList?: boolean;
   clock?: Clock;
   random?: () => number;
+  /** Counts objects skipped because the key function or the transform threw, by resource. */
+  skippedObjects?: { inc(labels: { resource: string }): void };
 }
 
 /** Raised inside the loop when the resourceVersion we hold is too old for the server. */
@@ -86,7 +94,7 @@ export class Informer<T extends KubeObject = KubeObject> {
   /** Cleared for good when the server refuses a watch-list request. */
   private watchListSupported: boolean;
   /** Counters for tests and debugging: how often each recovery path ran. */
-  readonly stats = { lists: 0, watches: 0, relistsOnGone: 0, watchdogRestarts: 0, errors: 0 };
+  readonly stats = { lists: 0, watches: 0, relistsOnGone: 0, watchdogRestarts: 0, errors: 0, skippedObjects: 0 };
 
   constructor(private readonly options: InformerOptions<T>) {
     this.clock = options.clock ?? realClock;
@@ -199,9 +207,8 @@ export class Informer<T extends KubeObject = KubeObject> {
       for (const raw of page.items ?? []) {
         // List items come without kind/apiVersion; watched objects have them. Fill them in so both
         // paths produce the same shape (the event recorder needs them for involvedObject).
-        const item: KubeObject = { apiVersion: apiVersionOf(resource), kind: resource.kind, ...raw };
-        const obj = this.transform(item);
-        if (obj) fresh.set(objectKey(obj), obj);
+        const decoded = this.decode({ apiVersion: apiVersionOf(resource), kind: resource.kind, ...raw });
+        if (decoded?.obj) fresh.set(decoded.key, decoded.obj);
       }
       cont = page.metadata?.continue || undefined;
       listRv = page.metadata?.resourceVersion ?? listRv;
@@ -269,8 +276,9 @@ export class Informer<T extends KubeObject = KubeObject> {
             return;
           }
           if (event.type === 'ADDED' || event.type === 'MODIFIED') {
-            const obj = this.transform({ apiVersion: apiVersionOf(resource), kind: resource.kind, ...event.object });
-            if (obj) initial.set(objectKey(obj), obj);
+            const decoded = this.decode({ apiVersion: apiVersionOf(resource), kind: resource.kind, ...event.object });
+            if (decoded?.obj) initial.set(decoded.key, decoded.obj);
+            else if (decoded) initial.delete(decoded.key);
             return;
           }
           // DELETED or ERROR before the end of the initial state: handle as a watch would.
@@ -340,13 +348,14 @@ export class Informer<T extends KubeObject = KubeObject> {
   }
 
   private apply(event: WatchEvent): void {
-    const rv = event.object.metadata?.resourceVersion;
+    const rv = resourceVersionOf(event.object);
     switch (event.type) {
       case 'ADDED':
       case 'MODIFIED': {
-        const key = objectKey(event.object);
+        const decoded = this.decode(event.object);
+        if (!decoded) break; // no key at all: nothing we hold can be meant
+        const { key, obj } = decoded;
         const old = this.items.get(key);
-        const obj = this.transform(event.object);
         if (obj) {
           this.items.set(key, obj);
           if (old) this.emit('update', old, obj);
@@ -359,10 +368,10 @@ export class Informer<T extends KubeObject = KubeObject> {
         break;
       }
       case 'DELETED': {
-        const key = objectKey(event.object);
-        const old = this.items.get(key);
-        this.items.delete(key);
-        const last = old ?? this.transform(event.object);
+        const key = safeKey(event.object);
+        const old = key === undefined ? undefined : this.items.get(key);
+        if (key !== undefined) this.items.delete(key);
+        const last = old ?? this.decode(event.object)?.obj;
         if (last) this.emit('delete', last);
         break;
       }
@@ -379,6 +388,30 @@ export class Informer<T extends KubeObject = KubeObject> {
       }
     }
     if (rv) this.lastResourceVersion = rv;
+  }
+
+  /**
+   * The cache key and transformed object, `obj` undefined when the transform drops it; undefined
+   * when the object can't be handled at all: then it is logged and counted, never thrown.
+   */
+  private decode(raw: KubeObject): { key: string; obj: T | undefined } | undefined {
+    const key = safeKey(raw);
+    try {
+      if (key === undefined) throw new Error('object has no usable metadata.name');
+      const obj = this.transform(raw);
+      // The cache key comes from the raw object; a transform that renames it is refused.
+      if (obj && objectKey(obj) !== key) throw new Error(`transform changed the object's key to ${JSON.stringify(objectKey(obj))}`);
+      return { key, obj };
+    } catch (err) {
+      this.stats.skippedObjects++;
+      try {
+        this.options.skippedObjects?.inc({ resource: this.name });
+      } catch {
+        // a metric must not stop the informer
+      }
+      this.options.log.error('Skipping an object the informer cannot handle', { resource: this.name, key, err });
+      return key === undefined ? undefined : { key, obj: undefined };
+    }
   }
 
   private startResync(): TimerHandle | undefined {
@@ -412,7 +445,18 @@ export class Informer<T extends KubeObject = KubeObject> {
 
 function safeKey(obj: KubeObject): string | undefined {
   try {
+    const meta = obj.metadata;
+    if (typeof meta?.name !== 'string' || (meta.namespace !== undefined && typeof meta.namespace !== 'string')) return undefined;
     return objectKey(obj);
+  } catch {
+    return undefined;
+  }
+}
+
+function resourceVersionOf(obj: KubeObject): string | undefined {
+  try {
+    const rv = obj.metadata?.resourceVersion;
+    return typeof rv === 'string' ? rv : undefined;
   } catch {
     return undefined;
   }

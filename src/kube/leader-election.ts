@@ -91,8 +91,15 @@ export class LeaderElector {
   private leader = false;
   private reportedLeader = '';
 
+  /** client-go's and csi-lib-utils' lines, through a logr.Logger upstream (JSON lines carry their level). */
+  private readonly log: Logger;
+  /** The lock's description in those lines: namespace/name. */
+  private readonly lock: string;
+
   constructor(private readonly options: LeaderElectorOptions) {
     this.clock = options.clock ?? realClock;
+    this.log = options.log.contextual();
+    this.lock = `${options.namespace}/${options.name}`;
     // NewLeaderElector's checks, in its order and with its texts.
     const refuse = (message: string) => { throw new LeaderElectionConfigError(message); };
     if (options.leaseDurationMs <= options.renewDeadlineMs) refuse('leaseDuration must be greater than renewDeadline');
@@ -125,12 +132,13 @@ export class LeaderElector {
    * once if we ever led. Resolves when done; the caller decides whether losing means exit.
    */
   async run(signal: AbortSignal): Promise<void> {
-    const { log, callbacks, name } = this.options;
+    const { callbacks } = this.options;
+    const log = this.log;
     if (!(await this.acquire(signal))) return;
     const leading = new AbortController();
     const onParentAbort = () => leading.abort(signal.reason);
     signal.addEventListener('abort', onParentAbort, { once: true });
-    log.v(2).info('became leader, starting', { lease: name, identity: this.options.identity });
+    log.v(2).info('became leader, starting');
     try {
       // Not awaited, like client-go's `go OnStartedLeading(ctx)`: the work watches leading.signal.
       void Promise.resolve().then(() => callbacks.onStartedLeading(leading.signal)).catch((err) => {
@@ -143,7 +151,7 @@ export class LeaderElector {
       if (signal.aborted && this.options.releaseOnCancel) await this.release();
       this.leader = false;
       this.setMetric(false);
-      log.info('Stopped leading', { lease: name });
+      log.error('Stopped leading');
       try {
         callbacks.onStoppedLeading();
       } catch (err) {
@@ -153,13 +161,15 @@ export class LeaderElector {
   }
 
   private async acquire(signal: AbortSignal): Promise<boolean> {
-    this.options.log.info('Attempting to acquire leader lease', { lease: `${this.options.namespace}/${this.options.name}` });
+    this.log.info('Attempting to acquire leader lease...', { lock: this.lock });
     while (!signal.aborted) {
       if (await this.tryAcquireOrRenew(signal)) {
         this.leader = true;
         this.setMetric(true);
+        this.log.info('Successfully acquired lease', { lock: this.lock });
         return true;
       }
+      if (!signal.aborted) this.log.v(4).info('Failed to acquire lease', { lock: this.lock });
       await sleep(jittered(this.options.retryPeriodMs), signal).catch(() => {});
     }
     return false;
@@ -183,18 +193,21 @@ export class LeaderElector {
       }
       if (signal.aborted) return;
       if (!renewed) {
-        this.options.log.info('Failed to renew lease within the renew deadline', { lease: this.options.name });
+        this.log.info('Failed to renew lease', { lock: this.lock, err: 'context deadline exceeded' });
         return;
       }
+      this.log.v(5).info('Successfully renewed lease', { lock: this.lock });
       await sleep(this.options.retryPeriodMs, signal).catch(() => {});
     }
   }
 
   /** One attempt; true when we hold the lease afterwards. Errors are logged, not thrown. */
   private async tryAcquireOrRenew(signal: AbortSignal): Promise<boolean> {
-    const { client, namespace, name, identity, log } = this.options;
+    const { client, namespace, name, identity } = this.options;
+    const log = this.log;
     const now = this.clock.now();
     const call = linkedSignal(signal, this.options.renewDeadlineMs);
+    let step: 'get' | 'create' | 'update' = 'get';
     try {
       // Fast path (client-go ≥ 1.29): while leading, update the lease we wrote last without a GET.
       // Only while the lease we last saw is ours: after a slow path found another holder, a blind
@@ -206,15 +219,17 @@ export class LeaderElector {
           return true;
         } catch (err) {
           this.options.metrics?.leaderElectionSlowpathTotal.inc({ name: this.reportedName });
-          log.v(4).info('Lease fast-path renewal failed, falling back', { lease: name, err });
+          log.v(2).info('Failed to update lease optimistically, falling back to slow path', { lock: this.lock, err });
         }
       }
 
       let current: KubeObject;
+      step = 'get';
       try {
         current = await client.getLease(namespace, name, call.signal);
       } catch (err) {
         if (!isNotFound(err)) throw err;
+        step = 'create';
         const created = await client.createLease(namespace, this.leaseWith({ metadata: { name, namespace } }, now, 'create'), call.signal);
         this.observe(created, now);
         return true;
@@ -231,15 +246,20 @@ export class LeaderElector {
       const holder = spec.holderIdentity ?? '';
       const durationMs = (spec.leaseDurationSeconds ?? 0) * 1000;
       if (holder !== '' && holder !== identity && this.observedTimeMs + durationMs > now) {
+        log.v(4).info('Lease is held by and has not yet expired', { lock: this.lock, holder });
         return false; // held by someone else and not expired by our clock
       }
+      step = 'update';
       const updated = await client.updateLease(namespace, this.leaseWith(current, now, holder === identity ? 'renew' : 'takeover'), call.signal);
       this.observe(updated, now);
       return true;
     } catch (err) {
       if (!signal.aborted) {
-        if (isConflict(err)) log.v(4).info('Lease changed under us', { lease: name });
-        else log.warn('Error acquiring or renewing lease', { lease: `${namespace}/${name}`, err });
+        // client-go's lines for the step that failed
+        const failed = step as 'get' | 'create' | 'update';
+        if (failed === 'get') log.error('Error retrieving lease lock', { err, lock: this.lock });
+        else if (failed === 'create') log.error('Error initially creating lease lock', { err, lock: this.lock });
+        else log.error('Failed to update lease', { err, lock: this.lock });
       }
       return false;
     } finally {
@@ -283,7 +303,8 @@ export class LeaderElector {
   private async release(): Promise<void> {
     const observed = this.observedLease;
     if (!observed || !this.leader) return;
-    const { client, namespace, name, identity, log } = this.options;
+    const { client, namespace, name, identity } = this.options;
+    const log = this.log;
     const call = linkedSignal(new AbortController().signal, this.options.renewDeadlineMs);
     const released = (lease: KubeObject): KubeObject => {
       const now = microTime(this.clock.now());
@@ -301,9 +322,8 @@ export class LeaderElector {
         if (((current['spec'] ?? {}) as LeaseSpec).holderIdentity !== identity) return;
         await client.updateLease(namespace, released(current), call.signal);
       }
-      log.info('Released leader lease', { lease: name });
     } catch (err) {
-      log.warn('Failed to release leader lease', { lease: name, err });
+      log.error('Failed to release lease', { err, lock: this.lock });
     } finally {
       call.dispose();
     }
@@ -313,11 +333,11 @@ export class LeaderElector {
   private reportLeader(identity: string): void {
     if (identity === '' || identity === this.reportedLeader) return;
     this.reportedLeader = identity;
-    this.options.log.v(3).info('New leader elected', { lease: this.options.name, leader: identity });
+    this.log.v(3).info('New leader detected', { leader: identity });
     try {
       this.options.callbacks.onNewLeader?.(identity);
     } catch (err) {
-      this.options.log.error('onNewLeader failed', { err });
+      this.log.error('onNewLeader failed', { err });
     }
   }
 

@@ -5,7 +5,8 @@
 import type { Informer } from '../kube/informer.js';
 import type { Pv, Pvc, VolumeAttributesClass } from '../model/objects.js';
 import { pvcKey } from '../model/pvc.js';
-import type { Logger } from '../observability/logger.js';
+import { goQuote } from '../observability/log-values.js';
+import { kObj, type Logger } from '../observability/logger.js';
 import type { RateLimitingQueue } from '../queue/rate-limiters.js';
 import { runWorkers } from '../queue/workers.js';
 import { pvcsWaitingForClass, pvcUpdateWorthModifying } from './handlers.js';
@@ -18,6 +19,8 @@ export interface ModifyControllerOptions {
   queue: RateLimitingQueue<string>;
   reconciler: ModifyReconciler;
   workers: number;
+  /** The modifier's name (the driver name), as upstream's `controller` log key carries it. */
+  controllerName: string;
   log: Logger;
 }
 
@@ -29,7 +32,17 @@ export class ModifyController {
     pvcInformer.addEventHandler({
       add: (pvc) => queue.add(pvcKey(pvc)),
       update: (before, after) => {
-        if (pvcUpdateWorthModifying(before, after, (name) => pvInformer.store.get(name) !== undefined)) queue.add(pvcKey(after));
+        if (!pvcUpdateWorthModifying(before, after, () => true)) {
+          o.log.v(4).info('No need to modify PVC', { PVC: kObj(after) });
+          return;
+        }
+        const pvName = before.spec.volumeName ?? '';
+        if (pvInformer.store.get(pvName) === undefined) {
+          o.log.errorf(`Get PV ${goQuote(pvName)} of pvc ${goQuote(kObj(before).toString())} in PVInformer cache failed: persistentvolume ${goQuote(pvName)} not found`);
+          return;
+        }
+        o.log.v(4).info('Enqueueing PVC for modify', { PVC: kObj(after) });
+        queue.add(pvcKey(after));
       },
       delete: (pvc) => {
         queue.forget(pvcKey(pvc));
@@ -48,18 +61,27 @@ export class ModifyController {
 
   /** Waits for the caches, seeds the uncertain keys, then works until the signal aborts and in-flight reconciles finish. */
   async run(signal: AbortSignal, cancelSignal: AbortSignal = signal): Promise<void> {
-    const { pvcInformer, pvInformer, vacInformer, reconciler, log } = this.o;
-    await Promise.all([pvcInformer.waitForSync(signal), pvInformer.waitForSync(signal), vacInformer.waitForSync(signal)]);
-    const seeded = reconciler.seedUncertain(pvcInformer.store.list());
-    log.info('Modify controller started', { workers: this.o.workers, uncertainPVCs: seeded });
-    await runWorkers({
-      queue: this.o.queue,
-      workers: this.o.workers,
-      reconcile: (key, workerSignal) => reconciler.reconcile(key, workerSignal),
-      signal,
-      cancelSignal,
-      log,
-    });
-    log.info('Modify controller stopped');
+    const { pvcInformer, pvInformer, vacInformer, reconciler, log, controllerName } = this.o;
+    try {
+      await Promise.all([pvcInformer.waitForSync(signal), pvInformer.waitForSync(signal), vacInformer.waitForSync(signal)]);
+    } catch (err) {
+      if (!signal.aborted) throw err;
+      log.error('Cannot sync pod, pv, pvc or vac caches');
+      return;
+    }
+    reconciler.seedUncertain(pvcInformer.store.list());
+    log.info('Starting external resizer for modify volume', { controller: controllerName });
+    try {
+      await runWorkers({
+        queue: this.o.queue,
+        workers: this.o.workers,
+        reconcile: (key, workerSignal) => reconciler.reconcile(key, workerSignal),
+        signal,
+        cancelSignal,
+        log,
+      });
+    } finally {
+      log.info('Shutting down external resizer', { controller: controllerName });
+    }
   }
 }

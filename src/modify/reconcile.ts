@@ -17,7 +17,8 @@ import { EventReason, Message, ModifyStatus } from '../model/names.js';
 import type { VolumeScope } from '../model/volume-scope.js';
 import type { Pv, Pvc, VolumeAttributesClass } from '../model/objects.js';
 import { pvcKey } from '../model/pvc.js';
-import type { Logger } from '../observability/logger.js';
+import { goQuote } from '../observability/log-values.js';
+import { kKey, kObj, type Logger } from '../observability/logger.js';
 import type { KeyLock } from '../queue/key-lock.js';
 import type { SlowSetView } from '../queue/slow-set.js';
 import type { EventRecorder } from '../kube/events.js';
@@ -93,19 +94,29 @@ export class ModifyReconciler {
 
   private async reconcileLocked(key: string, signal: AbortSignal): Promise<Outcome> {
     const { pvcs, pvs, log } = this.o;
+    log.v(4).info('Started PVC processing for modify controller', { key });
     const pvc = pvcs.get(key);
     if (!pvc) {
-      log.v(3).info('PVC is deleted or does not exist', { pvc: key });
+      log.v(3).info('PVC is deleted or does not exist', { PVC: kKey(key) });
       return { kind: 'done' };
     }
     const pvName = pvc.spec.volumeName;
-    if (!pvName) return { kind: 'done' };
+    if (!pvName) {
+      log.v(4).info('PV bound to PVC is not created yet', { PVC: kObj(pvc) });
+      return { kind: 'done' };
+    }
     const pv = pvs.get(pvName);
     if (!pv) throw new Error(`Get PV "${pvName}" of pvc "${key}" in PVInformer cache failed: not found`);
     // Only CSI volumes of this driver; migrated in-tree volumes are never modified.
-    if (pv.spec.csi?.driver !== this.o.modifier.name) return { kind: 'done' };
+    if (pv.spec.csi?.driver !== this.o.modifier.name) {
+      log.v(7).info('Skipping PV provisioned by different driver', { PV: kObj(pv) });
+      return { kind: 'done' };
+    }
     if (this.o.scope && !this.o.scope.includes(pv)) return { kind: 'done' };
-    if (pvc.status?.phase !== 'Bound') return { kind: 'done' };
+    if (pvc.status?.phase !== 'Bound') {
+      log.v(4).info('No need to modify PV', { PV: kObj(pv) });
+      return { kind: 'done' };
+    }
     return this.modify(key, pvc, pv, signal);
   }
 
@@ -127,12 +138,13 @@ export class ModifyReconciler {
       case 'delay':
         // Unlike upstream (which requeues with the growing per-key backoff and wakes up for
         // nothing several times), wait exactly until the slow-set entry expires.
-        log.v(4).info(Message.modifyInfeasibleDelay(key), { pvc: key });
+        log.v(4).infof(Message.modifyInfeasibleDelay(key));
         return { kind: 'retryAfter', ms: Math.max(1, slowSet.timeRemaining(key)) };
       case 'nothing':
-        log.v(5).info('No volume modification needed', { pvc: key, why: plan.why });
+        if (plan.why === 'class cleared, nothing to cancel') log.v(4).info('stop reconcile for rolled back PVC', { PV: kObj(pv) });
         return { kind: 'done' };
       case 'cancel':
+        log.v(4).info('stop reconcile for rolled back PVC', { PV: kObj(pv) });
         this.o.events.event(pvc, 'Normal', EventReason.VolumeModifyCanceled, Message.modifyCanceled);
         await this.patchStatus(pvc, markModifyCanceled(pvc), signal);
         return { kind: 'done' };
@@ -152,7 +164,6 @@ export class ModifyReconciler {
           // Pending, and no retry: the class's creation brings the key back (handlers.ts).
           this.o.events.event(pvc, 'Warning', EventReason.VolumeModifyFailed, Message.vacMissing(plan.target));
           await this.patchStatus(pvc, markModifyPending(pvc), signal);
-          log.info('VolumeAttributesClass does not exist, PVC is pending', { pvc: key, vac: plan.target });
           return { kind: 'done' };
         }
         const marked = await this.patchStatus(pvc, markModifyInProgress(pvc, plan.target, this.now()), signal);
@@ -193,7 +204,7 @@ export class ModifyReconciler {
         { cause: err },
       );
     }
-    log.info('Modify volume succeeded', { pvc: key, pv: pv.metadata.name, vac: target });
+    log.v(4).infof(`Update volumeAttributesClass of PV ${goQuote(pv.metadata.name)} to ${target} succeeded`);
     this.o.events.event(pvc, 'Normal', EventReason.VolumeModifySuccessful, Message.modifySuccessful(pvc.metadata.name, target));
   }
 

@@ -128,7 +128,6 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Diagn
   });
   server.on('error', (err) => log.error('HTTP server error', { err }));
   const bound = server.address() as AddressInfo;
-  log.v(2).info('HTTP server listening', { address: `${bound.address}:${bound.port}`, metricsPath });
 
   let closing: Promise<void> | undefined;
   return {

@@ -12,6 +12,8 @@ export interface Metrics {
   readonly workqueue: WorkqueueMetrics;
   readonly leaderElectionMasterStatus: Gauge<'name'>;
   readonly leaderElectionSlowpathTotal: Counter<'name'>;
+  /** Ours: objects an informer skipped because its key function or transform could not handle them. */
+  readonly informerObjectsSkipped: Counter<'resource'>;
 }
 
 export interface WorkqueueMetrics {
@@ -76,5 +78,11 @@ export function createMetrics(options: { processMetrics?: boolean } = {}): Metri
     labelNames: ['name'] as const, registers: [registry],
   });
 
-  return { registry, csiOperations, workqueue, leaderElectionMasterStatus, leaderElectionSlowpathTotal };
+  const informerObjectsSkipped = new Counter({
+    name: 'csi_resizer_informer_objects_skipped_total',
+    help: 'Objects an informer skipped because they could not be keyed or transformed (malformed API data). \'resource\' is the resource listed and watched.',
+    labelNames: ['resource'] as const, registers: [registry],
+  });
+
+  return { registry, csiOperations, workqueue, leaderElectionMasterStatus, leaderElectionSlowpathTotal, informerObjectsSkipped };
 }

@@ -71,7 +71,8 @@ async function workerLoop<K>(options: RunWorkersOptions<K>): Promise<void> {
       const outcome = await options.reconcile(key, options.cancelSignal ?? signal);
       settle(queue, key, outcome);
     } catch (err) {
-      log.error(options.errorMessage ?? 'Error syncing PVC', { key: String(key), err });
+      // upstream's klog.ErrorS(err, "Error syncing PVC"): the error names the PVC, no other key.
+      log.error(options.errorMessage ?? 'Error syncing PVC', { err });
       try {
         queue.addRateLimited(key);
       } catch (queueErr) {

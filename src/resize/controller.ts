@@ -21,6 +21,8 @@ export interface ResizeControllerOptions {
   reconciler: ResizeReconciler;
   workers: number;
   recoverVolumeExpansionFailure: boolean;
+  /** The resizer's name (the driver name), as upstream's `controller` log key carries it. */
+  controllerName: string;
   log: Logger;
 }
 
@@ -40,6 +42,7 @@ export class ResizeController {
       },
     });
     if (podInformer && claimUsage) {
+      o.log.info('Register Pod informer for resizer', { controller: o.controllerName });
       podInformer.addEventHandler({
         add: (pod) => claimUsage.upsert(pod),
         update: (_before, after) => claimUsage.upsert(after),
@@ -50,17 +53,26 @@ export class ResizeController {
 
   /** Waits for the caches, then works until `signal` aborts and in-flight reconciles finish (or `cancelSignal` cuts them short). */
   async run(signal: AbortSignal, cancelSignal: AbortSignal = signal): Promise<void> {
-    const { pvcInformer, pvInformer, podInformer, log } = this.o;
-    await Promise.all([pvcInformer.waitForSync(signal), pvInformer.waitForSync(signal), podInformer?.waitForSync(signal)]);
-    log.info('Resize controller started', { workers: this.o.workers });
-    await runWorkers({
-      queue: this.o.queue,
-      workers: this.o.workers,
-      reconcile: (key, workerSignal) => this.o.reconciler.reconcile(key, workerSignal),
-      signal,
-      cancelSignal,
-      log,
-    });
-    log.info('Resize controller stopped');
+    const { pvcInformer, pvInformer, podInformer, log, controllerName } = this.o;
+    log.info('Starting external resizer', { controller: controllerName });
+    try {
+      try {
+        await Promise.all([pvcInformer.waitForSync(signal), pvInformer.waitForSync(signal), podInformer?.waitForSync(signal)]);
+      } catch (err) {
+        if (!signal.aborted) throw err;
+        log.error('Cannot sync pod, pv or pvc caches');
+        return;
+      }
+      await runWorkers({
+        queue: this.o.queue,
+        workers: this.o.workers,
+        reconcile: (key, workerSignal) => this.o.reconciler.reconcile(key, workerSignal),
+        signal,
+        cancelSignal,
+        log,
+      });
+    } finally {
+      log.info('Shutting down external resizer', { controller: controllerName });
+    }
   }
 }

@@ -11,7 +11,7 @@ import {
   allocatedBytes, capacityBytes, isFileSystemResizePending, pvBytes, pvClaimedBy, pvcKey, requestedBytes, resizeStatus, STORAGE,
 } from '../model/pvc.js';
 import { formatBytes } from '../model/quantity.js';
-import type { Logger } from '../observability/logger.js';
+import { kKey, kObj, type Logger } from '../observability/logger.js';
 import { metaTime, type Clock } from '../base/clock.js';
 import type { Outcome } from '../queue/workers.js';
 import type { KeyLock } from '../queue/key-lock.js';
@@ -79,19 +79,25 @@ export class ResizeReconciler {
 
   private async reconcileLocked(key: string, signal: AbortSignal): Promise<Outcome> {
     const { pvcs, pvs, gates, log } = this.o;
+    log.v(4).info('Started PVC processing for resize controller', { key });
     const pvc = pvcs.get(key);
     if (!pvc) {
-      log.v(3).info('PVC is deleted or does not exist', { pvc: key });
+      log.v(3).info('PVC is deleted or does not exist', { PVC: kKey(key) });
       return { kind: 'done' };
     }
     const pvName = pvc.spec.volumeName;
     if (!pvName) {
-      log.v(4).info('PV bound to PVC is not created yet', { pvc: key });
+      log.v(4).info('PV bound to PVC is not created yet', { PVC: kObj(pvc) });
       return { kind: 'done' };
     }
     const pv = pvs.get(pvName);
     if (!pv) throw new Error(`PV "${pvName}" bound to pvc "${key}" not found`);
 
+    if (gates.annotateFsResize) {
+      log.v(4).info('Capacity of pv and pvc', {
+        PV: kObj(pv), pvCapacity: pv.spec.capacity?.[STORAGE] ?? '0', PVC: kObj(pvc), pvcCapacity: pvc.status?.capacity?.[STORAGE] ?? '0',
+      });
+    }
     if (gates.annotateFsResize && pv.metadata.annotations?.[Annotation.PreResizeCapacity] !== undefined &&
         capacityBytes(pvc) >= pvBytes(pv)) {
       try {
@@ -101,9 +107,31 @@ export class ResizeReconciler {
       }
     }
 
-    if (!pvcNeedsResize(pvc.status?.phase, pvName, requestedBytes(pvc), capacityBytes(pvc))) return { kind: 'done' };
-    if (!this.o.resizer.canSupport(pv, pvc) || !pvClaimedBy(pv, pvc)) return { kind: 'done' };
+    if (!pvcNeedsResize(pvc.status?.phase, pvName, requestedBytes(pvc), capacityBytes(pvc))) {
+      log.v(4).info('No need to resize PVC', { PVC: kObj(pvc) });
+      return { kind: 'done' };
+    }
+    if (!this.canExpand(pv, pvc)) {
+      log.v(4).info(gates.recoverVolumeExpansionFailure ? 'No need to resize' : 'No need to resize PV', { PV: kObj(pv) });
+      return { kind: 'done' };
+    }
     return gates.recoverVolumeExpansionFailure ? this.expandAndRecover(key, pvc, pv, signal) : this.legacyResize(key, pvc, pv, signal);
+  }
+
+  /** Upstream's pvCanBeExpanded (and CanSupport), with its log lines: the resizer takes the PV and the PV is bound to this PVC. */
+  private canExpand(pv: Pv, pvc: Pvc): boolean {
+    const { resizer, log } = this.o;
+    if (!resizer.canSupport(pv, pvc)) {
+      if (!pv.spec.csi) log.v(4).info('PV is not a CSI volume, skip it', { PV: kObj(pv) });
+      else log.v(4).info(resizer.supportsControlPlaneExpansion ? 'Skip resize PV' : 'Skip resize', { PV: kObj(pv), resizer: pv.spec.csi.driver });
+      log.v(4).info("Resizer doesn't support PV", { controller: resizer.name, PV: kObj(pv) });
+      return false;
+    }
+    if (!pvClaimedBy(pv, pvc)) {
+      log.v(4).info('Persistent volume is not bound to PVC being updated', { PVC: kObj(pvc) });
+      return false;
+    }
+    return true;
   }
 
   /** §3.5: the recovery-aware path. */
@@ -122,16 +150,14 @@ export class ResizeReconciler {
       fileSystemResizePending: isFileSystemResizePending(pvc),
       supportsControlPlaneExpansion: this.o.resizer.supportsControlPlaneExpansion,
     });
-    if (plan.warnOldApiServer) log.warn(Message.oldApiServer, { pvc: key });
-    if (plan.kind === 'nothing') {
-      log.v(4).info('No controller expansion needed', { pvc: key, why: plan.why });
-      return { kind: 'done' };
-    }
+    if (plan.warnOldApiServer) log.warnf(Message.oldApiServer);
+    if (plan.kind === 'nothing') return { kind: 'done' };
     if (!plan.rewritesAllocation && inSlowSet) {
       // The user did not change the size since the driver called it infeasible: wait out the slow set.
-      log.v(4).info(Message.infeasibleDelay(key), { pvc: key });
+      log.v(4).infof(Message.infeasibleDelay(key));
       return { kind: 'retryAfter', ms: Math.max(1, slowSet.timeRemaining(key)) };
     }
+    if (!plan.rewritesAllocation) log.v(4).infof(`skipping updating status for pvc ${key}`);
 
     const target = quantityFor(pvc, plan.targetBytes);
     const marked = await this.patchStatus(pvc, markControllerResizeInProgress(pvc, target, plan.rewritesAllocation, this.now()), signal)
@@ -147,6 +173,7 @@ export class ResizeReconciler {
       this.o.events.event(marked, 'Warning', EventReason.VolumeResizeFailed, messageOf(err));
       throw err;
     }
+    log.v(4).info('Update capacity of PV succeeded', { PV: kObj(pv), capacity: target });
     return { kind: 'done' };
   }
 
@@ -166,12 +193,15 @@ export class ResizeReconciler {
 
     this.finalErrorKeys.delete(key);
     slowSet.remove(key);
+    this.o.log.v(4).info("Resize volume succeeded, start to update PV's capacity", { PV: kObj(pv) });
     await this.updatePvCapacity(pv, pvc, result, signal);
     if (result.nodeExpansionRequired) {
       await this.patchStatus(pvc, markNodeExpansionPending(pvc, this.now()), signal);
+      this.o.log.v(4).info('Mark PVC as file system resize required', { PVC: kObj(pvc) });
       this.o.events.event(pvc, 'Normal', EventReason.FileSystemResizeRequired, Message.fileSystemResizeRequired);
     } else {
       await this.patchStatus(pvc, markExpansionFinished(pvc, formatBytes(result.capacityBytes, 'BinarySI')), signal);
+      this.o.log.v(4).info('Resize PVC finished', { PVC: kObj(pvc) });
       this.o.events.event(pvc, 'Normal', EventReason.VolumeResizeSuccessful, Message.resizeSuccessful);
     }
   }
@@ -212,6 +242,7 @@ export class ResizeReconciler {
 
   /** §3.6: PV capacity, and the pre-resize annotation while the node still has work. */
   private async updatePvCapacity(pv: Pv, pvc: Pvc, result: ResizeResult, signal: AbortSignal): Promise<void> {
+    this.o.log.v(4).info("Resize volume succeeded, start to update PV's capacity", { PV: kObj(pv) });
     const capacity = formatBytes(result.capacityBytes, 'BinarySI');
     const preResize = this.o.gates.annotateFsResize && result.nodeExpansionRequired ? pvc.status?.capacity?.[STORAGE] : undefined;
     try {
@@ -225,6 +256,7 @@ export class ResizeReconciler {
   private async legacyResize(key: string, pvc: Pvc, pv: Pv, signal: AbortSignal): Promise<Outcome> {
     const requested = requestedBytes(pvc);
     if (!legacyNeedsResize({ requestedBytes: requested, pvBytes: pvBytes(pv), fileSystemResizePending: isFileSystemResizePending(pvc) })) {
+      this.o.log.v(4).info('No need to resize PV', { PV: kObj(pv) });
       return { kind: 'done' };
     }
     const marked = await this.patchStatus(pvc, markResizingLegacy(pvc, this.now()), signal)
@@ -242,12 +274,16 @@ export class ResizeReconciler {
         if (!(err instanceof BogusCapacityError) && err.failure === 'inUse') this.inUseErrorUids.add(marked.metadata.uid ?? '');
         throw new Error(`resize volume "${pv.metadata.name}" by resizer "${this.o.resizer.name}" failed: ${err.message}`, { cause: err });
       }
+      this.o.log.v(4).info("Resize volume succeeded start to update PV's capacity", { PV: kObj(pv) });
       await this.updatePvCapacity(pv, marked, result, signal);
+      this.o.log.v(4).info('Update capacity succeeded', { PV: kObj(pv), capacity: formatBytes(result.capacityBytes, 'BinarySI') });
       if (result.nodeExpansionRequired) {
         await this.patchStatus(marked, markFileSystemResizePendingLegacy(marked, this.now()), signal);
+        this.o.log.v(4).info('Mark PVC as file system resize required', { PVC: kObj(marked) });
         this.o.events.event(marked, 'Normal', EventReason.FileSystemResizeRequired, Message.fileSystemResizeRequired);
       } else {
         await this.patchStatus(marked, markResizeFinishedLegacy(marked, formatBytes(result.capacityBytes, 'BinarySI')), signal);
+        this.o.log.v(4).info('Resize PVC finished', { PVC: kObj(marked) });
         this.o.events.event(marked, 'Normal', EventReason.VolumeResizeSuccessful, Message.resizeSuccessful);
       }
     } catch (err) {

@@ -30,7 +30,7 @@ export function selectBackends(options: {
   const { capabilities: caps, csi, log } = options;
   const driverName = csi.driverName;
   if (!caps.controllerService) {
-    throw new StartupError('Failed to create CSI resizer: CSI driver does not support controller service', 1);
+    throw new StartupError('Failed to create CSI resizer', 1, { cause: new Error('CSI driver does not support controller service') });
   }
 
   let resizer: Resizer | undefined;
@@ -46,10 +46,10 @@ export function selectBackends(options: {
     log.info('The CSI driver supports node resize only, using trivial resizer to handle resize requests');
     resizer = new TrivialResizer(driverName);
   } else {
-    log.info('Resize not supported', { driver: driverName, err: 'CSI driver neither supports controller resize nor node resize' });
+    log.info('Resize not supported', { message: new Error('CSI driver neither supports controller resize nor node resize') });
   }
 
-  if (!caps.controllerModify) log.info('Modify not supported', { driver: driverName, err: 'CSI driver does not support controller modify' });
+  if (!caps.controllerModify) log.info('Modify not supported', { message: new Error('CSI driver does not support controller modify') });
   if (!resizer && !caps.controllerModify) {
     throw new StartupError('CSI driver does not support resize nor modify', 255);
   }

@@ -56,7 +56,7 @@ test('metrics after real resizes: operations, work queue and resize-state gauges
     `--http-endpoint=127.0.0.1:${port}`, '--v=2', '--retry-interval-start=200ms', '--retry-interval-max=2s',
   ]);
   t.after(() => resizer.destroy());
-  await resizer.waitForLog(/Resize controller started/, 90_000);
+  await resizer.waitForLog(/"Starting external resizer"/, 90_000);
   const scrape = async () => (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
 
   const pvcOf = (p: typeof grows) => admin.core.readNamespacedPersistentVolumeClaim({ namespace, name: p.pvc.metadata!.name! });

@@ -101,28 +101,28 @@ suite('command line', { concurrency: 3, timeout: 900_000 }, () => {
   test('no kubeconfig out of a cluster: "Failed to create cluster config", exit 1', async () => {
     const run = await runCli(['--csi-address=/nonexistent.sock'], { env: { KUBERNETES_SERVICE_HOST: '', KUBERNETES_SERVICE_PORT: '' } });
     assert.equal(run.code, 1);
-    assert.match(run.stderr, /Failed to create cluster config: unable to load in-cluster configuration, KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT must be defined/);
+    assert.match(run.stderr, /^E\d{4} [\d:.]+ +\d+ [\w.-]+\.[jt]s:\d+\] "Failed to create cluster config" err="unable to load in-cluster configuration, KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT must be defined"$/m);
   });
 
   test('a driver without the controller service: exit 1', async (t) => {
     const d = await driver(t, { capabilities: { controllerService: false } });
     const run = await runCli([`--kubeconfig=${kubeconfig}`, `--csi-address=${d.address}`]);
     assert.equal(run.code, 1);
-    assert.match(run.stderr, /CSI driver does not support controller service/);
+    assert.match(run.stderr, /"Failed to create CSI resizer" err="CSI driver does not support controller service"/);
   });
 
   test('a driver with an empty name: exit 1', async (t) => {
     const d = await driver(t, { name: '' });
     const run = await runCli([`--kubeconfig=${kubeconfig}`, `--csi-address=${d.address}`]);
     assert.equal(run.code, 1);
-    assert.match(run.stderr, /driver name is empty/);
+    assert.match(run.stderr, /"Get driver name failed" err="driver name is empty"/);
   });
 
   test('a driver that can neither resize nor modify: exit 255', async (t) => {
     const d = await driver(t, { capabilities: { controllerExpand: false, nodeExpand: false, controllerModify: false } });
     const run = await runCli([`--kubeconfig=${kubeconfig}`, `--csi-address=${d.address}`]);
     assert.equal(run.code, 255);
-    assert.match(run.stderr, /CSI driver does not support resize nor modify/);
+    assert.match(run.stderr, /^F\d{4} [^\]]+\] CSI driver does not support resize nor modify$/m);
   });
 
   test('the HTTP port is taken: "Failed to start HTTP server", exit 1', async (t) => {
@@ -140,18 +140,19 @@ suite('command line', { concurrency: 3, timeout: 900_000 }, () => {
     const d = await driver(t);
     const proc = new CliProcess([`--kubeconfig=${kubeconfig}`, `--csi-address=${d.address}`]);
     t.after(() => proc.destroy());
-    await proc.waitForLog(/CSI driver name/);
+    await proc.waitForLog(/"Starting external resizer"/);
     proc.kill('SIGTERM');
     const exit = await proc.exited;
     assert.deepEqual(exit, { code: 0, signal: null });
-    assert.match(proc.stderr, /"Received signal, shutting down" signal="SIGTERM"/);
+    assert.match(proc.stderr, /\] Received SIGTERM or SIGINT signal, shutting down controller\.$/m);
+    assert.match(proc.stderr, /"Shutting down external resizer" controller="[^"]+"/);
   });
 
   test('with ReleaseLeaderElectionOnExit=false a signal ends the process at once, as Go', async (t) => {
     const d = await driver(t);
     const proc = new CliProcess([`--kubeconfig=${kubeconfig}`, `--csi-address=${d.address}`, '--feature-gates=ReleaseLeaderElectionOnExit=false']);
     t.after(() => proc.destroy());
-    await proc.waitForLog(/CSI driver name/);
+    await proc.waitForLog(/"Starting external resizer"/);
     proc.kill('SIGTERM');
     assert.deepEqual(await proc.exited, { code: null, signal: 'SIGTERM' });
   });
@@ -173,7 +174,7 @@ suite('command line', { concurrency: 3, timeout: 900_000 }, () => {
     const started = Date.now();
     const run = await runCli([`--kubeconfig=${kubeconfig}`, `--csi-address=${join(dir, 'missing.sock')}`], { timeoutMs: 120_000 });
     assert.equal(run.code, 1);
-    assert.match(run.stderr, /Failed to create CSI client: failed to connect to CSI driver/);
+    assert.match(run.stderr, /"Failed to create CSI client" err="failed to connect to CSI driver/);
     assert.ok(Date.now() - started >= 30_000);
   });
 });

@@ -85,7 +85,7 @@ test('--node-deployment without NODE_NAME, or for a node that does not exist, do
       /--node-deployment needs the node name in the NODE_NAME environment variable/);
     await assert.rejects(
       startResizer({ kubeconfig: cluster.resizerKubeconfigPath, csiAddress: driver.address, args: ['--node-deployment'], env: { NODE_NAME: 'no-such-node' } }),
-      /Failed to get node no-such-node for --node-deployment: .*not found/);
+      (err: unknown) => err instanceof Error && /Failed to get node no-such-node for --node-deployment/.test(err.message) && /not found/.test(String((err as { cause?: unknown }).cause)));
   } finally {
     await driver.stop();
   }
