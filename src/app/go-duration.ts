@@ -52,6 +52,9 @@ export function parseGoDurationNanos(input: string): bigint {
     // Go requires a digit on at least one side of the dot.
     if (whole === '' && (fraction === undefined || fraction === '')) throw new DurationError(input);
     rest = rest.slice(match?.[0].length ?? 0);
+    // Go reads the integer first and gives up on an overflow before looking at the unit.
+    const wholeValue = whole === '' ? 0n : BigInt(whole);
+    if (wholeValue > TWO_POW_63) throw new DurationError(input);
 
     const unitMatch = /^[^0-9.]*/.exec(rest);
     const unit = unitMatch?.[0] ?? '';
@@ -60,7 +63,6 @@ export function parseGoDurationNanos(input: string): bigint {
     if (unitNanos === undefined) throw new DurationError(input, `unknown unit ${goTimeQuote(unit)} in duration`);
     rest = rest.slice(unit.length);
 
-    const wholeValue = whole === '' ? 0n : BigInt(whole);
     if (wholeValue > TWO_POW_63 / unitNanos) throw new DurationError(input);
     let value = wholeValue * unitNanos;
     if (fraction !== undefined && fraction !== '') {
