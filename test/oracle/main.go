@@ -9,6 +9,7 @@
 //	{"op":"bool","in":"T"}          strconv.ParseBool: error, value
 //	{"op":"quote","in":"a\tb"}      strconv.Quote
 //	{"op":"flag","kind":"float","in":"x"}  the flag package's error for -v=<in> of that kind, and the value's String()
+//	{"op":"printable"}              the code point ranges strconv.IsPrint accepts, as JSON [[lo,hi],...]
 package main
 
 import (
@@ -22,6 +23,7 @@ import (
 	"os"
 	"strconv"
 	"time"
+	"unicode"
 
 	"k8s.io/apimachinery/pkg/api/resource"
 )
@@ -111,6 +113,8 @@ func respond(req request) answer {
 		return answer{Out: strconv.Quote(req.In)}
 	case "flag":
 		return parseFlag(req.Kind, req.In)
+	case "printable":
+		return answer{Out: printableRanges()}
 	}
 	return answer{Err: "oracle: unknown op " + strconv.Quote(req.Op)}
 }
@@ -136,4 +140,20 @@ func parseFlag(kind, in string) answer {
 		return answer{Err: err.Error()}
 	}
 	return answer{Out: fs.Lookup("v").Value.String()}
+}
+
+func printableRanges() string {
+	var ranges [][2]rune
+	for r := rune(0); r <= unicode.MaxRune; r++ {
+		if !strconv.IsPrint(r) {
+			continue
+		}
+		if n := len(ranges); n > 0 && ranges[n-1][1] == r-1 {
+			ranges[n-1][1] = r
+		} else {
+			ranges = append(ranges, [2]rune{r, r})
+		}
+	}
+	out, _ := json.Marshal(ranges)
+	return string(out)
 }

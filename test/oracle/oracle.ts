@@ -5,7 +5,7 @@ import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-export type OracleOp = 'quantity' | 'duration' | 'float' | 'int' | 'bool' | 'quote' | 'flag';
+export type OracleOp = 'quantity' | 'duration' | 'float' | 'int' | 'bool' | 'quote' | 'flag' | 'printable';
 
 export interface OracleRequest {
   op: OracleOp;
