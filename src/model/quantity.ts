@@ -113,14 +113,8 @@ export class Quantity {
     return this.cached ?? canonicalString(this.amount, this.format);
   }
 
-  /** sign × magnitude as an exact rational: numerator / 10^denominatorDigits. */
-  private exact(): { numerator: bigint; exponent: number } {
-    const a = this.amount;
-    return a.kind === 'int64' ? { numerator: a.value, exponent: a.scale } : { numerator: a.coef, exponent: a.zeros - a.scale };
-  }
-
   private scaledExact(digits: number): bigint {
-    const { numerator, exponent } = this.exact();
+    const { numerator, exponent } = exactOf(this.amount);
     if (numerator === 0n) return 0n;
     const shift = exponent + digits;
     if (shift > MAX_EXACT_DIGITS) {
@@ -131,6 +125,11 @@ export class Quantity {
     if (-shift > MAX_EXACT_DIGITS) return numerator < 0n ? -1n : 1n;
     return divideAwayFromZero(numerator, 10n ** BigInt(-shift));
   }
+}
+
+/** The exact value of an amount: numerator × 10^exponent. */
+function exactOf(a: Amount): { numerator: bigint; exponent: number } {
+  return a.kind === 'int64' ? { numerator: a.value, exponent: a.scale } : { numerator: a.coef, exponent: a.zeros - a.scale };
 }
 
 export function parseQuantity(input: string): Quantity {
@@ -353,9 +352,7 @@ function canonicalString(amount: Amount, format: QuantityFormat): string {
 
 /** CmpInt64(-1024) > 0 && CmpInt64(1024) < 0, exactly. */
 function exactlyBelow1024(amount: Amount): boolean {
-  const { numerator, exponent } = amount.kind === 'int64'
-    ? { numerator: amount.value, exponent: amount.scale }
-    : { numerator: amount.coef, exponent: amount.zeros - amount.scale };
+  const { numerator, exponent } = exactOf(amount);
   const magnitude = numerator < 0n ? -numerator : numerator;
   if (exponent >= 0) return magnitude * 10n ** BigInt(exponent) < 1024n;
   return magnitude < 1024n * 10n ** BigInt(-exponent);
@@ -363,9 +360,7 @@ function exactlyBelow1024(amount: Amount): boolean {
 
 /** The value rounded up away from zero to a whole number, and whether that lost nothing. */
 function wholeRoundedUp(amount: Amount): { value: bigint; exact: boolean } {
-  const { numerator, exponent } = amount.kind === 'int64'
-    ? { numerator: amount.value, exponent: amount.scale }
-    : { numerator: amount.coef, exponent: amount.zeros - amount.scale };
+  const { numerator, exponent } = exactOf(amount);
   if (exponent >= 0) return { value: numerator * 10n ** BigInt(exponent), exact: true };
   const divisor = 10n ** BigInt(-exponent);
   return { value: divideAwayFromZero(numerator, divisor), exact: numerator % divisor === 0n };
