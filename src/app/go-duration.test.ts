@@ -37,10 +37,21 @@ test('parseGoDuration rejects what Go rejects, with Go\'s messages', () => {
     ['9223372036854775808ns', 'time: invalid duration "9223372036854775808ns"'],
     ['3000000h', 'time: invalid duration "3000000h"'],
     ['9223372036854775.808us', 'time: invalid duration "9223372036854775.808us"'],
+    // the integer overflows before the unit is looked at
+    ['99999999999999999999d', 'time: invalid duration "99999999999999999999d"'],
+    // the time package quotes control and non-ASCII characters byte by byte
+    ['1µx', 'time: unknown unit "\\xc2\\xb5x" in duration "1\\xc2\\xb5x"'],
+    ['1s\t', 'time: unknown unit "s\\x09" in duration "1s\\x09"'],
+    ['1"', 'time: unknown unit "\\"" in duration "1\\""'],
   ];
   for (const [input, message] of table) {
     assert.throws(() => parseGoDuration(input), (err: unknown) => err instanceof DurationError && err.message === message, input);
   }
+});
+
+test('a fraction is added through float64, as Go adds it', () => {
+  // Exact decimal arithmetic truncates 1199999999999.9999998ns to 1199999999999ns; Go's float64 step rounds up.
+  assert.equal(parseGoDurationNanos('0.3333333333333333333h'), 1_200_000_000_000n);
 });
 
 test('formatGoDuration matches Duration.String', () => {

@@ -1,13 +1,15 @@
 // Go's time.ParseDuration and Duration.String, so `--timeout=1m30s` means what it means to the Go
 // sidecar. Durations are milliseconds (a number, possibly fractional: "1500us" is 1.5).
 //
-// Parsing works in integer nanoseconds (BigInt) like Go, so "0.1s" + "0.2s" style sums are exact and
-// the int64 overflow check is Go's.
+// Parsing works in integer nanoseconds (BigInt) like Go, with Go's int64 overflow checks; a
+// fractional part is added the way Go adds it, through float64 (so "1.0000000000000000001h" gives
+// what Go gives, not the exact decimal).
+import { goTimeQuote } from './go-quote.js';
 
 export class DurationError extends Error {
   /** The message is Go's: `time: invalid duration "x"`, `time: missing unit in duration "1"`, … */
   constructor(readonly input: string, problem = 'invalid duration') {
-    super(`time: ${problem} ${JSON.stringify(input)}`);
+    super(`time: ${problem} ${goTimeQuote(input)}`);
     this.name = 'DurationError';
   }
 }
@@ -50,28 +52,57 @@ export function parseGoDurationNanos(input: string): bigint {
     // Go requires a digit on at least one side of the dot.
     if (whole === '' && (fraction === undefined || fraction === '')) throw new DurationError(input);
     rest = rest.slice(match?.[0].length ?? 0);
+    // Go reads the integer first and gives up on an overflow before looking at the unit.
+    const wholeValue = whole === '' ? 0n : BigInt(whole);
+    if (wholeValue > TWO_POW_63) throw new DurationError(input);
 
     const unitMatch = /^[^0-9.]*/.exec(rest);
     const unit = unitMatch?.[0] ?? '';
     if (unit === '') throw new DurationError(input, 'missing unit in duration');
     const unitNanos = NANOS_PER_UNIT[unit];
-    if (unitNanos === undefined) throw new DurationError(input, `unknown unit ${JSON.stringify(unit)} in duration`);
+    if (unitNanos === undefined) throw new DurationError(input, `unknown unit ${goTimeQuote(unit)} in duration`);
     rest = rest.slice(unit.length);
 
-    const wholeValue = whole === '' ? 0n : BigInt(whole);
     if (wholeValue > TWO_POW_63 / unitNanos) throw new DurationError(input);
     let value = wholeValue * unitNanos;
     if (fraction !== undefined && fraction !== '') {
-      // Go truncates the fractional contribution towards zero.
-      value += (BigInt(fraction) * unitNanos) / 10n ** BigInt(fraction.length);
+      value += fractionNanos(fraction, unitNanos);
+      if (value > TWO_POW_63) throw new DurationError(input);
     }
     total += value;
     // Like Go, allow 2^63 while summing so that the most negative duration parses.
-    if (value > TWO_POW_63 || total > TWO_POW_63) throw new DurationError(input);
+    if (total > TWO_POW_63) throw new DurationError(input);
   }
-  if (negative) return -total;
+  if (negative) return BigInt.asIntN(64, -total);
   if (total > TWO_POW_63 - 1n) throw new DurationError(input);
   return total;
+}
+
+/**
+ * Go's leadingFraction and the float64 step after it: digits are taken while the integer stays
+ * within 2^63 (later digits are ignored), then unit × digits / 10^count is computed in float64 and
+ * truncated.
+ */
+function fractionNanos(digits: string, unitNanos: bigint): bigint {
+  let f = 0n;
+  let scale = 1;
+  let overflow = false;
+  for (const c of digits) {
+    if (overflow) continue;
+    if (f > (TWO_POW_63 - 1n) / 10n) {
+      overflow = true;
+      continue;
+    }
+    const next = f * 10n + BigInt(c.charCodeAt(0) - 48);
+    if (next > TWO_POW_63) {
+      overflow = true;
+      continue;
+    }
+    f = next;
+    scale *= 10;
+  }
+  if (f === 0n) return 0n;
+  return BigInt(Math.trunc(Number(f) * (Number(unitNanos) / scale)));
 }
 
 /** Formats milliseconds like Go's Duration.String: "1h2m3.5s", "1.5ms", "0s". */

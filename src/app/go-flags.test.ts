@@ -185,3 +185,55 @@ test('strconv-compatible scalar parsers', () => {
   assert.equal(formatGoFloat(1e21), '1e+21');
   assert.equal(formatGoFloat(1e-7), '1e-07');
 });
+
+test('Go syntax edge cases: floats, ints and %v as strconv has them (each checked against Go by test/oracle)', () => {
+  const floats: Array<[string, number | 'parse error' | 'value out of range']> = [
+    ['0x1p-2', 0.25], ['0X1.8P1', 3], ['0x_1p0', 1], ['-0x.8p1', -1], ['0x1p-1074', 5e-324], ['0x1p-1075', 0], ['0x1p1024', 'value out of range'],
+    ['1e1_0', 1e10], ['1_000.5', 1000.5], ['0_1', 1], ['1e+1_0', 1e10],
+    ['1__0', 'parse error'], ['_1', 'parse error'], ['1_', 'parse error'], ['1_.5', 'parse error'], ['1._5', 'parse error'], ['1e_1', 'parse error'],
+    ['0x1', 'parse error'], ['0x', 'parse error'], ['0x.p1', 'parse error'], ['1p5', 'parse error'],
+    ['+nan', 'parse error'], ['-nan', 'parse error'], ['nanx', 'parse error'], ['infin', 'parse error'], ['+Infinity', Infinity],
+    ['1e400', 'value out of range'], ['-1e400', 'value out of range'], ['1e-400', 0],
+  ];
+  for (const [raw, want] of floats) {
+    if (typeof want === 'string') assert.throws(() => parseGoFloat(raw), { message: want }, raw);
+    else assert.equal(parseGoFloat(raw), want, raw);
+  }
+  for (const raw of ['nan', 'NaN', 'NAN']) assert.ok(Number.isNaN(parseGoFloat(raw)), raw);
+
+  const ints: Array<[string, number | 'parse error' | 'value out of range']> = [
+    ['0_1', 1], ['0b1_0', 2], ['0o_7', 7], ['-9007199254740991', -9007199254740991],
+    // an overflow is found while reading digits, before a later bad character
+    ['99999999999999999999x', 'value out of range'], ['9223372036854775808', 'value out of range'],
+    ['-9223372036854775809', 'value out of range'], ['0x', 'parse error'], ['0b2', 'parse error'], ['+-1', 'parse error'],
+  ];
+  for (const [raw, want] of ints) {
+    if (typeof want === 'string') assert.throws(() => parseGoInt(raw), { message: want }, raw);
+    else assert.equal(parseGoInt(raw), want, raw);
+  }
+
+  const printed: Array<[number, string]> = [
+    [1e6, '1e+06'], [123456, '123456'], [1234567, '1.234567e+06'], [0.0001, '0.0001'], [0.00001, '1e-05'], [-0, '-0'],
+    [1e21, '1e+21'], [1.5e300, '1.5e+300'], [5e-324, '5e-324'], [100, '100'], [-2.5, '-2.5'], [0.1 + 0.2, '0.30000000000000004'],
+  ];
+  for (const [value, want] of printed) assert.equal(formatGoFloat(value), want, String(value));
+});
+
+test('flag errors quote the value as Go\'s %q does: control and non-ASCII characters', () => {
+  const table: Array<[string, string]> = [
+    ['a\tb', 'invalid value "a\\tb" for flag -n: parse error'],
+    ['\x01', 'invalid value "\\x01" for flag -n: parse error'],
+    ['\x7f', 'invalid value "\\x7f" for flag -n: parse error'],
+    ['é', 'invalid value "é" for flag -n: parse error'],
+    ['\u00a0', 'invalid value "\\u00a0" for flag -n: parse error'],
+    ['\u200b', 'invalid value "\\u200b" for flag -n: parse error'],
+    ['\u{e0001}', 'invalid value "\\U000e0001" for flag -n: parse error'],
+    ['日本', 'invalid value "日本" for flag -n: parse error'],
+    ['"q"\\', 'invalid value "\\"q\\"\\\\" for flag -n: parse error'],
+  ];
+  for (const [raw, message] of table) {
+    const fs = new FlagSet('t');
+    fs.int('n', 0, '');
+    assert.throws(() => fs.parse([`-n=${raw}`]), { message }, JSON.stringify(raw));
+  }
+});

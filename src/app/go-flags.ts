@@ -7,6 +7,7 @@
 // Hand-written because util.parseArgs misreads `-v=5` and rejects `--bool=false`, and commander
 // has no single-dash long flags.
 import { formatGoDuration, parseGoDuration } from './go-duration.js';
+import { goQuote } from './go-quote.js';
 
 /** Go's flag.Value: something that can be set from a string and printed back. */
 export interface FlagValue {
@@ -66,46 +67,250 @@ export function parseGoBool(raw: string): boolean {
   throw new Error(PARSE_ERROR);
 }
 
-/** strconv.ParseInt(raw, 0, 64): decimal, 0x, 0o, 0b, leading-0 octal, underscores between digits. */
+/**
+ * strconv.ParseInt(raw, 0, 64) as the flag package calls it: decimal, 0x, 0o, 0b, leading-0 octal,
+ * underscores only where Go allows them. Digits are read left to right and an overflow is reported
+ * where it happens, as in Go ("99999999999999999999x" is out of range, not a syntax error).
+ *
+ * Deliberate difference: a value Go accepts beyond ±2^53 is refused as out of range, because a
+ * JavaScript number would silently lose its last digits (no flag of ours needs such a value).
+ */
 export function parseGoInt(raw: string): number {
-  const match = /^([+-]?)(0[xX]|0[oO]|0[bB]|0(?=[0-7_]))?(.*)$/.exec(raw);
-  const sign = match?.[1] ?? '';
-  const prefix = (match?.[2] ?? '').toLowerCase();
-  const rest = match?.[3] ?? '';
-  const radix = prefix === '0x' ? 16 : prefix === '0o' || prefix === '0' ? 8 : prefix === '0b' ? 2 : 10;
-  const digit = { 16: '[0-9a-fA-F]', 8: '[0-7]', 2: '[01]', 10: '[0-9]' }[radix];
-  // After a base prefix an underscore may lead; otherwise underscores only separate digits.
-  const shape = new RegExp(`^${prefix === '' ? '' : '_?'}${digit}+(_${digit}+)*$`);
-  if (!shape.test(rest) || (prefix === '' && rest.length > 1 && rest.startsWith('0'))) throw new Error(PARSE_ERROR);
+  let s = raw;
+  let negative = false;
+  if (s[0] === '+' || s[0] === '-') {
+    negative = s[0] === '-';
+    s = s.slice(1);
+  }
+  if (s === '') throw new Error(PARSE_ERROR);
+  const digitsStart = s;
+  let base = 10;
+  if (s[0] === '0') {
+    const prefix = s.length >= 3 ? (s[1] as string).toLowerCase() : '';
+    if (prefix === 'b' || prefix === 'o' || prefix === 'x') {
+      base = prefix === 'b' ? 2 : prefix === 'o' ? 8 : 16;
+      s = s.slice(2);
+    } else {
+      base = 8;
+      s = s.slice(1);
+    }
+  }
+  const UINT64_MAX = (1n << 64n) - 1n;
   let value = 0n;
-  for (const c of rest.replaceAll('_', '')) value = value * BigInt(radix) + BigInt(parseInt(c, radix));
-  if (sign === '-') value = -value;
-  if (value > (1n << 63n) - 1n || value < -(1n << 63n)) throw new Error(RANGE_ERROR);
-  // Beyond 2^53 a JavaScript number would silently lose digits.
-  if (value > BigInt(Number.MAX_SAFE_INTEGER) || value < BigInt(Number.MIN_SAFE_INTEGER)) throw new Error(RANGE_ERROR);
-  return Number(value);
+  let underscores = false;
+  for (const c of s) {
+    if (c === '_') {
+      underscores = true;
+      continue;
+    }
+    const digit = digitValue(c);
+    if (digit === undefined || digit >= base) throw new Error(PARSE_ERROR);
+    value = value * BigInt(base) + BigInt(digit);
+    if (value > UINT64_MAX) throw new Error(RANGE_ERROR);
+  }
+  if (underscores && !underscoreOK(digitsStart)) throw new Error(PARSE_ERROR);
+  if (negative ? value > 1n << 63n : value > (1n << 63n) - 1n) throw new Error(RANGE_ERROR);
+  if (value > BigInt(Number.MAX_SAFE_INTEGER)) throw new Error(RANGE_ERROR);
+  return negative ? -Number(value) : Number(value);
 }
 
-/** strconv.ParseFloat(raw, 64) for decimal forms, plus inf/infinity/nan. */
+/** 0-9, a-z and A-Z as digits 0..35, as strconv reads them. */
+function digitValue(c: string): number | undefined {
+  const code = c.charCodeAt(0);
+  if (c.length !== 1) return undefined;
+  if (code >= 48 && code <= 57) return code - 48;
+  const lower = code | 0x20;
+  if (lower >= 97 && lower <= 122) return lower - 97 + 10;
+  return undefined;
+}
+
+/**
+ * strconv's underscoreOK: an underscore only between digits, or between a base prefix and a
+ * digit, never first or last. s may start with a sign.
+ */
+function underscoreOK(str: string): boolean {
+  let s = str;
+  if (s[0] === '+' || s[0] === '-') s = s.slice(1);
+  let saw = '^';
+  let i = 0;
+  let hex = false;
+  if (s.length >= 2 && s[0] === '0' && 'box'.includes((s[1] as string).toLowerCase())) {
+    i = 2;
+    saw = '0';
+    hex = (s[1] as string).toLowerCase() === 'x';
+  }
+  for (; i < s.length; i++) {
+    const c = s[i] as string;
+    const lower = c.toLowerCase();
+    if ((c >= '0' && c <= '9') || (hex && lower >= 'a' && lower <= 'f' && c.length === 1)) {
+      saw = '0';
+      continue;
+    }
+    if (c === '_') {
+      if (saw !== '0') return false;
+      saw = '_';
+      continue;
+    }
+    if (saw === '_') return false;
+    saw = '!';
+  }
+  return saw !== '_';
+}
+
+/**
+ * strconv.ParseFloat(raw, 64): decimal and hexadecimal (0x1.8p3) forms with Go's underscore
+ * rules, "inf", "infinity" and "nan" in any case (a sign only before the infinities). Out of
+ * range is reported as in Go; the value is the correctly rounded float64, as Go's is.
+ */
 export function parseGoFloat(raw: string): number {
-  const lower = raw.toLowerCase();
-  if (/^[+-]?(inf|infinity)$/.test(lower)) return lower.startsWith('-') ? -Infinity : Infinity;
-  if (/^[+-]?nan$/.test(lower)) return NaN;
-  if (!/^[+-]?(\d+(_\d+)*(\.(\d+(_\d+)*)?)?|\.\d+(_\d+)*)([eE][+-]?\d+)?$/.test(raw)) throw new Error(PARSE_ERROR);
-  const value = Number(raw.replaceAll('_', ''));
+  const special = /^([+-]?)(inf|infinity)$/i.exec(raw);
+  if (special) return special[1] === '-' ? -Infinity : Infinity;
+  if (/^nan$/i.test(raw)) return NaN;
+
+  const read = readGoFloat(raw);
+  if (read === undefined) throw new Error(PARSE_ERROR);
+  const value = read.hex ? hexFloat(read) : decimalFloat(read);
   if (!Number.isFinite(value)) throw new Error(RANGE_ERROR);
   return value;
 }
 
-/** strconv.FormatFloat(f, 'g', -1, 64) for the values flags use. */
+interface ReadFloat {
+  negative: boolean;
+  hex: boolean;
+  /** Mantissa digits without leading zeros or the dot. */
+  digits: string;
+  /** Where the point sits, counted in digits from the start of `digits` (may be negative). */
+  pointAt: number;
+  /** The exponent as Go reads it: its digits stop counting once it reaches 10000. */
+  exponent: number;
+}
+
+/** Go's readFloat and the checks after it; undefined for a syntax error. */
+function readGoFloat(s: string): ReadFloat | undefined {
+  let i = 0;
+  let negative = false;
+  if (s[i] === '+' || s[i] === '-') {
+    negative = s[i] === '-';
+    i++;
+  }
+  let hex = false;
+  if (i + 2 < s.length && s[i] === '0' && (s[i + 1] === 'x' || s[i + 1] === 'X')) {
+    hex = true;
+    i += 2;
+  }
+  let sawDot = false;
+  let sawDigits = false;
+  let underscores = false;
+  let digits = '';
+  let pointAt = 0;
+  for (; i < s.length; i++) {
+    const c = s[i] as string;
+    if (c === '_') {
+      underscores = true;
+      continue;
+    }
+    if (c === '.') {
+      if (sawDot) break;
+      sawDot = true;
+      pointAt = digits.length;
+      continue;
+    }
+    const isDecimal = c >= '0' && c <= '9';
+    const isHexLetter = hex && /^[a-fA-F]$/.test(c);
+    if (!isDecimal && !isHexLetter) break;
+    sawDigits = true;
+    // Leading zeros move the point instead of adding a digit.
+    if (c === '0' && digits === '') {
+      pointAt--;
+      continue;
+    }
+    digits += c;
+  }
+  if (!sawDigits) return undefined;
+  if (!sawDot) pointAt = digits.length;
+
+  let exponent = 0;
+  const expChar = hex ? 'p' : 'e';
+  if (i < s.length && (s[i] as string).toLowerCase() === expChar) {
+    i++;
+    if (i >= s.length) return undefined;
+    let sign = 1;
+    if (s[i] === '+' || s[i] === '-') {
+      sign = s[i] === '-' ? -1 : 1;
+      i++;
+    }
+    if (i >= s.length || !((s[i] as string) >= '0' && (s[i] as string) <= '9')) return undefined;
+    for (; i < s.length && (((s[i] as string) >= '0' && (s[i] as string) <= '9') || s[i] === '_'); i++) {
+      if (s[i] === '_') {
+        underscores = true;
+        continue;
+      }
+      if (exponent < 10000) exponent = exponent * 10 + (s.charCodeAt(i) - 48);
+    }
+    exponent *= sign;
+  } else if (hex) {
+    return undefined; // a hexadecimal float must have a p exponent
+  }
+  if (underscores && !underscoreOK(s.slice(0, i))) return undefined;
+  if (i !== s.length) return undefined;
+  return { negative, hex, digits, pointAt, exponent };
+}
+
+function decimalFloat(r: ReadFloat): number {
+  // JavaScript's own decimal conversion is correctly rounded, as Go's is.
+  const magnitude = r.digits === '' ? 0 : Number(`0.${r.digits}e${r.pointAt + r.exponent}`);
+  return r.negative ? -magnitude : magnitude;
+}
+
+function hexFloat(r: ReadFloat): number {
+  const mantissa = r.digits === '' ? 0n : BigInt(`0x${r.digits}`);
+  // Each hexadecimal digit after the point is 4 binary places.
+  const magnitude = roundToFloat64(mantissa, r.exponent + 4 * (r.pointAt - r.digits.length));
+  return r.negative ? -magnitude : magnitude;
+}
+
+/** mantissa × 2^exponent rounded to the nearest float64 (ties to even), Infinity beyond range. */
+function roundToFloat64(mantissa: bigint, exponent: number): number {
+  if (mantissa === 0n) return 0;
+  const bits = mantissa.toString(2).length;
+  const leading = exponent + bits - 1; // the exponent of the leading bit
+  if (leading > 1100) return Infinity;
+  if (leading < -1100) return 0;
+  // 53 significant bits for normal numbers, fewer below 2^-1022.
+  const precision = leading >= -1022 ? 53 : 53 - (-1022 - leading);
+  let q = mantissa;
+  let e = exponent;
+  if (bits > precision) {
+    const shift = BigInt(bits - precision);
+    q = mantissa >> shift;
+    const rest = mantissa - (q << shift);
+    const half = 1n << (shift - 1n);
+    if (rest > half || (rest === half && (q & 1n) === 1n)) q++;
+    e += Number(shift);
+  }
+  // Two steps so that neither product leaves the float64 range before the final one.
+  return Number(q) * 2 ** Math.trunc(e / 2) * 2 ** (e - Math.trunc(e / 2));
+}
+
+/** strconv.FormatFloat(value, 'g', -1, 64), which is also fmt's %v for a float64. */
 export function formatGoFloat(value: number): string {
   if (Number.isNaN(value)) return 'NaN';
   if (!Number.isFinite(value)) return value > 0 ? '+Inf' : '-Inf';
-  const exp = value === 0 ? 0 : Math.floor(Math.log10(Math.abs(value)));
-  if (exp < -4 || exp >= 21) {
-    return value.toExponential().replace(/e([+-])(\d)$/, 'e$10$2');
+  if (value === 0) return Object.is(value, -0) ? '-0' : '0';
+  const sign = value < 0 ? '-' : '';
+  // The shortest digits that read back as the same float64, as Go's shortest formatting finds.
+  const [mantissa = '', exp = '0'] = Math.abs(value).toExponential().split('e');
+  const digits = mantissa.replace('.', '');
+  const exponent = Number(exp);
+  if (exponent < -4 || exponent >= 6) {
+    const fraction = digits.length > 1 ? `.${digits.slice(1)}` : '';
+    const expDigits = String(Math.abs(exponent)).padStart(2, '0');
+    return `${sign}${digits[0]}${fraction}e${exponent < 0 ? '-' : '+'}${expDigits}`;
   }
-  return String(value);
+  const pointAt = exponent + 1;
+  if (pointAt <= 0) return `${sign}0.${'0'.repeat(-pointAt)}${digits}`;
+  if (pointAt >= digits.length) return `${sign}${digits}${'0'.repeat(pointAt - digits.length)}`;
+  return `${sign}${digits.slice(0, pointAt)}.${digits.slice(pointAt)}`;
 }
 
 class ScalarValue<T> implements FlagValue {
@@ -275,10 +480,6 @@ function errorMessage(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
 
-/** Go's %q for printable ASCII and common text. */
-function goQuote(s: string): string {
-  return JSON.stringify(s);
-}
 
 /**
  * `key=bool` pairs separated by commas (component-base MapStringBool, the shape of --feature-gates).

@@ -6,6 +6,8 @@
 import { readFileSync } from 'node:fs';
 import os from 'node:os';
 import { sanitizeName } from '../kube/leader-election.js';
+import type { TimerHandle } from '../base/clock.js';
+import { setLongTimeout } from '../base/long-timer.js';
 
 export const ExitCode = {
   Ok: 0,
@@ -139,16 +141,16 @@ export function dieOnSignals(options: DieOnSignalsOptions = {}): () => void {
 
 /** Waits for `work` but no longer than `ms`; says which came first. Never rejects. */
 export async function settleWithin(work: Promise<unknown>, ms: number): Promise<'settled' | 'timedOut'> {
-  let timer: NodeJS.Timeout | undefined;
+  let timer: TimerHandle | undefined;
   const timeout = new Promise<'timedOut'>((resolve) => {
     // Referenced on purpose: the wait is bounded, and an unreferenced timer would let the event
     // loop end while the caller still awaits the bound.
-    timer = setTimeout(() => resolve('timedOut'), ms);
+    timer = setLongTimeout(() => resolve('timedOut'), ms, { unref: false });
   });
   try {
     return await Promise.race([work.then(() => 'settled' as const, () => 'settled' as const), timeout]);
   } finally {
-    if (timer) clearTimeout(timer);
+    timer?.cancel();
   }
 }
 

@@ -1,5 +1,6 @@
 // Time as a dependency, so queues, backoffs and slow sets are tested with a fake clock
 // (test/fakes/fake-clock.ts) instead of real waiting.
+import { setLongTimeout } from './long-timer.js';
 
 export interface TimerHandle {
   cancel(): void;
@@ -19,9 +20,6 @@ export function metaTime(ms: number): string {
 
 export const realClock: Clock = {
   now: () => Date.now(),
-  setTimer(fn, ms) {
-    const timer = setTimeout(fn, Math.max(0, ms));
-    timer.unref();
-    return { cancel: () => clearTimeout(timer) };
-  },
+  // Any delay, also beyond Node's 2^31-1 ms limit; unreferenced.
+  setTimer: (fn, ms) => setLongTimeout(fn, ms),
 };

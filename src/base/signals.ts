@@ -1,6 +1,8 @@
 // Per-call cancellation linked to a long-lived parent signal. We link a child controller by hand
 // instead of AbortSignal.any(), which leaks listeners on a process-lifetime signal in several
 // Node releases.
+import type { TimerHandle } from './clock.js';
+import { setLongTimeout } from './long-timer.js';
 
 export class AbortError extends Error {
   constructor(message = 'operation aborted', options?: ErrorOptions) {
@@ -33,17 +35,16 @@ export function linkedSignal(parent: AbortSignal, timeoutMs?: number): LinkedSig
   }
   const onParentAbort = () => controller.abort(parent.reason);
   parent.addEventListener('abort', onParentAbort, { once: true });
-  let timer: NodeJS.Timeout | undefined;
+  let timer: TimerHandle | undefined;
   if (timeoutMs !== undefined && Number.isFinite(timeoutMs)) {
-    timer = setTimeout(() => controller.abort(new TimeoutError(timeoutMs)), timeoutMs);
-    timer.unref();
+    timer = setLongTimeout(() => controller.abort(new TimeoutError(timeoutMs)), timeoutMs);
   }
   return {
     signal: controller.signal,
     abort: (reason?: unknown) => controller.abort(reason ?? new AbortError()),
     dispose: () => {
       parent.removeEventListener('abort', onParentAbort);
-      if (timer) clearTimeout(timer);
+      timer?.cancel();
     },
   };
 }
@@ -56,13 +57,14 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
       return;
     }
     const onAbort = () => {
-      clearTimeout(timer);
+      timer.cancel();
       reject(signal?.reason instanceof Error ? signal.reason : new AbortError());
     };
-    const timer = setTimeout(() => {
+    // Referenced, like a plain setTimeout: a sleeping loop keeps the process alive.
+    const timer = setLongTimeout(() => {
       signal?.removeEventListener('abort', onAbort);
       resolve();
-    }, ms);
+    }, ms, { unref: false });
     signal?.addEventListener('abort', onAbort, { once: true });
   });
 }

@@ -142,6 +142,25 @@ test('expand: grows the volume, sends bytes as int64 exactly, returns bigint cap
   assert.equal((req['volume_capability'] as { access_type: string }).access_type, 'mount');
 });
 
+test('expand: a size int64 cannot carry is refused before any driver call, never wrapped', async (t) => {
+  const { driver, client } = await startPair(t);
+  driver.createVolume('v', 1n);
+  for (const requiredBytes of [2n ** 63n, 10n ** 19n, 10n ** 30n, 2n ** 64n + 5n, -1n]) {
+    await assert.rejects(client.expandVolume({ volumeId: 'v', requiredBytes, secrets: {}, capability: null }, never), (err: unknown) => {
+      assert.ok(err instanceof CsiError, String(err));
+      assert.equal(err.failure, 'infeasible');
+      assert.match(err.message, new RegExp(`^requested size ${requiredBytes} bytes (is negative|exceeds the largest size CSI can carry \\(int64 9223372036854775807 bytes\\)); not sent to the driver$`));
+      return true;
+    }, String(requiredBytes));
+  }
+  assert.equal(driver.callsOf('ControllerExpandVolume').length, 0);
+  // The largest int64 still goes through, exactly.
+  const max = 2n ** 63n - 1n;
+  assert.deepEqual(await client.expandVolume({ volumeId: 'v', requiredBytes: max, secrets: {}, capability: null }, never), { capacityBytes: max, nodeExpansionRequired: false });
+  const sent = driver.callsOf('ControllerExpandVolume')[0]!.request['capacity_range'] as { required_bytes: string };
+  assert.equal(sent.required_bytes, max.toString());
+});
+
 test('expand: odd capacities from the driver are reported as they are', async (t) => {
   const { driver, client } = await startPair(t);
   driver.createVolume('v', 100n);

@@ -9,7 +9,7 @@ import type { Metrics } from '../observability/metrics.js';
 import { Backoff } from '../base/backoff.js';
 import { AbortError, sleep } from '../base/signals.js';
 import { CsiConnection, type ConnectionState } from './connection.js';
-import { classifyCsiError, grpcCodeOf, type CsiOperation } from './errors.js';
+import { classifyCsiError, CsiError, GRPC_CODE_NAMES, grpcCodeOf, type CsiOperation } from './errors.js';
 import { CsiMethod } from './proto/load.js';
 import type {
   ControllerExpandVolumeRequest,
@@ -255,6 +255,7 @@ export class GrpcCsiClient implements CsiClient {
   }
 
   async expandVolume(request: ExpandRequest, signal: AbortSignal): Promise<ExpandResult> {
+    checkRequiredBytes(request.requiredBytes);
     const wire: ControllerExpandVolumeRequest = {
       volume_id: request.volumeId,
       // int64 travels as a decimal string so sizes above 2^53 stay exact.
@@ -348,6 +349,20 @@ export class GrpcCsiClient implements CsiClient {
       }
     }
   }
+}
+
+const INT64_MAX = (1n << 63n) - 1n;
+
+/**
+ * CSI's required_bytes is an int64 that must not be negative. The protobuf encoder would wrap a
+ * larger value modulo 2^64 (1e19 → -8446744073709551616), so such a size is refused here, before
+ * any driver call, as infeasible: retrying the same request cannot succeed.
+ */
+function checkRequiredBytes(bytes: bigint): void {
+  if (bytes >= 0n && bytes <= INT64_MAX) return;
+  const problem = bytes < 0n ? 'is negative' : `exceeds the largest size CSI can carry (int64 ${INT64_MAX} bytes)`;
+  throw new CsiError(GrpcStatus.INVALID_ARGUMENT, GRPC_CODE_NAMES[GrpcStatus.INVALID_ARGUMENT] ?? 'InvalidArgument', 'infeasible',
+    `requested size ${bytes} bytes ${problem}; not sent to the driver`);
 }
 
 function errorText(err: unknown): string {

@@ -4,15 +4,14 @@
 import * as grpc from '@grpc/grpc-js';
 import type { Logger } from '../observability/logger.js';
 import type { Metrics } from '../observability/metrics.js';
+import type { TimerHandle } from '../base/clock.js';
+import { MAX_TIMER_DELAY_MS, setLongTimeout } from '../base/long-timer.js';
 import { AbortError } from '../base/signals.js';
 import { grpcCodeName, grpcCodeOf } from './errors.js';
 import { loadCsiProto, type CsiMethod } from './proto/load.js';
 import { stripSecrets } from './sanitize.js';
 
 export const UNKNOWN_DRIVER_NAME = 'unknown-driver';
-
-/** The longest timer Node can hold; grpc-js treats a larger idle timeout as "fire now". */
-const MAX_TIMER_MS = 2 ** 31 - 1;
 
 export class CsiAddressError extends Error {
   constructor(address: string) {
@@ -78,7 +77,7 @@ export class CsiConnection {
       'grpc.initial_reconnect_backoff_ms': 1000,
       'grpc.max_reconnect_backoff_ms': 1000,
       // Effectively no idle timeout, and never above what a Node timer can hold.
-      'grpc.client_idle_timeout_ms': MAX_TIMER_MS,
+      'grpc.client_idle_timeout_ms': MAX_TIMER_DELAY_MS,
       'grpc.enable_channelz': 0,
     });
   }
@@ -156,19 +155,32 @@ export class CsiConnection {
       const response = await new Promise<Res>((resolve, reject) => {
         let call: grpc.ClientUnaryCall | undefined;
         const onAbort = () => call?.cancel();
+        // grpc-js enforces a deadline up to Node's timer limit itself and treats a later one as
+        // infinite (the driver still receives the whole grpc-timeout); beyond that limit our own
+        // long timer ends the call at the deadline, reported as DeadlineExceeded like grpc-js.
+        let deadlineTimer: TimerHandle | undefined;
+        let deadlinePassed = false;
         call = this.client.makeUnaryRequest<Req, Res>(
           method,
           definition.requestSerialize as (value: Req) => Buffer,
           definition.responseDeserialize as (value: Buffer) => Res,
           request,
           new grpc.Metadata(),
-          { deadline: Date.now() + Math.min(options.timeoutMs, MAX_TIMER_MS) },
+          { deadline: Date.now() + options.timeoutMs },
           (err, value) => {
             signal.removeEventListener('abort', onAbort);
-            if (err) reject(err);
+            deadlineTimer?.cancel();
+            if (err && deadlinePassed) reject(deadlineExceeded(options.timeoutMs, err));
+            else if (err) reject(err);
             else resolve(value as Res);
           },
         );
+        if (options.timeoutMs > MAX_TIMER_DELAY_MS) {
+          deadlineTimer = setLongTimeout(() => {
+            deadlinePassed = true;
+            call?.cancel();
+          }, options.timeoutMs);
+        }
         signal.addEventListener('abort', onAbort, { once: true });
       });
       record(undefined);
@@ -268,6 +280,16 @@ function typeName(type: unknown): string {
   // proto-loader's requestType is a descriptor-like object whose `type.name` is the message name.
   const t = type as { type?: { name?: string } } | undefined;
   return t?.type?.name ?? 'Unknown';
+}
+
+/** A grpc-js style status error for a deadline our own timer enforced. */
+function deadlineExceeded(timeoutMs: number, cause: unknown): grpc.ServiceError {
+  const details = `Deadline exceeded after ${timeoutMs}ms`;
+  return Object.assign(new Error(`${grpc.status.DEADLINE_EXCEEDED} DEADLINE_EXCEEDED: ${details}`, { cause }), {
+    code: grpc.status.DEADLINE_EXCEEDED,
+    details,
+    metadata: new grpc.Metadata(),
+  });
 }
 
 function errorText(err: unknown): string {

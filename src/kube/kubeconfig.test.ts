@@ -97,6 +97,43 @@ users:
   assert.equal(creds.expiresAtMs, Date.parse('2099-01-01T00:00:00Z'));
 });
 
+test('exec credential plugin: malformed args and env entries are refused with a clear error, not a TypeError', (t) => {
+  const dir = tempDir(t);
+  const file = path.join(dir, 'config');
+  const cases: Array<[exec: string, message: RegExp]> = [
+    ['{command: p, env: [null]}', /exec credential plugin env\[0\] must be a mapping with a name and a value, not null$/],
+    ['{command: p, env: [{name: A, value: a}, 7]}', /env\[1\] must be a mapping with a name and a value, not number 7$/],
+    ['{command: p, env: [[A, a]]}', /env\[0\] must be a mapping with a name and a value, not a list$/],
+    ['{command: p, env: [{value: a}]}', /env\[0\] needs a non-empty string name$/],
+    ['{command: p, env: [{name: A, value: {x: 1}}]}', /env\[0\] \(A\) needs a string value, not a mapping$/],
+    ['{command: p, env: {A: a}}', /exec credential plugin env must be a list of \{name, value\} entries$/],
+    ['{command: p, args: [null]}', /exec credential plugin args\[0\] must be a string, not null$/],
+    ['{command: p, args: x}', /exec credential plugin args must be a list of strings$/],
+  ];
+  for (const [exec, message] of cases) {
+    fs.writeFileSync(file, `
+current-context: c
+clusters: [{name: k, cluster: {server: "https://h:1"}}]
+contexts: [{name: c, context: {cluster: k, user: u}}]
+users: [{name: u, user: {exec: ${exec}}}]
+`);
+    assert.throws(() => loadKubeConfig({ kubeconfigPath: file }), (err: unknown) => {
+      assert.ok(err instanceof KubeConfigError, `${exec}: ${String(err)}`);
+      assert.match(err.message, message, exec);
+      return true;
+    });
+  }
+  // An absent value is empty, as in client-go.
+  fs.writeFileSync(file, `
+current-context: c
+clusters: [{name: k, cluster: {server: "https://h:1"}}]
+contexts: [{name: c, context: {cluster: k, user: u}}]
+users: [{name: u, user: {exec: {command: p, env: [{name: A}]}}}]
+`);
+  const config = loadKubeConfig({ kubeconfigPath: file });
+  assert.deepEqual(config.auth.kind === 'exec' ? config.auth.plugin.env : undefined, { A: '' });
+});
+
 test('refused clearly: legacy auth-provider, missing context, not in a cluster', (t) => {
   const dir = tempDir(t);
   const file = path.join(dir, 'config');

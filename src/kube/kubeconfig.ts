@@ -164,20 +164,47 @@ function authOf(user: RawMap, dir: string, path: string): ClientAuth {
     const e = exec as RawMap;
     const command = str(e, 'command');
     if (!command) throw new KubeConfigError(`${path}: exec credential plugin without a command`);
-    const env: Record<string, string> = {};
-    for (const item of Array.isArray(e['env']) ? (e['env'] as RawMap[]) : []) {
-      if (typeof item['name'] === 'string') env[item['name']] = typeof item['value'] === 'string' ? item['value'] : '';
-    }
     return {
       kind: 'exec',
       plugin: {
         command,
-        args: Array.isArray(e['args']) ? (e['args'] as unknown[]).map(String) : [],
-        env,
+        args: execArgs(e['args'], path),
+        env: execEnv(e['env'], path),
         apiVersion: str(e, 'apiVersion') ?? 'client.authentication.k8s.io/v1',
         dir,
       },
     };
   }
   return { kind: 'none' };
+}
+
+// The exec plugin's `args` and `env` are checked entry by entry: a hand-written kubeconfig with
+// `env: [null]` or a number where a string belongs gets an error that names the entry.
+function execArgs(raw: unknown, path: string): string[] {
+  if (raw === undefined || raw === null) return [];
+  if (!Array.isArray(raw)) throw new KubeConfigError(`${path}: exec credential plugin args must be a list of strings`);
+  return raw.map((arg: unknown, i) => {
+    if (typeof arg !== 'string') throw new KubeConfigError(`${path}: exec credential plugin args[${i}] must be a string, not ${describe(arg)}`);
+    return arg;
+  });
+}
+
+function execEnv(raw: unknown, path: string): Record<string, string> {
+  if (raw === undefined || raw === null) return {};
+  if (!Array.isArray(raw)) throw new KubeConfigError(`${path}: exec credential plugin env must be a list of {name, value} entries`);
+  const env: Record<string, string> = {};
+  raw.forEach((item: unknown, i) => {
+    const entry = `${path}: exec credential plugin env[${i}]`;
+    if (!item || typeof item !== 'object' || Array.isArray(item)) throw new KubeConfigError(`${entry} must be a mapping with a name and a value, not ${describe(item)}`);
+    const { name, value } = item as RawMap;
+    if (typeof name !== 'string' || name === '') throw new KubeConfigError(`${entry} needs a non-empty string name`);
+    // An absent value is empty, as client-go reads it.
+    if (value !== undefined && value !== null && typeof value !== 'string') throw new KubeConfigError(`${entry} (${name}) needs a string value, not ${describe(value)}`);
+    env[name] = typeof value === 'string' ? value : '';
+  });
+  return env;
+}
+
+function describe(value: unknown): string {
+  return value === null ? 'null' : Array.isArray(value) ? 'a list' : typeof value === 'object' ? 'a mapping' : `${typeof value} ${JSON.stringify(value)}`;
 }
