@@ -181,7 +181,7 @@ export class ModifyReconciler {
     this.o.slowSet.remove(key);
     try {
       // The PV first: once it names the class, a failed PVC write is repaired by the retry.
-      this.o.pvs.writeBack(await this.o.api.patchPv(pv.metadata.name, pvClassPatch(target), signal));
+      this.o.pvs.writeBack(await this.o.api.patchPv(pv.metadata.name, pvClassPatch(pv, target), signal));
       await this.patchStatus(pvc, markModifyCompleted(pvc, target), signal);
     } catch (err) {
       throw new Error(

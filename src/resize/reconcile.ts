@@ -95,7 +95,7 @@ export class ResizeReconciler {
     if (gates.annotateFsResize && pv.metadata.annotations?.[Annotation.PreResizeCapacity] !== undefined &&
         capacityBytes(pvc) >= pvBytes(pv)) {
       try {
-        pvs.writeBack(await this.o.api.patchPv(pvName, removePreResizeAnnotationPatch(), signal));
+        pvs.writeBack(await this.o.api.patchPv(pvName, removePreResizeAnnotationPatch(pv), signal));
       } catch (err) {
         throw new Error(`failed removing annotation ${Annotation.PreResizeCapacity} from pv "${pvName}"`, { cause: err });
       }
