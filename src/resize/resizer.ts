@@ -3,8 +3,19 @@
 // serves drivers that can only expand on the node.
 import type { Pv, Pvc } from '../model/objects.js';
 
+/** The size to expand to, in bytes and as the quantity the PVC spells it (spec or allocatedResources). */
+export interface ResizeTarget {
+  bytes: bigint;
+  quantity: string;
+}
+
 export interface ResizeResult {
   capacityBytes: bigint;
+  /**
+   * The new size as written to the PV (and to the PVC when no node work is left): the driver's
+   * bytes in BinarySI form, or the target's own spelling for the trivial resizer (as upstream).
+   */
+  capacity: string;
   nodeExpansionRequired: boolean;
 }
 
@@ -16,5 +27,5 @@ export interface Resizer {
   /** Whether the driver may expand a volume while a pod uses it ('unknown' when it doesn't say). */
   readonly expansionMode: 'online' | 'offline' | 'unknown';
   canSupport(pv: Pv, pvc: Pvc): boolean;
-  resize(pv: Pv, requestedBytes: bigint, signal: AbortSignal): Promise<ResizeResult>;
+  resize(pv: Pv, target: ResizeTarget, signal: AbortSignal): Promise<ResizeResult>;
 }
