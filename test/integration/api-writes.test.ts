@@ -11,6 +11,7 @@ import { deletePvc, requestPvcSize } from '../cluster/fixtures.js';
 import { eventually } from '../support/in-process-resizer.js';
 import { faultScenario, GiB, type FaultScenario, type FaultScenarioOptions, type TestContextLike } from '../support/fault-scenario.js';
 import { eventsFor, readPv, readPvc } from '../support/api-reads.js';
+import { createVac, deleteVac, setClass } from './modify-fixtures.js';
 import { HttpKubeClient } from '../../src/kube/client.js';
 import { loadKubeConfig } from '../../src/kube/kubeconfig.js';
 import type { Pvc } from '../../src/model/objects.js';
@@ -159,4 +160,29 @@ test('access modes that map to no CSI mode: upstream\'s "failed to get capabilit
   const pvc = await pvcOf(s);
   assert.deepEqual(types(pvc), ['Resizing']);
   assert.equal(pvc.status?.allocatedResourceStatuses?.['storage'], 'ControllerResizeInProgress');
+});
+
+test('modify after a resize: its conditions are appended after the resize ones; success removes only its own', async (t) => {
+  const s = await scenario(t, { driver: { nodeExpansionRequired: true } });
+  await grow(s, '2Gi');
+  await until(s, 'NodeResizePending', (p) => p.status?.allocatedResourceStatuses?.['storage'] === 'NodeResizePending');
+  const bad = await createVac(admin, s.driver.name, { iops: '999999' });
+  t.after(() => deleteVac(admin, bad));
+  const good = await createVac(admin, s.driver.name, { iops: '3000' });
+  t.after(() => deleteVac(admin, good));
+  s.driver.script('ControllerModifyVolume', { code: GrpcStatus.INVALID_ARGUMENT, details: 'iops too high' });
+  await setClass(admin, s.namespace, s.pvcName, bad);
+  const infeasible = await until(s, 'Infeasible', (p) => p.status?.modifyVolumeStatus?.status === 'Infeasible');
+  assert.deepEqual(types(infeasible), ['Resizing', 'FileSystemResizePending', 'ModifyingVolume', 'ModifyVolumeError']);
+  const events = (await eventsFor(admin, s.namespace, s.pvcName)).filter((e) => e.reason.startsWith('VolumeModify'));
+  assert.deepEqual(events.map((e) => `${e.type} ${e.reason}: ${e.message}`), [
+    `Normal VolumeModify: external resizer is modifying volume ${s.pvcName} with vac ${bad}`,
+    'Warning VolumeModifyFailed: rpc error: code = InvalidArgument desc = iops too high',
+  ]);
+
+  await setClass(admin, s.namespace, s.pvcName, good);
+  const done = await until(s, `current class ${good}`, (p) => p.status?.currentVolumeAttributesClassName === good);
+  assert.deepEqual(types(done), ['Resizing', 'FileSystemResizePending']);
+  assert.equal(done.status?.modifyVolumeStatus, undefined);
+  assert.equal((await readPv(admin, s.pvName)).spec.volumeAttributesClassName, good);
 });
