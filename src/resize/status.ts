@@ -94,7 +94,8 @@ export function markExpansionFinished(pvc: Pvc, capacityQuantity: string): PvcSt
     d.status.capacity = setStorage(d.status.capacity, capacityQuantity);
     d.status.conditions = withoutResizeConditions(d.status.conditions);
     deleteStorageStatus(d.status);
-    d.metadata.annotations[Annotation.NodeExpansionNotRequired] = 'true';
+    // Added when absent; an existing value is left as it is (as upstream).
+    d.metadata.annotations[Annotation.NodeExpansionNotRequired] ??= 'true';
   });
 }
 
