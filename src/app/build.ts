@@ -2,7 +2,6 @@
 // connects them. `startApp` does everything every replica does before leader election (API
 // client, VolumeAttributesClass detection, CSI connection, driver name, capabilities, back-end
 // choice); `App.run` is what the leader runs (informers, controllers) until its signal aborts.
-import os from 'node:os';
 import { realClock, type Clock } from '../base/clock.js';
 import { linkedSignal } from '../base/signals.js';
 import { discoverCapabilities, GrpcCsiClient } from '../csi/client.js';
@@ -154,7 +153,8 @@ function assemble(parts: {
   });
   const informers: Runnable[] = [informerRunnable('pvc-informer', pvcs), informerRunnable('pv-informer', pvs)];
 
-  const events = new ApiEventRecorder({ client: kube, component: `external-resizer ${driverName}`, host: os.hostname(), log });
+  // No source.host: upstream's recorder names only the component.
+  const events = new ApiEventRecorder({ client: kube, component: `external-resizer ${driverName}`, log });
   const queueName = `${driverName}-pvc`;
   const newQueue = () => new RateLimitingQueue<string>({
     name: queueName,
