@@ -7,12 +7,13 @@ import assert from 'node:assert/strict';
 import { status as GrpcStatus } from '@grpc/grpc-js';
 import { useCluster } from '../cluster/test-cluster.js';
 import { clientsFromKubeconfig } from '../cluster/kube.js';
-import { deletePvc, requestPvcSize } from '../cluster/fixtures.js';
+import { createNamespace, deletePvc, requestPvcSize } from '../cluster/fixtures.js';
 import { eventually } from '../support/in-process-resizer.js';
 import { faultScenario, GiB, type FaultScenario, type FaultScenarioOptions, type TestContextLike } from '../support/fault-scenario.js';
 import { eventsFor, readPv, readPvc } from '../support/api-reads.js';
 import { createVac, deleteVac, setClass } from './modify-fixtures.js';
 import { HttpKubeClient } from '../../src/kube/client.js';
+import { KubeApiError } from '../../src/kube/errors.js';
 import { loadKubeConfig } from '../../src/kube/kubeconfig.js';
 import type { Pvc } from '../../src/model/objects.js';
 
@@ -185,4 +186,16 @@ test('modify after a resize: its conditions are appended after the resize ones; 
   assert.deepEqual(types(done), ['Resizing', 'FileSystemResizePending']);
   assert.equal(done.status?.modifyVolumeStatus, undefined);
   assert.equal((await readPv(admin, s.pvName)).spec.volumeAttributesClassName, good);
+});
+
+test('a failed API call reads as client-go\'s error: the server\'s Status message; our request only on err.request', async () => {
+  const namespace = await createNamespace(admin, 'rz-errors');
+  const missing = await raw.patchPvcStatus(namespace, 'nope', { status: {} }, {}, AbortSignal.timeout(10_000)).catch((e: unknown) => e);
+  assert.ok(missing instanceof KubeApiError);
+  assert.equal(missing.message, 'persistentvolumeclaims "nope" not found');
+  assert.equal(missing.reason, 'NotFound');
+  assert.equal(missing.request, `PATCH /api/v1/namespaces/${namespace}/persistentvolumeclaims/nope/status`);
+  const pvMissing = await raw.patchPv('nope-pv', { spec: {} }, {}, AbortSignal.timeout(10_000)).catch((e: unknown) => e);
+  assert.ok(pvMissing instanceof KubeApiError);
+  assert.equal(pvMissing.message, 'persistentvolumes "nope-pv" not found');
 });
