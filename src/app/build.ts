@@ -2,7 +2,6 @@
 // connects them. `startApp` does everything every replica does before leader election (API
 // client, VolumeAttributesClass detection, CSI connection, driver name, capabilities, back-end
 // choice); `App.run` is what the leader runs (informers, controllers) until its signal aborts.
-import os from 'node:os';
 import { realClock, type Clock } from '../base/clock.js';
 import { linkedSignal } from '../base/signals.js';
 import { discoverCapabilities, DriverNameError, GrpcCsiClient } from '../csi/client.js';
@@ -162,7 +161,11 @@ function assemble(parts: {
   });
   const informers: Runnable[] = [informerRunnable('pvc-informer', pvcs), informerRunnable('pv-informer', pvs)];
 
-  const events = new ApiEventRecorder({ client: kube, component: `external-resizer ${driverName}`, host: os.hostname(), log });
+  // One recorder per controller, as upstream's controllers each have their own broadcaster (so
+  // their event correlation and spam budgets are separate). No source.host: upstream names only the component.
+  const newEventRecorder = () => new ApiEventRecorder({ client: kube, component: `external-resizer ${driverName}`, log });
+  const resizeEvents = newEventRecorder();
+  const modifyEvents = newEventRecorder();
   const queueName = `${driverName}-pvc`;
   const newQueue = () => new RateLimitingQueue<string>({
     name: queueName,
@@ -195,7 +198,7 @@ function assemble(parts: {
       pvcs: pvcs.store,
       pvs: pvs.store,
       api,
-      events,
+      events: resizeEvents,
       gates,
       slowSet,
       claimUsage,
@@ -219,7 +222,7 @@ function assemble(parts: {
 
   if (backends.canModify && gates.volumeAttributesClass) {
     // §1 step 18: the modify controller, with its own queue (same name and rate-limiter shape as
-    // the resize controller's) and slow set, sharing the PVC/PV informers, the events and the
+    // the resize controller's) and slow set, sharing the PVC/PV informers and the
     // KeyLock with the resize controller (see src/modify/reconcile.ts for why the lock).
     const vacs = new Informer<VolumeAttributesClass>({
       listWatcher: kube.listWatcher(Resources.volumeAttributesClasses), log: informerLog, resyncPeriodMs, skippedObjects: metrics.informerObjectsSkipped, transform: withoutManagedFields,
@@ -234,7 +237,7 @@ function assemble(parts: {
       pvs: pvs.store,
       classes: { get: (name) => vacs.store.get(name) },
       api,
-      events,
+      events: modifyEvents,
       slowSet,
       keyLock,
       clock,
@@ -282,7 +285,8 @@ function assemble(parts: {
       }
     },
     close(): void {
-      events.close();
+      resizeEvents.close();
+      modifyEvents.close();
       csi.close();
       kube.close();
     },

@@ -28,8 +28,23 @@ for (const [modes, without, withSnmw] of table) {
   }
 }
 
-test('empty access modes say "unsupported AccessMode combination"', () => {
-  assert.throws(() => accessModeFor([], false), /unsupported AccessMode combination/);
+// csi-lib-utils' texts, which upstream's events and conditions carry after "failed to get capabilities of volume <pv> with ".
+const messages: [string[], string][] = [
+  [['ReadWriteOncePod', 'ReadWriteOnce'], 'Kubernetes does not support use of ReadWriteOncePod with other access modes on the same PersistentVolume'],
+  [['ReadOnlyMany', 'ReadWriteOnce'], 'CSI does not support ReadOnlyMany and ReadWriteOnce on the same PersistentVolume'],
+  [[], 'unsupported AccessMode combination: []'],
+  [['SomethingElse', 'Other'], 'unsupported AccessMode combination: [SomethingElse Other]'],
+];
+for (const [modes, message] of messages) {
+  test(`access modes [${modes.join(',')}] fail with "${message}"`, () => {
+    for (const snmw of [false, true]) {
+      assert.throws(() => accessModeFor(modes, snmw), (err: Error) => err instanceof UnsupportedAccessModeError && err.message === message);
+    }
+  });
+}
+
+test('a repeated ReadWriteOncePod is still alone (modes are a set)', () => {
+  assert.equal(accessModeFor(['ReadWriteOncePod', 'ReadWriteOncePod'], true), 'SINGLE_NODE_SINGLE_WRITER');
 });
 
 test('Block volume mode gives a block capability', () => {

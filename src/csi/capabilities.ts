@@ -11,30 +11,33 @@ export interface PvSpecForCapability {
   csi?: { fsType?: string };
 }
 
+/** The texts are csi-lib-utils' (accessmodes.ToCSIAccessMode), which upstream shows in events. */
 export class UnsupportedAccessModeError extends Error {
-  constructor(readonly accessModes: readonly string[], reason: string) {
-    super(`${reason}: [${accessModes.join(', ')}]`);
+  constructor(readonly accessModes: readonly string[], message: string) {
+    super(message);
     this.name = 'UnsupportedAccessModeError';
   }
 }
 
 export function accessModeFor(accessModes: readonly string[], supportsSingleNodeMultiWriter: boolean): AccessModeName {
-  const has = (mode: string) => accessModes.includes(mode);
+  const modes = new Set(accessModes);
   // ReadWriteOncePod must stand alone: it promises one writer pod, which no other mode can keep.
-  if (has('ReadWriteOncePod')) {
-    if (accessModes.length !== 1) {
-      throw new UnsupportedAccessModeError(accessModes, 'ReadWriteOncePod may not be combined with other access modes');
+  if (modes.has('ReadWriteOncePod')) {
+    if (modes.size > 1) {
+      throw new UnsupportedAccessModeError(accessModes,
+        'Kubernetes does not support use of ReadWriteOncePod with other access modes on the same PersistentVolume');
     }
     return supportsSingleNodeMultiWriter ? 'SINGLE_NODE_SINGLE_WRITER' : 'SINGLE_NODE_WRITER';
   }
   // ReadWriteMany subsumes every other mode.
-  if (has('ReadWriteMany')) return 'MULTI_NODE_MULTI_WRITER';
-  if (has('ReadOnlyMany') && has('ReadWriteOnce')) {
+  if (modes.has('ReadWriteMany')) return 'MULTI_NODE_MULTI_WRITER';
+  if (modes.has('ReadOnlyMany') && modes.has('ReadWriteOnce')) {
     throw new UnsupportedAccessModeError(accessModes, 'CSI does not support ReadOnlyMany and ReadWriteOnce on the same PersistentVolume');
   }
-  if (has('ReadOnlyMany')) return 'MULTI_NODE_READER_ONLY';
-  if (has('ReadWriteOnce')) return supportsSingleNodeMultiWriter ? 'SINGLE_NODE_MULTI_WRITER' : 'SINGLE_NODE_WRITER';
-  throw new UnsupportedAccessModeError(accessModes, 'unsupported AccessMode combination');
+  if (modes.has('ReadOnlyMany')) return 'MULTI_NODE_READER_ONLY';
+  if (modes.has('ReadWriteOnce')) return supportsSingleNodeMultiWriter ? 'SINGLE_NODE_MULTI_WRITER' : 'SINGLE_NODE_WRITER';
+  // Go's %+v of the list: [A B].
+  throw new UnsupportedAccessModeError(accessModes, `unsupported AccessMode combination: [${accessModes.join(' ')}]`);
 }
 
 export function volumeCapabilityFor(

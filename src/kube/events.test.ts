@@ -36,7 +36,7 @@ test('creates a core/v1 Event in the object namespace with the reference, source
   assert.equal(server.requests.find((r) => r.method === 'POST')?.contentType, 'application/json');
 });
 
-test('the same event within 10 minutes patches count and lastTimestamp; after that, a new Event', async (t) => {
+test('the same event again patches count, lastTimestamp and message on the existing Event, however much later', async (t) => {
   let now = Date.parse('2026-01-02T03:00:00Z');
   const { server, recorder } = await setup(t, () => now);
   recorder.event(pvc, EventType.Warning, 'VolumeResizeFailed', 'boom');
@@ -54,12 +54,48 @@ test('the same event within 10 minutes patches count and lastTimestamp; after th
   assert.equal(boom.lastTimestamp, '2026-01-02T03:02:00Z');
   const patch = server.requests.find((r) => r.method === 'PATCH')!;
   assert.equal(patch.contentType, 'application/strategic-merge-patch+json');
+  assert.equal(JSON.stringify(patch.body), '{"count":2,"lastTimestamp":"2026-01-02T03:01:00Z","message":"boom"}');
 
-  now += 11 * 60_000;
+  // client-go's dedup cache has no time limit: an hour later it is still the same Event.
+  now += 60 * 60_000;
   recorder.event(pvc, EventType.Warning, 'VolumeResizeFailed', 'boom');
   await recorder.flush();
   events = server.list(EVENTS);
-  assert.equal(events.length, 3);
+  assert.equal(events.length, 2);
+  assert.equal(events.find((e) => e.message === 'boom')!.count, 4);
+});
+
+test('the 10th distinct message of one reason within 10 minutes is combined into one Event', async (t) => {
+  let now = Date.parse('2026-01-02T03:00:00Z');
+  const { server, recorder } = await setup(t, () => now);
+  for (let i = 1; i <= 12; i++) {
+    recorder.event(pvc, EventType.Warning, 'VolumeResizeFailed', `failure ${i}`);
+    now += 1000;
+  }
+  await recorder.flush();
+  const events = server.list(EVENTS);
+  assert.equal(events.length, 10, 'nine plain Events and one combined');
+  const combined = events.filter((e) => String(e.message).startsWith('(combined from similar events): '));
+  assert.equal(combined.length, 1);
+  assert.equal(combined[0]!.message, '(combined from similar events): failure 12');
+  assert.equal(combined[0]!.count, 3);
+});
+
+test('25 events per object and type, then one per 5 minutes; dropped ones still count', async (t) => {
+  let now = Date.parse('2026-01-02T03:00:00Z');
+  const { server, recorder } = await setup(t, () => now);
+  for (let i = 0; i < 30; i++) recorder.event(pvc, EventType.Warning, 'VolumeResizeFailed', 'boom');
+  await recorder.flush();
+  assert.equal(server.requests.filter((r) => r.method === 'POST' || r.method === 'PATCH').length, 25);
+  assert.equal(server.list(EVENTS)[0]!.count, 25);
+  // Another type is another bucket.
+  recorder.event(pvc, EventType.Normal, 'Resizing', 'x');
+  now += 300_000;
+  recorder.event(pvc, EventType.Warning, 'VolumeResizeFailed', 'boom');
+  await recorder.flush();
+  const boom = server.list(EVENTS).find((e) => e.message === 'boom')!;
+  assert.equal(boom.count, 31);
+  assert.ok(server.list(EVENTS).some((e) => e.reason === 'Resizing'));
 });
 
 test('an aggregated Event deleted meanwhile is created again', async (t) => {
@@ -73,7 +109,8 @@ test('an aggregated Event deleted meanwhile is created again', async (t) => {
   recorder.event(pvc, EventType.Normal, 'Resizing', 'x');
   await recorder.flush();
   assert.equal(server.list(EVENTS).length, 1);
-  assert.equal(server.list(EVENTS)[0]!.count, 1);
+  // Re-created with its count, as client-go does.
+  assert.equal(server.list(EVENTS)[0]!.count, 2);
 });
 
 test('never blocks or throws: API errors are logged, the queue is bounded', async (t) => {

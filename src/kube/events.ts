@@ -1,7 +1,12 @@
 // Kubernetes Events for what the controllers did (Resizing, VolumeResizeFailed...). core/v1 Events
-// as the Go sidecar writes them through client-go's recorder, with its aggregation: the same event
-// (object, type, reason, message) again within 10 minutes bumps count and lastTimestamp on the
-// existing Event (PATCH) instead of creating a new one. client-node has no recorder at all.
+// as the Go sidecar writes them through client-go's recorder, with its EventCorrelator:
+//   - the same event (object, type, reason, message) again bumps count and lastTimestamp on the
+//     existing Event (PATCH `{count, lastTimestamp, message}`) instead of creating a new one;
+//   - from the 10th distinct message with the same object, type and reason within 10 minutes, the
+//     messages are combined into one Event, `(combined from similar events): <latest message>`;
+//   - a token bucket per object and type (25 events, then one per 5 minutes) drops the rest, so
+//     an object that fails forever doesn't flood the API server. A dropped event still counts.
+// client-node has no recorder at all.
 //
 // Recording never blocks the caller and never throws: events go into a bounded queue drained by one
 // background loop; when the queue is full the newest event is dropped and counted, and API errors
@@ -32,9 +37,9 @@ export interface ApiEventRecorderOptions {
   maxQueue?: number;
   /** Per-request timeout. */
   requestTimeoutMs?: number;
-  /** Identical events within this window are aggregated; default 10 min like client-go. */
+  /** Distinct messages of one reason within this window are combined; default 10 min like client-go. */
   aggregateWindowMs?: number;
-  /** How many distinct events we remember for aggregation. */
+  /** How many objects, reasons and events the correlation caches remember (client-go: 4096 each). */
   cacheSize?: number;
 }
 
@@ -46,15 +51,31 @@ interface Pending {
   atMs: number;
 }
 
+/** The last observation of one event (client-go's eventLog). */
 interface Seen {
   namespace: string;
   name: string;
   count: number;
   firstTimestamp: string;
+}
+
+/** Distinct messages of one object, type and reason (client-go's aggregateRecord). */
+interface Similar {
+  messages: Set<string>;
+  lastMs: number;
+}
+
+/** A passive token bucket per object and type (client-go's spamRecord). */
+interface Bucket {
+  tokens: number;
   lastMs: number;
 }
 
 const DEFAULT_WINDOW_MS = 10 * 60_000;
+const AGGREGATE_MAX_EVENTS = 10;
+const SPAM_BURST = 25;
+const SPAM_REFILL_PER_MS = 1 / 300_000;
+const COMBINED_PREFIX = '(combined from similar events): ';
 
 /** The object reference, as client-go's GetReference builds it (kind and apiVersion come from the object). */
 function involvedObject(obj: KubeObject) {
@@ -72,6 +93,8 @@ function involvedObject(obj: KubeObject) {
 export class ApiEventRecorder implements EventRecorder {
   private readonly queue: Pending[] = [];
   private readonly seen = new Map<string, Seen>();
+  private readonly similar = new Map<string, Similar>();
+  private readonly buckets = new Map<string, Bucket>();
   private readonly stopController = new AbortController();
   private draining: Promise<void> | undefined;
   private nameCounter = 0;
@@ -132,42 +155,70 @@ export class ApiEventRecorder implements EventRecorder {
   private async write(p: Pending, signal: AbortSignal): Promise<void> {
     const ref = involvedObject(p.obj);
     const namespace = ref.namespace || 'default';
-    const key = JSON.stringify([ref.kind, ref.namespace, ref.name, ref.uid, p.type, p.reason, p.message]);
-    const windowMs = this.options.aggregateWindowMs ?? DEFAULT_WINDOW_MS;
-    const prior = this.seen.get(key);
-    const lastTimestamp = metaTime(p.atMs);
+    const objectKey = [ref.kind, ref.namespace, ref.name, ref.uid, ref.apiVersion, p.type];
+    const atTime = metaTime(p.atMs);
 
-    // Aggregate: the same event again within the window updates the existing Event.
-    if (prior && p.atMs - prior.lastMs <= windowMs) {
-      const count = prior.count + 1;
+    // Aggregate: similar events (same object, type and reason) with many messages become one.
+    const similarKey = JSON.stringify([...objectKey, p.reason]);
+    const windowMs = this.options.aggregateWindowMs ?? DEFAULT_WINDOW_MS;
+    let similar = this.similar.get(similarKey);
+    if (!similar || p.atMs - similar.lastMs > windowMs) similar = { messages: new Set(), lastMs: p.atMs };
+    similar.messages.add(p.message);
+    similar.lastMs = p.atMs;
+    this.remember(this.similar, similarKey, similar);
+    let message = p.message;
+    let key = JSON.stringify([...objectKey, p.reason, p.message]);
+    if (similar.messages.size >= AGGREGATE_MAX_EVENTS) {
+      similar.messages.delete(similar.messages.values().next().value as string);
+      message = COMBINED_PREFIX + p.message;
+      key = similarKey;
+    }
+
+    // Observe: the count goes up even when the spam filter then drops the event (as client-go's).
+    const prior = this.seen.get(key);
+    const seen: Seen = prior
+      ? { ...prior, count: prior.count + 1 }
+      : { namespace, name: `${ref.name ?? 'unknown'}.${this.uniqueSuffix(p.atMs)}`, count: 1, firstTimestamp: atTime };
+    this.remember(this.seen, key, seen);
+    if (!this.takeToken(JSON.stringify(objectKey), p.atMs)) return;
+
+    if (prior) {
       try {
-        await this.options.client.patchEvent(prior.namespace, prior.name, { count, lastTimestamp },
+        await this.options.client.patchEvent(seen.namespace, seen.name, { count: seen.count, lastTimestamp: atTime, message },
           { type: PatchType.StrategicMerge }, signal);
-        this.remember(key, { ...prior, count, lastMs: p.atMs });
         return;
       } catch (err) {
-        // Someone deleted it (or the TTL did): fall through and create a fresh one.
+        // Someone deleted it (or the TTL did): create it again, with its count.
         if (!isNotFound(err)) throw err;
       }
     }
-    const name = `${ref.name ?? 'unknown'}.${this.uniqueSuffix(p.atMs)}`;
     const event: KubeObject = {
       apiVersion: 'v1',
       kind: 'Event',
-      metadata: { name, namespace },
+      metadata: { name: seen.name, namespace: seen.namespace },
       involvedObject: ref,
       reason: p.reason,
-      message: p.message,
+      message,
       type: p.type,
       source: { component: this.options.component, ...(this.options.host ? { host: this.options.host } : {}) },
-      firstTimestamp: lastTimestamp,
-      lastTimestamp,
-      count: 1,
+      firstTimestamp: seen.firstTimestamp,
+      lastTimestamp: atTime,
+      count: seen.count,
       reportingComponent: this.options.component,
       reportingInstance: this.options.host ?? '',
     };
-    await this.options.client.createEvent(namespace, event, signal);
-    this.remember(key, { namespace, name, count: 1, firstTimestamp: lastTimestamp, lastMs: p.atMs });
+    await this.options.client.createEvent(seen.namespace, event, signal);
+  }
+
+  /** client-go's EventSourceObjectSpamFilter: 25 events per object and type, then one per 5 minutes. */
+  private takeToken(key: string, atMs: number): boolean {
+    const bucket = this.buckets.get(key) ?? { tokens: SPAM_BURST, lastMs: atMs };
+    bucket.tokens = Math.min(SPAM_BURST, bucket.tokens + Math.max(0, atMs - bucket.lastMs) * SPAM_REFILL_PER_MS);
+    bucket.lastMs = atMs;
+    const accepted = bucket.tokens >= 1;
+    if (accepted) bucket.tokens -= 1;
+    this.remember(this.buckets, key, bucket);
+    return accepted;
   }
 
   /** client-go names events `<object>.<hex unix nanos>`; a counter keeps same-ms names distinct. */
@@ -176,14 +227,15 @@ export class ApiEventRecorder implements EventRecorder {
     return nanos.toString(16);
   }
 
-  private remember(key: string, entry: Seen): void {
-    this.seen.delete(key); // re-insert to keep Map order = least recently used first
-    this.seen.set(key, entry);
+  /** An LRU insert: re-inserting keeps Map order = least recently used first. */
+  private remember<V>(map: Map<string, V>, key: string, value: V): void {
+    map.delete(key);
+    map.set(key, value);
     const max = this.options.cacheSize ?? 4096;
-    while (this.seen.size > max) {
-      const oldest = this.seen.keys().next().value;
+    while (map.size > max) {
+      const oldest = map.keys().next().value;
       if (oldest === undefined) break;
-      this.seen.delete(oldest);
+      map.delete(oldest);
     }
   }
 }

@@ -8,7 +8,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import { linkedSignal } from '../base/signals.js';
-import { KubeApiError } from './errors.js';
+import { KubeApiError, type RequestInfo } from './errors.js';
 import { TokenBucket } from './rate-limiter.js';
 import { resolveCredentials } from './credentials.js';
 import type { ClientConfig } from './kubeconfig.js';
@@ -83,7 +83,7 @@ export class KubeHttp {
       }
       const text = await readBody(res, call.signal);
       const status = res.statusCode ?? 0;
-      if (status < 200 || status > 299) throw KubeApiError.fromStatus(status, parseJson(text), describe(options));
+      if (status < 200 || status > 299) throw KubeApiError.fromStatus(status, parseJson(text), requestInfo(options), text);
       return (text === '' ? undefined : JSON.parse(text)) as T;
     } finally {
       call.dispose();
@@ -106,7 +106,7 @@ export class KubeHttp {
     const status = res.statusCode ?? 0;
     if (status < 200 || status > 299) {
       const text = await readBody(res, signal);
-      throw KubeApiError.fromStatus(status, parseJson(text), describe(req));
+      throw KubeApiError.fromStatus(status, parseJson(text), requestInfo(req), text);
     }
     return res;
   }
@@ -191,6 +191,11 @@ export class KubeHttp {
 
 function describe(options: Pick<RequestOptions, 'path'> & { method?: string }): string {
   return `${options.method ?? 'GET'} ${options.path}`;
+}
+
+/** The failed call, kept on a KubeApiError for logs (its message is the server's). */
+function requestInfo(options: Pick<RequestOptions, 'path'> & { method?: string }): RequestInfo {
+  return { method: options.method ?? 'GET', path: options.path };
 }
 
 function parseJson(text: string): unknown {

@@ -1,12 +1,21 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { diffPatch, patchContentType, PatchType, withResourceVersion } from './patch.js';
+import { patchContentType, PatchType, twoWayMergePatch, withResourceVersion } from './patch.js';
 
-test('withResourceVersion injects the precondition without touching the input', () => {
+// The expected texts below are what apimachinery v0.36's CreateTwoWayMergePatch returns for the
+// same objects marshalled from the Go types (checked with a throwaway Go program, not committed).
+
+const T = '2026-12-01T09:00:00Z';
+const condition = (type: string, extra: Record<string, unknown> = {}) =>
+  ({ type, status: 'True', lastProbeTime: null, lastTransitionTime: T, ...extra });
+
+test('withResourceVersion injects the precondition in sorted key order without touching the input', () => {
   const p = { status: { phase: 'Bound' } };
-  assert.deepEqual(withResourceVersion(p, '42'), { status: { phase: 'Bound' }, metadata: { resourceVersion: '42' } });
+  assert.equal(JSON.stringify(withResourceVersion(p, '42')), '{"metadata":{"resourceVersion":"42"},"status":{"phase":"Bound"}}');
   assert.deepEqual(p, { status: { phase: 'Bound' } });
   assert.equal(withResourceVersion(p, undefined), p);
+  const annotated = { metadata: { annotations: { a: null } }, status: {} };
+  assert.equal(JSON.stringify(withResourceVersion(annotated, '7')), '{"metadata":{"annotations":{"a":null},"resourceVersion":"7"},"status":{}}');
 });
 
 test('content types are explicit per patch type', () => {
@@ -14,18 +23,105 @@ test('content types are explicit per patch type', () => {
   assert.equal(patchContentType(PatchType.Merge), 'application/merge-patch+json');
 });
 
-test('diffPatch sends only changed fields; removed fields become null; no change → undefined', () => {
-  const before = { metadata: { name: 'a', annotations: { x: '1', y: '2' } }, status: { capacity: { storage: '1Gi' }, phase: 'Bound' } };
-  const after = { metadata: { name: 'a', annotations: { x: '1' } }, status: { capacity: { storage: '2Gi' }, phase: 'Bound' } };
-  assert.deepEqual(diffPatch(before, after), { metadata: { annotations: { y: null } }, status: { capacity: { storage: '2Gi' } } });
-  assert.equal(diffPatch(before, structuredClone(before)), undefined);
-});
+const cases: { name: string; before: object; after: object; expect: string }[] = [
+  {
+    name: 'a condition appended to a list: the new one, and the order with it last',
+    before: { status: { conditions: [condition('Resizing')], allocatedResourceStatuses: { storage: 'ControllerResizeInProgress' } } },
+    after: {
+      status: {
+        conditions: [condition('Resizing'), condition('ControllerResizeError', { message: 'failed to expand pvc with rpc error: code = OutOfRange desc = too big' })],
+        allocatedResourceStatuses: { storage: 'ControllerResizeInfeasible' },
+      },
+    },
+    expect: '{"status":{"$setElementOrder/conditions":[{"type":"Resizing"},{"type":"ControllerResizeError"}],'
+      + '"allocatedResourceStatuses":{"storage":"ControllerResizeInfeasible"},'
+      + '"conditions":[{"lastProbeTime":null,"lastTransitionTime":"2026-12-01T09:00:00Z","message":"failed to expand pvc with rpc error: code = OutOfRange desc = too big","status":"True","type":"ControllerResizeError"}]}}',
+  },
+  {
+    name: 'emptied list and map are absent in Go\'s JSON: null, not per-element deletes',
+    before: {
+      metadata: { annotations: { 'volume.kubernetes.io/node-expansion-not-required': 'true' } },
+      status: { capacity: { storage: '1Gi' }, conditions: [condition('Resizing')], allocatedResourceStatuses: { storage: 'NodeResizePending' } },
+    },
+    after: {
+      metadata: { annotations: { 'volume.kubernetes.io/node-expansion-not-required': 'true' } },
+      status: { capacity: { storage: '2Gi' }, conditions: [], allocatedResourceStatuses: {} },
+    },
+    expect: '{"status":{"allocatedResourceStatuses":null,"capacity":{"storage":"2Gi"},"conditions":null}}',
+  },
+  {
+    name: 'a removed condition: $patch delete, and the order of what is left',
+    before: { status: { conditions: [condition('ModifyingVolume', { lastProbeTime: T }), condition('Resizing')] } },
+    after: { status: { conditions: [condition('Resizing')] } },
+    expect: '{"status":{"$setElementOrder/conditions":[{"type":"Resizing"}],"conditions":[{"$patch":"delete","type":"ModifyingVolume"}]}}',
+  },
+  {
+    name: 'a changed condition: only its changed fields with the merge key; a removed field is null',
+    before: { status: { conditions: [condition('ModifyingVolume', { message: 'a' }), condition('ModifyVolumeError', { reason: 'Internal', message: 'x' })] } },
+    after: { status: { conditions: [condition('ModifyingVolume', { message: 'b' }), condition('ModifyVolumeError', { reason: 'Internal', message: '' })] } },
+    expect: '{"status":{"$setElementOrder/conditions":[{"type":"ModifyingVolume"},{"type":"ModifyVolumeError"}],'
+      + '"conditions":[{"message":"b","type":"ModifyingVolume"},{"message":null,"type":"ModifyVolumeError"}]}}',
+  },
+  {
+    name: 'the same conditions in another order: only the order list',
+    before: { status: { conditions: [condition('A'), condition('B')] } },
+    after: { status: { conditions: [condition('B'), condition('A')] } },
+    expect: '{"status":{"$setElementOrder/conditions":[{"type":"B"},{"type":"A"}]}}',
+  },
+  {
+    name: 'a first list is sent whole, without an order list',
+    before: { status: {} },
+    after: { status: { conditions: [condition('Resizing')] } },
+    expect: '{"status":{"conditions":[{"lastProbeTime":null,"lastTransitionTime":"2026-12-01T09:00:00Z","status":"True","type":"Resizing"}]}}',
+  },
+  {
+    name: 'the last annotation removed: the whole map is null',
+    before: { metadata: { annotations: { 'volume.alpha.kubernetes.io/pre-resize-capacity': '1Gi' } }, spec: { capacity: { storage: '2Gi' } } },
+    after: { metadata: { annotations: {} }, spec: { capacity: { storage: '2Gi' } } },
+    expect: '{"metadata":{"annotations":null}}',
+  },
+  {
+    name: 'one of several annotations removed: that key is null; an empty annotation value stays',
+    before: { metadata: { annotations: { a: '', b: '1' } } },
+    after: { metadata: { annotations: { a: '' } } },
+    expect: '{"metadata":{"annotations":{"b":null}}}',
+  },
+  {
+    name: 'a struct replaced by nothing and a new pointer field',
+    before: { status: { modifyVolumeStatus: { targetVolumeAttributesClassName: 'gold', status: 'InProgress' } } },
+    after: { status: { currentVolumeAttributesClassName: 'gold' } },
+    expect: '{"status":{"currentVolumeAttributesClassName":"gold","modifyVolumeStatus":null}}',
+  },
+  {
+    name: 'an empty string field is left out as Go\'s omitempty does',
+    before: { status: {} },
+    after: { status: { modifyVolumeStatus: { targetVolumeAttributesClassName: '', status: 'Pending' } } },
+    expect: '{"status":{"modifyVolumeStatus":{"status":"Pending"}}}',
+  },
+  {
+    name: 'nothing changed: an empty patch (upstream sends it too)',
+    before: { spec: { capacity: { storage: '2Gi' } } },
+    after: { spec: { capacity: { storage: '2Gi' } } },
+    expect: '{}',
+  },
+  {
+    name: 'atomic lists are replaced whole',
+    before: { spec: { accessModes: ['ReadWriteOnce'] } },
+    after: { spec: { accessModes: ['ReadWriteOnce', 'ReadOnlyMany'] } },
+    expect: '{"spec":{"accessModes":["ReadWriteOnce","ReadOnlyMany"]}}',
+  },
+];
 
-test('strategic: conditions merge by type with deletes; merge patch replaces the list', () => {
-  const before = { status: { conditions: [{ type: 'Resizing', status: 'True' }, { type: 'Old', status: 'True' }] } };
-  const after = { status: { conditions: [{ type: 'Resizing', status: 'False' }, { type: 'New', status: 'True' }] } };
-  assert.deepEqual(diffPatch(before, after, PatchType.StrategicMerge), {
-    status: { conditions: [{ type: 'Resizing', status: 'False' }, { type: 'New', status: 'True' }, { type: 'Old', $patch: 'delete' }] },
+for (const c of cases) {
+  test(`twoWayMergePatch: ${c.name}`, () => {
+    assert.equal(JSON.stringify(twoWayMergePatch(c.before, c.after)), c.expect);
   });
-  assert.deepEqual(diffPatch(before, after, PatchType.Merge), { status: { conditions: after.status.conditions } });
+}
+
+test('twoWayMergePatch leaves its inputs alone and refuses a merge-keyed element without its key', () => {
+  const before = { status: { conditions: [condition('A')] } };
+  const copy = structuredClone(before);
+  twoWayMergePatch(before, { status: { conditions: [condition('B')] } });
+  assert.deepEqual(before, copy);
+  assert.throws(() => twoWayMergePatch(before, { status: { conditions: [{ status: 'True' }] } }), /merge key type/);
 });

@@ -1,8 +1,11 @@
-// Patch bodies. Upstream computes a two-way strategic merge patch from the cached object and the
-// desired one and sends only the difference; when a write must not apply to a stale copy it injects
-// metadata.resourceVersion, and the API server answers 409 Conflict if the object moved on. We do the
-// same. The content type travels with the patch type, so no request falls back to a default (the
-// 1.x generated client's default is JSON Patch, which rejects these bodies).
+// Patch bodies. Upstream builds every PVC and PV patch the same way: it marshals the cached object
+// and the desired one to JSON and sends the two-way strategic merge patch between them
+// (apimachinery's CreateTwoWayMergePatch); when a write must not apply to a stale copy it injects
+// metadata.resourceVersion, and the API server answers 409 Conflict if the object moved on. We build
+// the same bodies, directive for directive, so the stored objects end up identical (a list that
+// merges by key ends in the order the desired object has, thanks to `$setElementOrder`). The
+// content type travels with the patch type, so no request falls back to a default (the 1.x
+// generated client's default is JSON Patch, which rejects these bodies).
 import { ContentType } from './http.js';
 
 export const PatchType = { StrategicMerge: 'strategic', Merge: 'merge' } as const;
@@ -19,90 +22,173 @@ export function patchContentType(type: PatchType): ContentType {
   }
 }
 
-type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
-type JsonObject = { [key: string]: Json };
+export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+export type JsonObject = { [key: string]: Json };
 
-/** Returns a copy of patch with metadata.resourceVersion set: the API server answers 409 if it differs. */
+/**
+ * Returns a copy of patch with metadata.resourceVersion set: the API server answers 409 if it
+ * differs. Keys stay in sorted order, as upstream re-marshals the patch after adding it.
+ */
 export function withResourceVersion<T extends object>(patch: T, resourceVersion: string | undefined): T {
   if (resourceVersion === undefined || resourceVersion === '') return patch;
   const p = patch as { metadata?: Record<string, unknown> };
-  return { ...patch, metadata: { ...(p.metadata ?? {}), resourceVersion } } as T;
+  return sortedKeys({ ...patch, metadata: sortedKeys({ ...(p.metadata ?? {}), resourceVersion }) }) as T;
 }
 
 /**
- * Lists merged by a key under strategic merge patch, by field name, for the objects we patch
- * (PersistentVolumeClaimStatus.conditions, ObjectMeta.ownerReferences...). Other lists are atomic.
+ * Lists that strategic merge patch merges by a key (`patchStrategy:"merge"` in k8s.io/api), by
+ * field name, for the objects we patch: PersistentVolumeClaimStatus.conditions and
+ * ObjectMeta.ownerReferences. Every other list is atomic: replaced whole when it changed.
  */
 const MERGE_KEYS: Readonly<Record<string, string>> = { conditions: 'type', ownerReferences: 'uid' };
+
+/**
+ * Fields Go leaves out of the JSON when empty or nil (`omitempty` maps, lists, strings and
+ * pointers of the PersistentVolume(Claim) types). Upstream diffs marshalled objects, so an emptied map or list is
+ * absent, not empty: its patch entry is `null` (e.g. `conditions: null` once the last condition
+ * goes), and an empty string never appears.
+ */
+const OMITTED_WHEN_EMPTY: ReadonlySet<string> = new Set([
+  'annotations', 'labels', 'finalizers', 'ownerReferences',
+  'conditions', 'capacity', 'allocatedResources', 'allocatedResourceStatuses', 'accessModes', 'mountOptions',
+  'reason', 'message', 'targetVolumeAttributesClassName', 'currentVolumeAttributesClassName', 'volumeAttributesClassName',
+]);
+
+const SET_ELEMENT_ORDER = '$setElementOrder';
 
 function isObject(v: unknown): v is JsonObject {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
-function jsonEqual(a: unknown, b: unknown): boolean {
+/**
+ * Go maps (not structs) among those fields: their entries are data, kept whatever their name or
+ * value (an annotation whose value is "" stays).
+ */
+const STRING_MAPS: ReadonlySet<string> = new Set(['annotations', 'labels', 'capacity', 'allocatedResources', 'allocatedResourceStatuses']);
+
+/** Whether a struct field with this name and value appears in Go's JSON of the object. */
+function present(key: string, value: unknown): boolean {
+  if (value === undefined) return false;
+  if (!OMITTED_WHEN_EMPTY.has(key)) return true;
+  if (value === '' || value === null) return false;
+  if (Array.isArray(value)) return value.length > 0;
+  if (isObject(value)) return Object.keys(value).some((k) => (STRING_MAPS.has(key) ? value[k] !== undefined : present(k, value[k])));
+  return true;
+}
+
+/** The value as Go would marshal it: absent fields dropped, object keys sorted. */
+function marshalled(value: unknown, isMap = false): Json {
+  if (Array.isArray(value)) return value.map((item) => marshalled(item));
+  if (!isObject(value)) return value as Json;
+  const out: JsonObject = {};
+  for (const key of Object.keys(value).sort()) {
+    const v = value[key];
+    if (isMap ? v !== undefined : present(key, v)) out[key] = marshalled(v, !isMap && STRING_MAPS.has(key));
+  }
+  return out;
+}
+
+function sortedKeys<T extends object>(obj: T): T {
+  const out: Record<string, unknown> = {};
+  for (const key of Object.keys(obj).sort()) out[key] = (obj as Record<string, unknown>)[key];
+  return out as T;
+}
+
+function kindOf(v: Json): string {
+  if (v === null) return 'null';
+  if (Array.isArray(v)) return 'array';
+  return typeof v;
+}
+
+function jsonEqual(a: Json, b: Json): boolean {
   if (a === b) return true;
-  if (Array.isArray(a) && Array.isArray(b)) return a.length === b.length && a.every((x, i) => jsonEqual(x, b[i]));
+  if (Array.isArray(a) && Array.isArray(b)) return a.length === b.length && a.every((x, i) => jsonEqual(x, b[i] as Json));
   if (isObject(a) && isObject(b)) {
-    const ka = Object.keys(a).filter((k) => a[k] !== undefined);
-    const kb = Object.keys(b).filter((k) => b[k] !== undefined);
-    return ka.length === kb.length && ka.every((k) => jsonEqual(a[k], b[k]));
+    const ka = Object.keys(a);
+    return ka.length === Object.keys(b).length && ka.every((k) => k in b && jsonEqual(a[k] as Json, b[k] as Json));
   }
   return false;
 }
 
 /**
- * A patch that turns `before` into `after`, with only the changed fields; undefined if nothing
- * changed. With type 'merge' the result is an RFC 7386 merge patch (lists replaced whole, removed
- * fields set to null). With 'strategic', lists keyed by MERGE_KEYS (conditions by type) are sent as
- * the added elements, the changed fields of changed elements (with their key), and
- * `{ <key>: k, $patch: 'delete' }` for removed ones; other lists are replaced whole. Primitive lists
- * that strategic merge treats as sets (finalizers) are not supported: the resizer never writes them.
+ * The two-way strategic merge patch that turns `before` into `after`, as CreateTwoWayMergePatch
+ * builds it from the two objects' JSON: added and changed fields, removed fields as `null`, lists
+ * in MERGE_KEYS as their added elements, the changed fields of changed elements (with the merge
+ * key), `{ $patch: delete }` entries for removed ones and a `$setElementOrder/<field>` list of
+ * every element's key in the new order; other lists whole. `{}` when nothing changed (upstream
+ * sends that too). Keys come out sorted, so the JSON text is the one Go's encoder writes (bar
+ * Go's escaping of `<`, `>` and `&`).
  */
-export function diffPatch(before: unknown, after: unknown, type: PatchType = PatchType.StrategicMerge): JsonObject | undefined {
-  if (!isObject(before) || !isObject(after)) throw new Error('diffPatch needs two objects');
-  return diffObjects(before, after, type);
+export function twoWayMergePatch(before: object, after: object): JsonObject {
+  if (!isObject(before) || !isObject(after)) throw new Error('twoWayMergePatch needs two objects');
+  return diffMaps(marshalled(before) as JsonObject, marshalled(after) as JsonObject);
 }
 
-function diffObjects(before: JsonObject, after: JsonObject, type: PatchType): JsonObject | undefined {
+function diffMaps(original: JsonObject, modified: JsonObject): JsonObject {
   const patch: JsonObject = {};
-  for (const key of Object.keys(before)) {
-    if (before[key] !== undefined && after[key] === undefined) patch[key] = null;
-  }
-  for (const [key, value] of Object.entries(after)) {
-    if (value === undefined) continue;
-    const old = before[key];
-    if (jsonEqual(old, value)) continue;
-    if (isObject(old) && isObject(value)) {
-      const nested = diffObjects(old, value, type);
-      if (nested) patch[key] = nested;
+  for (const [key, value] of Object.entries(modified)) {
+    if (!(key in original)) {
+      patch[key] = value;
       continue;
     }
-    const mergeKey = MERGE_KEYS[key];
-    if (type === PatchType.StrategicMerge && mergeKey && Array.isArray(old) && Array.isArray(value)) {
-      patch[key] = diffKeyedList(old, value, mergeKey);
-      continue;
+    const old = original[key] as Json;
+    if (kindOf(old) !== kindOf(value)) {
+      patch[key] = value;
+    } else if (isObject(old) && isObject(value)) {
+      const nested = diffMaps(old, value);
+      if (Object.keys(nested).length > 0) patch[key] = nested;
+    } else if (Array.isArray(old) && Array.isArray(value) && MERGE_KEYS[key] !== undefined) {
+      const { changes, order } = diffMergeList(old, value, MERGE_KEYS[key], key);
+      if (changes.length > 0) patch[key] = changes;
+      if (order.length > 0) patch[`${SET_ELEMENT_ORDER}/${key}`] = order;
+    } else if (!jsonEqual(old, value)) {
+      patch[key] = value;
     }
-    patch[key] = structuredClone(value) as Json;
   }
-  return Object.keys(patch).length === 0 ? undefined : patch;
+  for (const key of Object.keys(original)) {
+    if (!(key in modified)) patch[key] = null;
+  }
+  return sortedKeys(patch);
 }
 
-function diffKeyedList(before: Json[], after: Json[], mergeKey: string): Json[] {
-  const keyOf = (item: Json) => (isObject(item) ? item[mergeKey] : undefined);
-  const out: Json[] = [];
-  const afterKeys = new Set(after.map(keyOf));
-  for (const item of after) {
-    const old = before.find((b) => keyOf(b) === keyOf(item) && keyOf(item) !== undefined);
-    if (old === undefined || !isObject(old) || !isObject(item)) {
-      if (!jsonEqual(old, item)) out.push(structuredClone(item));
-      continue;
+/** diffLists for a list of objects merged by `mergeKey`: changes (deletions last) and the order list. */
+function diffMergeList(original: Json[], modified: Json[], mergeKey: string, field: string): { changes: Json[]; order: Json[] } {
+  if (original.length === 0) return { changes: modified, order: [] };
+  const keyOf = (item: Json): string => {
+    if (!isObject(item) || !(mergeKey in item)) throw new Error(`every element of ${field} needs the merge key ${mergeKey}`);
+    return String(item[mergeKey]);
+  };
+  const byKey = (a: Json, b: Json) => (keyOf(a) < keyOf(b) ? -1 : keyOf(a) > keyOf(b) ? 1 : 0);
+  const oldSorted = [...original].sort(byKey);
+  const newSorted = [...modified].sort(byKey);
+
+  const changes: Json[] = [];
+  const deletions: Json[] = [];
+  let i = 0;
+  let j = 0;
+  while (i < oldSorted.length || j < newSorted.length) {
+    const o = oldSorted[i] as JsonObject | undefined;
+    const m = newSorted[j] as JsonObject | undefined;
+    const ok = o === undefined ? undefined : keyOf(o);
+    const mk = m === undefined ? undefined : keyOf(m);
+    if (o !== undefined && m !== undefined && ok === mk) {
+      const nested = diffMaps(o, m);
+      if (Object.keys(nested).length > 0) changes.push(sortedKeys({ ...nested, [mergeKey]: m[mergeKey] as Json }));
+      i++;
+      j++;
+    } else if (m !== undefined && (o === undefined || (ok as string) > (mk as string))) {
+      changes.push(m);
+      j++;
+    } else {
+      deletions.push(sortedKeys({ $patch: 'delete', [mergeKey]: (o as JsonObject)[mergeKey] as Json }));
+      i++;
     }
-    const changed = diffObjects(old, item, PatchType.StrategicMerge);
-    if (changed) out.push({ [mergeKey]: keyOf(item) as Json, ...changed });
   }
-  for (const item of before) {
-    const k = keyOf(item);
-    if (k !== undefined && !afterKeys.has(k)) out.push({ [mergeKey]: k, $patch: 'delete' });
-  }
-  return out;
+  // Changed and added elements in their new order, then the deletions.
+  const position = new Map(modified.map((item, index) => [keyOf(item), index]));
+  changes.sort((a, b) => (position.get(keyOf(a)) ?? 0) - (position.get(keyOf(b)) ?? 0));
+  const all = [...changes, ...deletions];
+  const orderSame = original.length === modified.length && modified.every((item, index) => keyOf(item) === keyOf(original[index] as Json));
+  const order = all.length > 0 || !orderSame ? modified.map((item) => ({ [mergeKey]: (item as JsonObject)[mergeKey] as Json })) : [];
+  return { changes: all, order };
 }

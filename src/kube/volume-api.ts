@@ -17,7 +17,11 @@ export interface ObjectCache<T> {
   writeBack(obj: T): boolean;
 }
 
-/** Patches a PVC's status and writes the stored object back into the cache, so the next read sees our write. */
+/**
+ * Patches a PVC's status and writes the stored object back into the cache, so the next read sees
+ * our write. A failure reads as upstream's PatchClaim words it (the two spaces are upstream's):
+ * `can't patch status of  PVC <ns>/<name> with <API error>`.
+ */
 export async function patchPvcStatusCached(
   api: VolumeApi,
   cache: ObjectCache<Pvc>,
@@ -25,9 +29,41 @@ export async function patchPvcStatusCached(
   patch: Record<string, unknown>,
   signal: AbortSignal,
 ): Promise<Pvc> {
-  const updated = await api.patchPvcStatus(pvc.metadata.namespace ?? '', pvc.metadata.name, patch, signal);
+  const namespace = pvc.metadata.namespace ?? '';
+  let updated: Pvc;
+  try {
+    updated = await api.patchPvcStatus(namespace, pvc.metadata.name, patch, signal);
+  } catch (err) {
+    throw new Error(`can't patch status of  PVC ${namespace}/${pvc.metadata.name} with ${messageOf(err)}`, { cause: err });
+  }
   cache.writeBack(updated);
   return updated;
+}
+
+/**
+ * Patches a PV and writes the stored object back into the cache. A failure reads as upstream's
+ * PV patch helper words it, for every PV write (the class too): `update capacity of PV <name>
+ * failed: <API error>`.
+ */
+export async function patchPvCached(
+  api: VolumeApi,
+  cache: ObjectCache<Pv>,
+  name: string,
+  patch: Record<string, unknown>,
+  signal: AbortSignal,
+): Promise<Pv> {
+  let updated: Pv;
+  try {
+    updated = await api.patchPv(name, patch, signal);
+  } catch (err) {
+    throw new Error(`update capacity of PV ${name} failed: ${messageOf(err)}`, { cause: err });
+  }
+  cache.writeBack(updated);
+  return updated;
+}
+
+function messageOf(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
 }
 
 /** Preconditions travel inside the patch bodies (metadata.resourceVersion), so no options here. */

@@ -34,3 +34,8 @@ test('modify merge moves the transition time when the reason changes, and append
   assert.equal(merged[1]?.type, 'Resizing');
   assert.deepEqual(merged[2], { type: 'ModifyingVolume', status: 'True', lastProbeTime: 't1', lastTransitionTime: 't1' });
 });
+
+test('modify merge keeps a missing transition time missing when nothing changed (as upstream)', () => {
+  const merged = mergeModifyConditions([{ type: 'ModifyingVolume', status: 'True' }], [{ type: 'ModifyingVolume', status: 'True', message: 'b' }], 't1');
+  assert.equal(merged[0]?.lastTransitionTime, null);
+});

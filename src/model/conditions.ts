@@ -59,7 +59,8 @@ export function mergeModifyConditions(
     merged.push({
       ...update,
       lastProbeTime: now,
-      lastTransitionTime: changed ? now : (condition.lastTransitionTime ?? now),
+      // Unchanged: the old time as it was, even none (upstream copies the zero time too).
+      lastTransitionTime: changed ? now : (condition.lastTransitionTime ?? null),
     });
   }
   for (const update of pending.values()) merged.push({ ...update, lastProbeTime: now, lastTransitionTime: now });

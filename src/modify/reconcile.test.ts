@@ -4,6 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { status as GrpcStatus } from '@grpc/grpc-js';
 import { classifyCsiError } from '../csi/errors.js';
+import { KubeApiError } from '../kube/errors.js';
 import type { Pv, Pvc, VolumeAttributesClass } from '../model/objects.js';
 import { silentLogger } from '../observability/logger.js';
 import { KeyLock } from '../queue/key-lock.js';
@@ -14,9 +15,15 @@ import type { Modifier } from './modifier.js';
 import { ModifyReconciler } from './reconcile.js';
 
 const DRIVER = 'd.csi.test';
+
+// What the API server answers for objects deleted meanwhile, as our HTTP layer turns it into an error.
+const pvcGone = () => KubeApiError.fromStatus(404, { kind: 'Status', reason: 'NotFound', code: 404, message: 'persistentvolumeclaims "data" not found' },
+  { method: 'PATCH', path: '/api/v1/namespaces/ns/persistentvolumeclaims/data/status' });
+const pvGone = () => KubeApiError.fromStatus(404, { kind: 'Status', reason: 'NotFound', code: 404, message: 'persistentvolumes "pv-1" not found' },
+  { method: 'PATCH', path: '/api/v1/persistentvolumes/pv-1' });
 const never = new AbortController().signal;
 
-function setup(opts: { pvc?: Partial<Pvc['spec']>; status?: Pvc['status']; classes?: string[]; modify?: () => Promise<void>; failPatch?: string; pvDriver?: string } = {}) {
+function setup(opts: { pvc?: Partial<Pvc['spec']>; status?: Pvc['status']; classes?: string[]; modify?: () => Promise<void>; failPatch?: string; pvDriver?: string; failWrite?: { target: 'pvc' | 'pv'; call: number } } = {}) {
   const pvc: Pvc = {
     metadata: { name: 'data', namespace: 'ns', resourceVersion: '10' },
     spec: { volumeName: 'pv-1', volumeAttributesClassName: 'gold', ...opts.pvc },
@@ -48,6 +55,7 @@ function setup(opts: { pvc?: Partial<Pvc['spec']>; status?: Pvc['status']; class
       async patchPvcStatus(_ns, _name, body) {
         writes.push({ target: 'pvc', body });
         if (opts.failPatch === 'pvc') throw new Error('apiserver says no');
+        if (opts.failWrite?.target === 'pvc' && writes.filter((w) => w.target === 'pvc').length === opts.failWrite.call) throw pvcGone();
         rv += 1;
         const current = pvcs.get('ns/data')!;
         return { ...current, metadata: { ...current.metadata, resourceVersion: String(rv) } };
@@ -55,6 +63,7 @@ function setup(opts: { pvc?: Partial<Pvc['spec']>; status?: Pvc['status']; class
       async patchPv(_name, body) {
         writes.push({ target: 'pv', body });
         if (opts.failPatch === 'pv') throw new Error('apiserver says no');
+        if (opts.failWrite?.target === 'pv' && writes.filter((w) => w.target === 'pv').length === opts.failWrite.call) throw pvGone();
         return pvs.get('pv-1')!;
       },
     },
@@ -73,7 +82,7 @@ test('success: InProgress mark (RV-checked), VolumeModify, driver call, PV patch
   assert.deepEqual(s.calls, ['gold']);
   assert.deepEqual(s.writes.map((w) => w.target), ['pvc', 'pv', 'pvc']);
   assert.deepEqual((s.writes[0]!.body['metadata'] as Record<string, unknown>)['resourceVersion'], '10');
-  assert.deepEqual(s.writes[1]!.body, { spec: { volumeAttributesClassName: 'gold' } });
+  assert.equal(JSON.stringify(s.writes[1]!.body), '{"spec":{"volumeAttributesClassName":"gold"}}');
   assert.equal(s.writes[2]!.body['metadata'], undefined, 'completion is not RV-checked');
   assert.deepEqual(s.events.events.map((e) => `${e.type} ${e.reason}: ${e.message}`), [
     'Normal VolumeModify: external resizer is modifying volume data with vac gold',
@@ -126,7 +135,8 @@ test('uncertain with a target whose class was deleted: Warning VAC missing, erro
     status: { modifyVolumeStatus: { targetVolumeAttributesClassName: 'gone', status: 'InProgress' } },
   });
   s.reconciler.seedUncertain([{ metadata: { name: 'data', namespace: 'ns' }, spec: {}, status: { modifyVolumeStatus: { status: 'InProgress' } } }]);
-  await assert.rejects(s.reconciler.reconcile('ns/data', never), /VAC "gone" does not exist\./);
+  await assert.rejects(s.reconciler.reconcile('ns/data', never),
+    { message: 'get VAC with vac name gone in VACInformer cache failed: volumeattributesclass.storage.k8s.io "gone" not found' });
   assert.deepEqual(s.calls, []);
   assert.deepEqual(s.writes, []);
   assert.deepEqual(s.events.events.map((e) => `${e.type} ${e.reason}: ${e.message}`), ['Warning VolumeModifyFailed: VAC "gone" does not exist.']);
@@ -141,8 +151,10 @@ test('a new class that does not exist: Warning, Pending (RV-checked), done witho
 
 test('the PV patch fails after the driver succeeded: "failed to mark pvc … completed", no success event', async () => {
   const s = setup({ failPatch: 'pv' });
-  await assert.rejects(s.reconciler.reconcile('ns/data', never),
-    /cannot get error status from modify volume err: modify volume failed to mark pvc ns\/data modify volume completed: apiserver says no/);
+  await assert.rejects(s.reconciler.reconcile('ns/data', never), {
+    message: 'cannot get error status from modify volume err: modify volume failed to mark pvc data modify volume completed: '
+      + 'update pv.Spec.VolumeAttributesClassName for PVC "data" failed, errored with: update capacity of PV pv-1 failed: apiserver says no ',
+  });
   assert.deepEqual(s.events.events.map((e) => e.reason), ['VolumeModify']);
 });
 
@@ -154,3 +166,90 @@ test('deleting the PVC forgets its uncertain mark and slow-set entry', async () 
   assert.equal(s.reconciler.isUncertain('ns/data'), false);
   assert.equal(s.slowSet.contains('ns/data'), false);
 });
+
+// Every failure path's text, as upstream's modify controller words it (v2.2.1): the returned
+// error (logged by the worker) and the events. The API errors are the server's Status messages.
+const unavailable = () => classifyCsiError({ code: GrpcStatus.UNAVAILABLE, details: 'driver restarting', metadata: {} }, 'modify');
+const internal = () => classifyCsiError({ code: GrpcStatus.INTERNAL, details: 'backend down', metadata: {} }, 'modify');
+const failureTexts: {
+  name: string;
+  opts: Parameters<typeof setup>[0];
+  uncertain?: boolean;
+  error: string;
+  events: string[];
+}[] = [
+  {
+    name: 'PVC gone before the InProgress mark',
+    opts: { failWrite: { target: 'pvc', call: 1 } },
+    error: 'mark PVC "data" as modify volume failed, errored with: can\'t patch status of  PVC ns/data with persistentvolumeclaims "data" not found',
+    events: [],
+  },
+  {
+    name: 'PVC gone before the Pending mark (class missing)',
+    opts: { pvc: { volumeAttributesClassName: 'later' }, failWrite: { target: 'pvc', call: 1 } },
+    error: 'mark PVC "data" as modify volume failed, errored with: can\'t patch status of  PVC ns/data with persistentvolumeclaims "data" not found',
+    events: ['Warning VolumeModifyFailed: VAC "later" does not exist.'],
+  },
+  {
+    name: 'PVC gone before the failure is recorded: the mark error, no failure event',
+    opts: { modify: async () => { throw internal(); }, failWrite: { target: 'pvc', call: 2 } },
+    error: 'mark PVC "data" as modify volume failed, errored with: can\'t patch status of  PVC ns/data with persistentvolumeclaims "data" not found',
+    events: ['Normal VolumeModify: external resizer is modifying volume data with vac gold'],
+  },
+  {
+    name: 'a final gRPC error: the driver\'s error, event with it',
+    opts: { modify: async () => { throw internal(); } },
+    error: 'rpc error: code = Internal desc = backend down',
+    events: ['Normal VolumeModify: external resizer is modifying volume data with vac gold', 'Warning VolumeModifyFailed: rpc error: code = Internal desc = backend down'],
+  },
+  {
+    name: 'a non-final gRPC error: the event says it is still modifying',
+    opts: { modify: async () => { throw unavailable(); } },
+    error: 'rpc error: code = Unavailable desc = driver restarting',
+    events: [
+      'Normal VolumeModify: external resizer is modifying volume data with vac gold',
+      'Warning VolumeModifyFailed: rpc error: code = Unavailable desc = driver restarting. Still modifying to VAC gold',
+    ],
+  },
+  {
+    name: 'PV gone after the driver succeeded (trailing space is upstream\'s)',
+    opts: { failWrite: { target: 'pv', call: 1 } },
+    error: 'cannot get error status from modify volume err: modify volume failed to mark pvc data modify volume completed: '
+      + 'update pv.Spec.VolumeAttributesClassName for PVC "data" failed, errored with: update capacity of PV pv-1 failed: persistentvolumes "pv-1" not found ',
+    events: ['Normal VolumeModify: external resizer is modifying volume data with vac gold'],
+  },
+  {
+    name: 'PVC gone after the driver succeeded and the PV was written',
+    opts: { failWrite: { target: 'pvc', call: 2 } },
+    error: 'cannot get error status from modify volume err: modify volume failed to mark pvc data modify volume completed: '
+      + 'mark PVC "data" as ModifyVolumeCompleted failed, errored with: can\'t patch status of  PVC ns/data with persistentvolumeclaims "data" not found ',
+    events: ['Normal VolumeModify: external resizer is modifying volume data with vac gold'],
+  },
+  {
+    name: 'PVC gone while cancelling',
+    opts: {
+      pvc: { volumeAttributesClassName: null },
+      status: { modifyVolumeStatus: { targetVolumeAttributesClassName: 'bad', status: 'Infeasible' }, conditions: [{ type: 'ModifyingVolume', status: 'True' }] },
+      failWrite: { target: 'pvc', call: 1 },
+    },
+    error: 'mark PVC "data" as rolled back failed: can\'t patch status of  PVC ns/data with persistentvolumeclaims "data" not found',
+    events: ['Normal VolumeModifyCanceled: Cancelled modify.'],
+  },
+  {
+    name: 'PV not in the cache',
+    opts: { pvc: { volumeName: 'pv-9' } },
+    error: 'Get PV "pv-9" of pvc "ns/data" in PVInformer cache failed: persistentvolume "pv-9" not found',
+    events: [],
+  },
+];
+
+for (const c of failureTexts) {
+  test(`failure text: ${c.name}`, async () => {
+    const s = setup(c.opts);
+    await assert.rejects(s.reconciler.reconcile('ns/data', never), (err: Error) => {
+      assert.equal(err.message, c.error);
+      return true;
+    });
+    assert.deepEqual(s.events.events.map((e) => `${e.type} ${e.reason}: ${e.message}`), c.events);
+  });
+}

@@ -22,13 +22,13 @@ import { kKey, kObj, type Logger } from '../observability/logger.js';
 import type { KeyLock } from '../queue/key-lock.js';
 import type { SlowSetView } from '../queue/slow-set.js';
 import type { EventRecorder } from '../kube/events.js';
-import { patchPvcStatusCached, type ObjectCache, type VolumeApi } from '../kube/volume-api.js';
+import { patchPvCached, patchPvcStatusCached, type ObjectCache, type VolumeApi } from '../kube/volume-api.js';
 import type { Outcome } from '../queue/workers.js';
 import type { Modifier } from './modifier.js';
 import { modifyFacts, planModify } from './plan.js';
 import {
   markModifyCanceled, markModifyCompleted, markModifyFailed, markModifyInProgress, markModifyPending, pvClassPatch,
-  type Patch, type PvcStatusPatch,
+  type PvcStatusPatch,
 } from './status.js';
 
 export interface ModifyReconcilerOptions {
@@ -49,10 +49,10 @@ export interface ModifyReconcilerOptions {
   scope?: VolumeScope;
 }
 
-/** The class a PVC asks for isn't in the cache; the PVC was marked Pending (or the previous target is gone). */
+/** The class a retried modify needs is gone from the cache (upstream's lister error, wrapped as upstream does). */
 export class MissingClassError extends Error {
   constructor(readonly className: string) {
-    super(Message.vacMissing(className));
+    super(`get VAC with vac name ${className} in VACInformer cache failed: volumeattributesclass.storage.k8s.io "${className}" not found`);
     this.name = 'MissingClassError';
   }
 }
@@ -106,7 +106,7 @@ export class ModifyReconciler {
       return { kind: 'done' };
     }
     const pv = pvs.get(pvName);
-    if (!pv) throw new Error(`Get PV "${pvName}" of pvc "${key}" in PVInformer cache failed: not found`);
+    if (!pv) throw new Error(`Get PV "${pvName}" of pvc "${key}" in PVInformer cache failed: persistentvolume "${pvName}" not found`);
     // Only CSI volumes of this driver; migrated in-tree volumes are never modified.
     if (pv.spec.csi?.driver !== this.o.modifier.name) {
       log.v(7).info('Skipping PV provisioned by different driver', { PV: kObj(pv) });
@@ -146,7 +146,9 @@ export class ModifyReconciler {
       case 'cancel':
         log.v(4).info('stop reconcile for rolled back PVC', { PV: kObj(pv) });
         this.o.events.event(pvc, 'Normal', EventReason.VolumeModifyCanceled, Message.modifyCanceled);
-        await this.patchStatus(pvc, markModifyCanceled(pvc), signal);
+        await this.patchStatus(pvc, markModifyCanceled(pvc), signal).catch((err: unknown) => {
+          throw new Error(`mark PVC "${pvc.metadata.name}" as rolled back failed: ${messageOf(err)}`, { cause: err });
+        });
         return { kind: 'done' };
       case 'retryPrevious': {
         // Keep the previous target: no InProgress re-mark and no VolumeModify event.
@@ -163,10 +165,10 @@ export class ModifyReconciler {
         if (!vac) {
           // Pending, and no retry: the class's creation brings the key back (handlers.ts).
           this.o.events.event(pvc, 'Warning', EventReason.VolumeModifyFailed, Message.vacMissing(plan.target));
-          await this.patchStatus(pvc, markModifyPending(pvc), signal);
+          await this.markStatus(pvc, markModifyPending(pvc), signal);
           return { kind: 'done' };
         }
-        const marked = await this.patchStatus(pvc, markModifyInProgress(pvc, plan.target, this.now()), signal);
+        const marked = await this.markStatus(pvc, markModifyInProgress(pvc, plan.target, this.now()), signal);
         this.o.events.event(marked, 'Normal', EventReason.VolumeModify, Message.modifying(pvc.metadata.name, plan.target));
         await this.callDriver(key, marked, pv, vac, plan.target, signal);
         return { kind: 'done' };
@@ -196,11 +198,16 @@ export class ModifyReconciler {
     this.o.slowSet.remove(key);
     try {
       // The PV first: once it names the class, a failed PVC write is repaired by the retry.
-      this.o.pvs.writeBack(await this.o.api.patchPv(pv.metadata.name, pvClassPatch(target), signal));
-      await this.patchStatus(pvc, markModifyCompleted(pvc, target), signal);
+      await patchPvCached(this.o.api, this.o.pvs, pv.metadata.name, pvClassPatch(pv, target), signal).catch((err: unknown) => {
+        throw new Error(`update pv.Spec.VolumeAttributesClassName for PVC "${pvc.metadata.name}" failed, errored with: ${messageOf(err)}`, { cause: err });
+      });
+      await this.patchStatus(pvc, markModifyCompleted(pvc, target), signal).catch((err: unknown) => {
+        throw new Error(`mark PVC "${pvc.metadata.name}" as ModifyVolumeCompleted failed, errored with: ${messageOf(err)}`, { cause: err });
+      });
     } catch (err) {
+      // Upstream's words, trailing space included; it is returned as a non-gRPC error, so no event.
       throw new Error(
-        `cannot get error status from modify volume err: modify volume failed to mark pvc ${key} modify volume completed: ${messageOf(err)}`,
+        `cannot get error status from modify volume err: modify volume failed to mark pvc ${pvc.metadata.name} modify volume completed: ${messageOf(err)} `,
         { cause: err },
       );
     }
@@ -215,7 +222,7 @@ export class ModifyReconciler {
     else this.uncertainKeys.add(key);
     const status = err.failure === 'infeasible' ? ModifyStatus.Infeasible : ModifyStatus.InProgress;
     // A failed status write is returned instead of the driver's error (and no event is recorded).
-    await this.patchStatus(pvc, markModifyFailed(pvc, {
+    await this.markStatus(pvc, markModifyFailed(pvc, {
       target, status, final, codeName: err.codeName, details: grpcDetails(err),
     }, this.now()), signal);
     if (status === ModifyStatus.Infeasible) this.o.slowSet.add(key);
@@ -225,6 +232,13 @@ export class ModifyReconciler {
 
   private patchStatus(pvc: Pvc, patch: PvcStatusPatch, signal: AbortSignal): Promise<Pvc> {
     return patchPvcStatusCached(this.o.api, this.o.pvcs, pvc, patch.body, signal);
+  }
+
+  /** Pending, InProgress or a failure: upstream's markControllerModifyVolumeStatus, with its error text. */
+  private markStatus(pvc: Pvc, patch: PvcStatusPatch, signal: AbortSignal): Promise<Pvc> {
+    return this.patchStatus(pvc, patch, signal).catch((err: unknown) => {
+      throw new Error(`mark PVC "${pvc.metadata.name}" as modify volume failed, errored with: ${messageOf(err)}`, { cause: err });
+    });
   }
 
   private now(): string {

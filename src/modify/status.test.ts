@@ -1,7 +1,8 @@
-// The modify controller's patch bodies: exactly what is sent to PATCH …/status.
+// The modify controller's patch bodies: exactly what is sent to PATCH …/status, as JSON text
+// (key order included: upstream's patches are Go-marshalled, keys sorted).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { Pvc } from '../model/objects.js';
+import type { Pv, Pvc } from '../model/objects.js';
 import {
   markModifyCanceled, markModifyCompleted, markModifyFailed, markModifyInProgress, markModifyPending, pvClassPatch,
 } from './status.js';
@@ -14,17 +15,16 @@ function pvc(status: Pvc['status'] = {}): Pvc {
 }
 
 const resizing = { type: 'Resizing', status: 'True', lastProbeTime: null, lastTransitionTime: EARLIER };
+const text = (body: unknown) => JSON.stringify(body);
 
 test('InProgress: target and status, ModifyingVolume=True with the reference message, RV-checked, resize conditions untouched', () => {
   const patch = markModifyInProgress(pvc({ conditions: [resizing] }), 'gold', NOW);
   assert.equal(patch.checksResourceVersion, true);
-  assert.deepEqual(patch.body, {
-    metadata: { resourceVersion: '42' },
-    status: {
-      conditions: [{ type: 'ModifyingVolume', status: 'True', message: 'Modifying volume to "gold" is in progress.', lastProbeTime: NOW, lastTransitionTime: NOW }],
-      modifyVolumeStatus: { targetVolumeAttributesClassName: 'gold', status: 'InProgress' },
-    },
-  });
+  // Appended after the resize condition: the order list names both.
+  assert.equal(text(patch.body), '{"metadata":{"resourceVersion":"42"},"status":{'
+    + '"$setElementOrder/conditions":[{"type":"Resizing"},{"type":"ModifyingVolume"}],'
+    + '"conditions":[{"lastProbeTime":"2025-01-02T03:04:05Z","lastTransitionTime":"2025-01-02T03:04:05Z","message":"Modifying volume to \\"gold\\" is in progress.","status":"True","type":"ModifyingVolume"}],'
+    + '"modifyVolumeStatus":{"status":"InProgress","targetVolumeAttributesClassName":"gold"}}}');
 });
 
 test('InProgress again with an unchanged condition keeps its lastTransitionTime', () => {
@@ -52,17 +52,12 @@ test('final InvalidArgument: Infeasible, "failed. Waiting for retry.", ModifyVol
     target: 'gold', status: 'Infeasible', final: true, codeName: 'InvalidArgument', details: 'iops must be at most 3000',
   }, NOW);
   assert.equal(patch.checksResourceVersion, true);
-  assert.deepEqual(patch.body, {
-    metadata: { resourceVersion: '42' },
-    status: {
-      conditions: [
-        // status unchanged: the transition time stays, only the message and probe time change
-        { type: 'ModifyingVolume', message: 'Modifying volume to "gold" failed. Waiting for retry.', lastProbeTime: NOW },
-        { type: 'ModifyVolumeError', status: 'True', reason: 'InvalidArgument', message: 'iops must be at most 3000', lastProbeTime: NOW, lastTransitionTime: NOW },
-      ],
-      modifyVolumeStatus: { status: 'Infeasible' },
-    },
-  });
+  // ModifyingVolume's status is unchanged: its transition time stays, only message and probe time change.
+  assert.equal(text(patch.body), '{"metadata":{"resourceVersion":"42"},"status":{'
+    + '"$setElementOrder/conditions":[{"type":"ModifyingVolume"},{"type":"ModifyVolumeError"}],'
+    + '"conditions":[{"lastProbeTime":"2025-01-02T03:04:05Z","message":"Modifying volume to \\"gold\\" failed. Waiting for retry.","type":"ModifyingVolume"},'
+    + '{"lastProbeTime":"2025-01-02T03:04:05Z","lastTransitionTime":"2025-01-02T03:04:05Z","message":"iops must be at most 3000","reason":"InvalidArgument","status":"True","type":"ModifyVolumeError"}],'
+    + '"modifyVolumeStatus":{"status":"Infeasible"}}}');
 });
 
 test('non-final error: stays InProgress, "is still in progress."; a changed reason moves the error condition\'s transition time', () => {
@@ -89,16 +84,20 @@ test('completed: modifyVolumeStatus deleted (null), current class set, both modi
       { type: 'ModifyVolumeError', status: 'True', reason: 'Unavailable', lastTransitionTime: EARLIER },
     ],
   });
-  assert.deepEqual(markModifyCompleted(before, 'gold'), {
-    body: {
-      status: {
-        modifyVolumeStatus: null,
-        conditions: [{ type: 'ModifyingVolume', $patch: 'delete' }, { type: 'ModifyVolumeError', $patch: 'delete' }],
-        currentVolumeAttributesClassName: 'gold',
-      },
-    },
-    checksResourceVersion: false,
-  });
+  const patch = markModifyCompleted(before, 'gold');
+  assert.equal(patch.checksResourceVersion, false);
+  // Deletions in merge-key order, as apimachinery sorts them.
+  assert.equal(text(patch.body), '{"status":{"$setElementOrder/conditions":[{"type":"Resizing"}],'
+    + '"conditions":[{"$patch":"delete","type":"ModifyVolumeError"},{"$patch":"delete","type":"ModifyingVolume"}],'
+    + '"currentVolumeAttributesClassName":"gold","modifyVolumeStatus":null}}');
+});
+
+test('completed with only modify conditions: the emptied list is null', () => {
+  const patch = markModifyCompleted(pvc({
+    modifyVolumeStatus: { targetVolumeAttributesClassName: 'gold', status: 'InProgress' },
+    conditions: [{ type: 'ModifyingVolume', status: 'True', lastTransitionTime: EARLIER }],
+  }), 'gold');
+  assert.equal(text(patch.body), '{"status":{"conditions":null,"currentVolumeAttributesClassName":"gold","modifyVolumeStatus":null}}');
 });
 
 test('completed without modify conditions sends no condition changes', () => {
@@ -114,12 +113,14 @@ test('canceled: only ModifyingVolume goes (ModifyVolumeError and the status stay
       { type: 'ModifyVolumeError', status: 'True', reason: 'InvalidArgument', lastTransitionTime: EARLIER },
     ],
   });
-  assert.deepEqual(markModifyCanceled(before), {
-    body: { status: { conditions: [{ type: 'ModifyingVolume', $patch: 'delete' }] } },
-    checksResourceVersion: false,
-  });
+  const patch = markModifyCanceled(before);
+  assert.equal(patch.checksResourceVersion, false);
+  assert.equal(text(patch.body), '{"status":{"$setElementOrder/conditions":[{"type":"ModifyVolumeError"}],"conditions":[{"$patch":"delete","type":"ModifyingVolume"}]}}');
 });
 
-test('PV patch names the class', () => {
-  assert.deepEqual(pvClassPatch('gold'), { spec: { volumeAttributesClassName: 'gold' } });
+test('PV patch names the class, and is empty when the PV already has it', () => {
+  const pv = (vac?: string): Pv => ({ metadata: { name: 'pv' }, spec: vac ? { volumeAttributesClassName: vac } : {} });
+  assert.equal(text(pvClassPatch(pv(), 'gold')), '{"spec":{"volumeAttributesClassName":"gold"}}');
+  assert.equal(text(pvClassPatch(pv('silver'), 'gold')), '{"spec":{"volumeAttributesClassName":"gold"}}');
+  assert.equal(text(pvClassPatch(pv('gold'), 'gold')), '{}');
 });

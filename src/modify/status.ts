@@ -1,17 +1,16 @@
-// The modify controller's writes (§4.4, §4.6, §3.12): each builds the desired status from the
-// cached PVC, and the patch is the strategic-merge difference (kube/patch.ts diffPatch), as
-// upstream computes its two-way patches. Building is pure; the reconcile sends the patches.
+// The modify controller's writes (§4.4, §4.6, §3.12): each builds the desired status (or PV) from
+// the cached object, and the patch is the two-way strategic merge patch between the two
+// (kube/patch.ts), as upstream builds it.
 //
-// Conditions merge by `type` on the server, so a patch names only ModifyingVolume and
-// ModifyVolumeError (the conditions this controller owns), adding or changing them, or deleting
-// them with `$patch: delete`. Resize conditions are never in these patches, so the two controllers
-// cannot undo each other's conditions even where a patch has no resourceVersion precondition.
-// A field the desired status drops is sent as `null`, which deletes it (modifyVolumeStatus on
-// completion).
-import { diffPatch, withResourceVersion } from '../kube/patch.js';
+// Conditions merge by `type` on the server: a patch carries ModifyingVolume and ModifyVolumeError
+// (the conditions this controller owns) where they are added or changed, `$patch: delete` for the
+// ones it drops, and `$setElementOrder/conditions` with every condition's type in the desired
+// order. Resize conditions are never added, changed or deleted by these patches. A field the
+// desired status drops is sent as `null`, which deletes it (modifyVolumeStatus on completion).
+import { twoWayMergePatch, withResourceVersion } from '../kube/patch.js';
 import { mergeModifyConditions } from '../model/conditions.js';
 import { ConditionType, Message, ModifyStatus } from '../model/names.js';
-import type { Pvc, PvcCondition } from '../model/objects.js';
+import type { Pv, Pvc, PvcCondition } from '../model/objects.js';
 
 export type Patch = Record<string, unknown>;
 type PvcStatus = NonNullable<Pvc['status']>;
@@ -26,7 +25,7 @@ function statusPatch(pvc: Pvc, checksResourceVersion: boolean, change: (status: 
   const before = { status: pvc.status ?? {} };
   const after = structuredClone(before);
   change(after.status);
-  const body: Patch = diffPatch(before, after) ?? {};
+  const body: Patch = twoWayMergePatch(before, after);
   return { body: checksResourceVersion ? withResourceVersion(body, pvc.metadata.resourceVersion) : body, checksResourceVersion };
 }
 
@@ -97,6 +96,7 @@ export function markModifyCanceled(pvc: Pvc): PvcStatusPatch {
 }
 
 /** §4.6 success, first write: the PV records the class the volume now has. */
-export function pvClassPatch(target: string): Patch {
-  return { spec: { volumeAttributesClassName: target } };
+export function pvClassPatch(pv: Pv, target: string): Patch {
+  const before = { spec: { volumeAttributesClassName: pv.spec.volumeAttributesClassName } };
+  return twoWayMergePatch(before, { spec: { volumeAttributesClassName: target } });
 }

@@ -4,11 +4,13 @@
 // Unlike upstream, SINGLE_NODE_MULTI_WRITER is taken from the capabilities discovered at startup
 // instead of asking the driver again before every expansion.
 import { volumeCapabilityFor } from '../csi/capabilities.js';
+import type { VolumeCapability } from '../csi/proto/types.js';
+import { formatBytes } from '../model/quantity.js';
 import type { CsiClient, VolumeExpansionMode } from '../csi/client.js';
 import { MIGRATION_TARGET_DRIVERS } from '../model/names.js';
 import type { CsiPersistentVolumeSource, Pv, Pvc } from '../model/objects.js';
 import { translateInTreePv } from './migration.js';
-import type { Resizer, ResizeResult } from './resizer.js';
+import type { Resizer, ResizeResult, ResizeTarget } from './resizer.js';
 import { canSupport } from './support.js';
 import { readSecret, type SecretReader } from './secrets.js';
 
@@ -34,14 +36,20 @@ export class CsiResizer implements Resizer {
     return canSupport(this.name, pv, pvc);
   }
 
-  async resize(pv: Pv, requestedBytes: bigint, signal: AbortSignal): Promise<ResizeResult> {
+  async resize(pv: Pv, target: ResizeTarget, signal: AbortSignal): Promise<ResizeResult> {
     const source = this.csiSourceOf(pv);
     if (!source.volumeHandle) throw new Error('empty volume handle');
 
     const ref = source.controllerExpandSecretRef;
     const secrets = ref?.name ? await readSecret(this.o.secrets, ref.namespace ?? '', ref.name, signal) : {};
-    const capability = volumeCapabilityFor({ ...pv.spec, csi: source }, { supportsSingleNodeMultiWriter: this.o.supportsSingleNodeMultiWriter });
-    return this.o.csi.expandVolume({ volumeId: source.volumeHandle, requiredBytes: requestedBytes, secrets, capability }, signal);
+    let capability: VolumeCapability;
+    try {
+      capability = volumeCapabilityFor({ ...pv.spec, csi: source }, { supportsSingleNodeMultiWriter: this.o.supportsSingleNodeMultiWriter });
+    } catch (err) {
+      throw new Error(`failed to get capabilities of volume ${pv.metadata.name} with ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+    }
+    const result = await this.o.csi.expandVolume({ volumeId: source.volumeHandle, requiredBytes: target.bytes, secrets, capability }, signal);
+    return { ...result, capacity: formatBytes(result.capacityBytes, 'BinarySI') };
   }
 
   private csiSourceOf(pv: Pv): CsiPersistentVolumeSource {

@@ -17,9 +17,9 @@ import type { Outcome } from '../queue/workers.js';
 import type { KeyLock } from '../queue/key-lock.js';
 import type { SlowSetView } from '../queue/slow-set.js';
 import type { EventRecorder } from '../kube/events.js';
-import { patchPvcStatusCached, type ObjectCache, type VolumeApi } from '../kube/volume-api.js';
+import { patchPvCached, patchPvcStatusCached, type ObjectCache, type VolumeApi } from '../kube/volume-api.js';
 import { legacyNeedsResize, planExpansion, pvcNeedsResize } from './plan.js';
-import type { Resizer, ResizeResult } from './resizer.js';
+import type { Resizer, ResizeResult, ResizeTarget } from './resizer.js';
 import type { ClaimUsage } from './in-use.js';
 import {
   markControllerExpansionFailed, markControllerResizeInProgress, markExpansionFinished, markFileSystemResizePendingLegacy,
@@ -101,9 +101,9 @@ export class ResizeReconciler {
     if (gates.annotateFsResize && pv.metadata.annotations?.[Annotation.PreResizeCapacity] !== undefined &&
         capacityBytes(pvc) >= pvBytes(pv)) {
       try {
-        pvs.writeBack(await this.o.api.patchPv(pvName, removePreResizeAnnotationPatch(), signal));
+        await patchPvCached(this.o.api, pvs, pvName, removePreResizeAnnotationPatch(pv), signal);
       } catch (err) {
-        throw new Error(`failed removing annotation ${Annotation.PreResizeCapacity} from pv "${pvName}"`, { cause: err });
+        throw new Error(`failed removing annotation ${Annotation.PreResizeCapacity} from pv "${pvName}": ${messageOf(err)}`, { cause: err });
       }
     }
 
@@ -159,8 +159,8 @@ export class ResizeReconciler {
     }
     if (!plan.rewritesAllocation) log.v(4).infof(`skipping updating status for pvc ${key}`);
 
-    const target = quantityFor(pvc, plan.targetBytes);
-    const marked = await this.patchStatus(pvc, markControllerResizeInProgress(pvc, target, plan.rewritesAllocation, this.now()), signal)
+    const target: ResizeTarget = { bytes: plan.targetBytes, quantity: quantityFor(pvc, plan.targetBytes) };
+    const marked = await this.patchStatus(pvc, markControllerResizeInProgress(pvc, target.quantity, plan.rewritesAllocation, this.now()), signal)
       .catch((err: unknown) => { throw new Error(`marking pvc "${key}" as resizing failed: ${messageOf(err)}`, { cause: err }); });
 
     this.guardVolumeInUse(key, marked);
@@ -168,7 +168,7 @@ export class ResizeReconciler {
     this.inUseErrorUids.delete(marked.metadata.uid ?? '');
 
     try {
-      await this.callResizeOnPlugin(key, marked, pv, plan.targetBytes, signal);
+      await this.callResizeOnPlugin(key, marked, pv, target, signal);
     } catch (err) {
       this.o.events.event(marked, 'Warning', EventReason.VolumeResizeFailed, messageOf(err));
       throw err;
@@ -177,13 +177,13 @@ export class ResizeReconciler {
     return { kind: 'done' };
   }
 
-  private async callResizeOnPlugin(key: string, pvc: Pvc, pv: Pv, targetBytes: bigint, signal: AbortSignal): Promise<void> {
+  private async callResizeOnPlugin(key: string, pvc: Pvc, pv: Pv, target: ResizeTarget, signal: AbortSignal): Promise<void> {
     const { slowSet, resizer } = this.o;
     let result: ResizeResult;
     try {
-      result = await resizer.resize(pv, targetBytes, signal);
-      if (result.capacityBytes <= 0n || result.capacityBytes < targetBytes) {
-        throw new BogusCapacityError(result.capacityBytes, targetBytes);
+      result = await resizer.resize(pv, target, signal);
+      if (result.capacityBytes <= 0n || result.capacityBytes < target.bytes) {
+        throw new BogusCapacityError(result.capacityBytes, target.bytes);
       }
     } catch (raw) {
       const err = raw instanceof BogusCapacityError ? raw : classifyCsiError(raw, 'expand');
@@ -194,13 +194,16 @@ export class ResizeReconciler {
     this.finalErrorKeys.delete(key);
     slowSet.remove(key);
     this.o.log.v(4).info("Resize volume succeeded, start to update PV's capacity", { PV: kObj(pv) });
-    await this.updatePvCapacity(pv, pvc, result, signal);
+    await this.updatePvCapacity(pv, pvc, result, signal)
+      .catch((err: unknown) => { throw new Error(`error updating pv "${pv.metadata.name}" by resizer: ${messageOf(err)}`, { cause: err }); });
     if (result.nodeExpansionRequired) {
-      await this.patchStatus(pvc, markNodeExpansionPending(pvc, this.now()), signal);
+      await this.patchStatus(pvc, markNodeExpansionPending(pvc, this.now()), signal)
+        .catch((err: unknown) => { throw new Error(`mark PVC "${key}" as node expansion required failed: ${messageOf(err)}`, { cause: err }); });
       this.o.log.v(4).info('Mark PVC as file system resize required', { PVC: kObj(pvc) });
       this.o.events.event(pvc, 'Normal', EventReason.FileSystemResizeRequired, Message.fileSystemResizeRequired);
     } else {
-      await this.patchStatus(pvc, markExpansionFinished(pvc, formatBytes(result.capacityBytes, 'BinarySI')), signal);
+      await this.patchStatus(pvc, markExpansionFinished(pvc, result.capacity), signal)
+        .catch((err: unknown) => { throw new Error(`mark PVC "${key}" as resize finished failed: ${messageOf(err)}`, { cause: err }); });
       this.o.log.v(4).info('Resize PVC finished', { PVC: kObj(pvc) });
       this.o.events.event(pvc, 'Normal', EventReason.VolumeResizeSuccessful, Message.resizeSuccessful);
     }
@@ -218,7 +221,8 @@ export class ResizeReconciler {
         await this.patchStatus(pvc, markControllerExpansionFailed(pvc, err.message, infeasible, this.now()), signal);
       } catch (patchErr) {
         throw new Error(
-          `resizing failed in controller with ${err.message} but failed to update PVC ${key} with: ${messageOf(patchErr)}`,
+          `resizing failed in controller with ${err.message} but failed to update PVC ${key} with: `
+            + `mark PVC "${key}" as controller expansion failed, errored with: ${messageOf(patchErr)}`,
           { cause: patchErr },
         );
       }
@@ -243,12 +247,12 @@ export class ResizeReconciler {
   /** §3.6: PV capacity, and the pre-resize annotation while the node still has work. */
   private async updatePvCapacity(pv: Pv, pvc: Pvc, result: ResizeResult, signal: AbortSignal): Promise<void> {
     this.o.log.v(4).info("Resize volume succeeded, start to update PV's capacity", { PV: kObj(pv) });
-    const capacity = formatBytes(result.capacityBytes, 'BinarySI');
-    const preResize = this.o.gates.annotateFsResize && result.nodeExpansionRequired ? pvc.status?.capacity?.[STORAGE] : undefined;
+    // The PVC's capacity before the resize; a missing one reads as Go's zero quantity.
+    const preResize = this.o.gates.annotateFsResize && result.nodeExpansionRequired ? (pvc.status?.capacity?.[STORAGE] ?? '0') : undefined;
     try {
-      this.o.pvs.writeBack(await this.o.api.patchPv(pv.metadata.name, pvCapacityPatch(pv, capacity, preResize), signal));
+      await patchPvCached(this.o.api, this.o.pvs, pv.metadata.name, pvCapacityPatch(pv, result.capacity, preResize), signal);
     } catch (err) {
-      throw new Error(`updating capacity of PV "${pv.metadata.name}" to ${capacity} failed: ${messageOf(err)}`, { cause: err });
+      throw new Error(`updating capacity of PV "${pv.metadata.name}" to ${result.capacity} failed: ${messageOf(err)}`, { cause: err });
     }
   }
 
@@ -259,15 +263,17 @@ export class ResizeReconciler {
       this.o.log.v(4).info('No need to resize PV', { PV: kObj(pv) });
       return { kind: 'done' };
     }
-    const marked = await this.patchStatus(pvc, markResizingLegacy(pvc, this.now()), signal)
-      .catch((err: unknown) => { throw new Error(`marking pvc "${key}" as resizing failed: ${messageOf(err)}`, { cause: err }); });
+    const marked = await this.patchStatus(pvc, markResizingLegacy(pvc, this.now()), signal).catch((err: unknown) => {
+      throw new Error(`marking pvc "${key}" as resizing failed: Mark PVC "${key}" as resize as in progress failed: ${messageOf(err)}`, { cause: err });
+    });
     this.guardVolumeInUse(key, marked);
     this.o.events.event(marked, 'Normal', EventReason.Resizing, Message.resizing(pv.metadata.name));
     this.inUseErrorUids.delete(marked.metadata.uid ?? '');
     try {
+      const target: ResizeTarget = { bytes: requested, quantity: quantityFor(marked, requested) };
       let result: ResizeResult;
       try {
-        result = await this.o.resizer.resize(pv, requested, signal);
+        result = await this.o.resizer.resize(pv, target, signal);
         if (result.capacityBytes <= 0n || result.capacityBytes < requested) throw new BogusCapacityError(result.capacityBytes, requested);
       } catch (raw) {
         const err = raw instanceof BogusCapacityError ? raw : classifyCsiError(raw, 'expand');
@@ -278,17 +284,23 @@ export class ResizeReconciler {
       await this.updatePvCapacity(pv, marked, result, signal);
       this.o.log.v(4).info('Update capacity succeeded', { PV: kObj(pv), capacity: formatBytes(result.capacityBytes, 'BinarySI') });
       if (result.nodeExpansionRequired) {
-        await this.patchStatus(marked, markFileSystemResizePendingLegacy(marked, this.now()), signal);
+        await this.patchStatus(marked, markFileSystemResizePendingLegacy(marked, this.now()), signal).catch((err: unknown) => {
+          throw new Error(`mark PVC "${key}" as file system resize required failed: ${messageOf(err)}`, { cause: err });
+        });
         this.o.log.v(4).info('Mark PVC as file system resize required', { PVC: kObj(marked) });
         this.o.events.event(marked, 'Normal', EventReason.FileSystemResizeRequired, Message.fileSystemResizeRequired);
       } else {
-        await this.patchStatus(marked, markResizeFinishedLegacy(marked, formatBytes(result.capacityBytes, 'BinarySI')), signal);
+        await this.patchStatus(marked, markResizeFinishedLegacy(marked, result.capacity), signal).catch((err: unknown) => {
+          throw new Error(`Mark PVC "${key}" as resize finished failed: ${messageOf(err)}`, { cause: err });
+        });
         this.o.log.v(4).info('Resize PVC finished', { PVC: kObj(marked) });
         this.o.events.event(marked, 'Normal', EventReason.VolumeResizeSuccessful, Message.resizeSuccessful);
       }
     } catch (err) {
-      // Conflicts are retried silently on the legacy path (since upstream 1.11).
-      if (!isConflict(err)) this.o.events.event(marked, 'Warning', EventReason.VolumeResizeFailed, messageOf(err));
+      // Every failure is recorded, conflicts included: upstream's legacy path means to skip
+      // conflicts, but its errors are formatted with %v on the way up, so its IsConflict never
+      // matches and the event is always written.
+      this.o.events.event(marked, 'Warning', EventReason.VolumeResizeFailed, messageOf(err));
       throw err;
     }
     return { kind: 'done' };
@@ -320,11 +332,4 @@ function quantityFor(pvc: Pvc, bytes: bigint): string {
 
 function messageOf(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
-}
-
-function isConflict(err: unknown): boolean {
-  for (let e: unknown = err; e instanceof Error; e = e.cause) {
-    if ((e as { status?: unknown }).status === 409) return true;
-  }
-  return false;
 }

@@ -4,8 +4,19 @@
 import type { Pv, Pvc } from '../model/objects.js';
 import type { VolumeScope } from '../model/volume-scope.js';
 
+/** The size to expand to, in bytes and as the quantity the PVC spells it (spec or allocatedResources). */
+export interface ResizeTarget {
+  bytes: bigint;
+  quantity: string;
+}
+
 export interface ResizeResult {
   capacityBytes: bigint;
+  /**
+   * The new size as written to the PV (and to the PVC when no node work is left): the driver's
+   * bytes in BinarySI form, or the target's own spelling for the trivial resizer (as upstream).
+   */
+  capacity: string;
   nodeExpansionRequired: boolean;
 }
 
@@ -17,7 +28,7 @@ export interface Resizer {
   /** Whether the driver may expand a volume while a pod uses it ('unknown' when it doesn't say). */
   readonly expansionMode: 'online' | 'offline' | 'unknown';
   canSupport(pv: Pv, pvc: Pvc): boolean;
-  resize(pv: Pv, requestedBytes: bigint, signal: AbortSignal): Promise<ResizeResult>;
+  resize(pv: Pv, target: ResizeTarget, signal: AbortSignal): Promise<ResizeResult>;
 }
 
 /** The same resizer, supporting only the volumes in `scope` (--node-deployment). */

@@ -1,6 +1,11 @@
+// The resize controller's patch bodies: exactly what is sent, as JSON text (key order included:
+// upstream's patches are Go-marshalled, keys sorted).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { markControllerExpansionFailed, markControllerResizeInProgress, markExpansionFinished, markNodeExpansionPending, pvCapacityPatch } from './status.js';
+import {
+  markControllerExpansionFailed, markControllerResizeInProgress, markExpansionFinished, markNodeExpansionPending,
+  markResizingLegacy, pvCapacityPatch, removePreResizeAnnotationPatch,
+} from './status.js';
 import type { Pv, Pvc } from '../model/objects.js';
 
 const pvc = (status: Pvc['status'], annotations?: Record<string, string>): Pvc => ({
@@ -8,64 +13,88 @@ const pvc = (status: Pvc['status'], annotations?: Record<string, string>): Pvc =
   spec: { resources: { requests: { storage: '2Gi' } } },
   status,
 });
+const text = (body: unknown) => JSON.stringify(body);
+const resizing = { type: 'Resizing', status: 'True', lastProbeTime: null, lastTransitionTime: 'T0' };
 
-test('in progress: RV precondition, Resizing added, allocation written, not-required annotation removed', () => {
+test('in progress: RV precondition, Resizing added, allocation written, the only annotation removed', () => {
   const patch = markControllerResizeInProgress(pvc({ capacity: { storage: '1Gi' } }, { 'volume.kubernetes.io/node-expansion-not-required': 'true' }), '2Gi', true, 'T');
   assert.equal(patch.checksResourceVersion, true);
-  assert.deepEqual(patch.body, {
-    metadata: { annotations: { 'volume.kubernetes.io/node-expansion-not-required': null }, resourceVersion: '42' },
-    status: {
-      conditions: [{ type: 'Resizing', status: 'True', lastProbeTime: null, lastTransitionTime: 'T' }],
-      allocatedResourceStatuses: { storage: 'ControllerResizeInProgress' },
-      allocatedResources: { storage: '2Gi' },
-    },
-  });
+  assert.equal(text(patch.body), '{"metadata":{"annotations":null,"resourceVersion":"42"},"status":{'
+    + '"allocatedResourceStatuses":{"storage":"ControllerResizeInProgress"},"allocatedResources":{"storage":"2Gi"},'
+    + '"conditions":[{"lastProbeTime":null,"lastTransitionTime":"T","status":"True","type":"Resizing"}]}}');
 });
 
-test('failed, infeasible: no precondition, error condition kept beside others, status Infeasible', () => {
+test('in progress, same allocation: other resize conditions kept, Resizing replaced in place', () => {
+  const error = { type: 'ControllerResizeError', status: 'True', lastProbeTime: null, lastTransitionTime: 'T0', message: 'm' };
+  const patch = markControllerResizeInProgress(pvc({ conditions: [resizing, error], allocatedResources: { storage: '2Gi' } }), '2Gi', false, 'T');
+  assert.equal(text(patch.body), '{"metadata":{"resourceVersion":"42"},"status":{'
+    + '"$setElementOrder/conditions":[{"type":"Resizing"},{"type":"ControllerResizeError"}],'
+    + '"conditions":[{"lastTransitionTime":"T","type":"Resizing"}]}}');
+});
+
+test('failed, infeasible: no precondition, the error condition appended after Resizing, status Infeasible', () => {
   const patch = markControllerExpansionFailed(
-    pvc({ conditions: [{ type: 'Resizing', status: 'True' }], allocatedResourceStatuses: { storage: 'ControllerResizeInProgress' } }),
+    pvc({ conditions: [resizing], allocatedResourceStatuses: { storage: 'ControllerResizeInProgress' } }),
     'rpc error: code = OutOfRange desc = too big', true, 'T',
   );
   assert.equal(patch.checksResourceVersion, false);
-  assert.deepEqual(patch.body, {
-    status: {
-      conditions: [{ type: 'ControllerResizeError', status: 'True', lastProbeTime: null, lastTransitionTime: 'T', message: 'failed to expand pvc with rpc error: code = OutOfRange desc = too big' }],
-      allocatedResourceStatuses: { storage: 'ControllerResizeInfeasible' },
-    },
-  });
+  assert.equal(text(patch.body), '{"status":{"$setElementOrder/conditions":[{"type":"Resizing"},{"type":"ControllerResizeError"}],'
+    + '"allocatedResourceStatuses":{"storage":"ControllerResizeInfeasible"},'
+    + '"conditions":[{"lastProbeTime":null,"lastTransitionTime":"T","message":"failed to expand pvc with rpc error: code = OutOfRange desc = too big","status":"True","type":"ControllerResizeError"}]}}');
 });
 
-test('finished: capacity set, resize conditions deleted by type, foreign ones untouched, status map removed', () => {
+test('node pending: FileSystemResizePending appended after the existing conditions; other statuses kept', () => {
+  const patch = markNodeExpansionPending(pvc({
+    conditions: [{ type: 'ModifyingVolume', status: 'True', lastProbeTime: null, lastTransitionTime: 'T0' }, resizing],
+    allocatedResourceStatuses: { storage: 'ControllerResizeInProgress', 'example.com/iops': 'X' },
+  }), 'T');
+  assert.equal(text(patch.body), '{"metadata":{"resourceVersion":"42"},"status":{'
+    + '"$setElementOrder/conditions":[{"type":"ModifyingVolume"},{"type":"Resizing"},{"type":"FileSystemResizePending"}],'
+    + '"allocatedResourceStatuses":{"storage":"NodeResizePending"},'
+    + '"conditions":[{"lastProbeTime":null,"lastTransitionTime":"T","message":"Waiting for user to (re-)start a pod to finish file system resize of volume on node.","status":"True","type":"FileSystemResizePending"}]}}');
+});
+
+test('finished: capacity set, resize conditions deleted by type, foreign ones kept in order, status map null', () => {
   const patch = markExpansionFinished(
     pvc({
       capacity: { storage: '1Gi' },
-      conditions: [{ type: 'Resizing', status: 'True' }, { type: 'ModifyingVolume', status: 'True' }],
+      conditions: [resizing, { type: 'ModifyingVolume', status: 'True', lastProbeTime: null, lastTransitionTime: 'T0' }],
       allocatedResourceStatuses: { storage: 'ControllerResizeInProgress' },
     }),
     '2Gi',
   );
-  assert.deepEqual(patch.body, {
-    metadata: { annotations: { 'volume.kubernetes.io/node-expansion-not-required': 'true' }, resourceVersion: '42' },
-    status: {
-      capacity: { storage: '2Gi' },
-      conditions: [{ type: 'Resizing', $patch: 'delete' }],
-      allocatedResourceStatuses: null,
-    },
-  });
+  assert.equal(text(patch.body), '{"metadata":{"annotations":{"volume.kubernetes.io/node-expansion-not-required":"true"},"resourceVersion":"42"},'
+    + '"status":{"$setElementOrder/conditions":[{"type":"ModifyingVolume"}],"allocatedResourceStatuses":null,"capacity":{"storage":"2Gi"},'
+    + '"conditions":[{"$patch":"delete","type":"Resizing"}]}}');
 });
 
-test('node pending keeps other statuses in the map', () => {
-  const patch = markNodeExpansionPending(pvc({ allocatedResourceStatuses: { storage: 'ControllerResizeInProgress', 'example.com/iops': 'X' } }), 'T');
-  assert.deepEqual((patch.body['status'] as Record<string, unknown>)['allocatedResourceStatuses'], { storage: 'NodeResizePending' });
+test('finished with only resize conditions: the emptied list is null', () => {
+  const patch = markExpansionFinished(pvc({ capacity: { storage: '1Gi' }, conditions: [resizing] }, { other: 'x' }), '2Gi');
+  assert.equal(text(patch.body), '{"metadata":{"annotations":{"volume.kubernetes.io/node-expansion-not-required":"true"},"resourceVersion":"42"},'
+    + '"status":{"capacity":{"storage":"2Gi"},"conditions":null}}');
+});
+
+test('legacy resizing: the other resize conditions dropped, Resizing appended after foreign ones', () => {
+  const pending = { type: 'FileSystemResizePending', status: 'True', lastProbeTime: null, lastTransitionTime: 'T0' };
+  const foreign = { type: 'ModifyingVolume', status: 'True', lastProbeTime: null, lastTransitionTime: 'T0' };
+  const patch = markResizingLegacy(pvc({ conditions: [pending, foreign] }), 'T');
+  assert.equal(text(patch.body), '{"metadata":{"resourceVersion":"42"},"status":{'
+    + '"$setElementOrder/conditions":[{"type":"ModifyingVolume"},{"type":"Resizing"}],'
+    + '"conditions":[{"lastProbeTime":null,"lastTransitionTime":"T","status":"True","type":"Resizing"},{"$patch":"delete","type":"FileSystemResizePending"}]}}');
 });
 
 test('PV capacity patch adds the pre-resize annotation only once', () => {
-  const pv: Pv = { metadata: { name: 'pv' }, spec: {} };
-  assert.deepEqual(pvCapacityPatch(pv, '2Gi', '1Gi'), {
-    spec: { capacity: { storage: '2Gi' } },
-    metadata: { annotations: { 'volume.alpha.kubernetes.io/pre-resize-capacity': '1Gi' } },
-  });
-  const annotated: Pv = { metadata: { name: 'pv', annotations: { 'volume.alpha.kubernetes.io/pre-resize-capacity': '512Mi' } }, spec: {} };
-  assert.deepEqual(pvCapacityPatch(annotated, '3Gi', '2Gi'), { spec: { capacity: { storage: '3Gi' } } });
+  const pv: Pv = { metadata: { name: 'pv' }, spec: { capacity: { storage: '1Gi' } } };
+  assert.equal(text(pvCapacityPatch(pv, '2Gi', '1Gi')),
+    '{"metadata":{"annotations":{"volume.alpha.kubernetes.io/pre-resize-capacity":"1Gi"}},"spec":{"capacity":{"storage":"2Gi"}}}');
+  const annotated: Pv = { metadata: { name: 'pv', annotations: { 'volume.alpha.kubernetes.io/pre-resize-capacity': '512Mi' } }, spec: { capacity: { storage: '2Gi' } } };
+  assert.equal(text(pvCapacityPatch(annotated, '3Gi', '2Gi')), '{"spec":{"capacity":{"storage":"3Gi"}}}');
+  assert.equal(text(pvCapacityPatch(annotated, '2Gi', undefined)), '{}');
+});
+
+test('removing the pre-resize annotation: the key when others stay, the whole map when it was the only one', () => {
+  const only: Pv = { metadata: { name: 'pv', annotations: { 'volume.alpha.kubernetes.io/pre-resize-capacity': '1Gi' } }, spec: {} };
+  assert.equal(text(removePreResizeAnnotationPatch(only)), '{"metadata":{"annotations":null}}');
+  const more: Pv = { metadata: { name: 'pv', annotations: { 'volume.alpha.kubernetes.io/pre-resize-capacity': '1Gi', 'pv.kubernetes.io/provisioned-by': 'd' } }, spec: {} };
+  assert.equal(text(removePreResizeAnnotationPatch(more)), '{"metadata":{"annotations":{"volume.alpha.kubernetes.io/pre-resize-capacity":null}}}');
 });

@@ -1,9 +1,9 @@
 // The resize controller's writes (§3.4–§3.6, §3.12): each builds the desired status and
-// annotations from the cached PVC, and the patch is the strategic-merge difference (kube/patch.ts
-// diffPatch), as upstream computes its two-way patches. Conditions merge by type on the server,
-// so a patch names only the conditions it adds, changes or deletes; conditions owned by the
-// modify controller are never in it. Building is pure; the reconcile sends the patches.
-import { diffPatch, withResourceVersion } from '../kube/patch.js';
+// annotations (or PV) from the cached object, and the patch is the two-way strategic merge patch
+// between the two (kube/patch.ts), as upstream builds it: conditions merge by type, and
+// `$setElementOrder/conditions` keeps them in the desired order, so an added condition ends up
+// after the existing ones. Building is pure; the reconcile sends the patches.
+import { twoWayMergePatch, withResourceVersion } from '../kube/patch.js';
 import { mergeResizeConditions, withoutResizeConditions } from '../model/conditions.js';
 import { Annotation, ConditionType, Message, ResizeStatus } from '../model/names.js';
 import type { Pv, Pvc, PvcCondition } from '../model/objects.js';
@@ -28,7 +28,7 @@ function statusPatch(pvc: Pvc, checksResourceVersion: boolean, change: (draft: D
   const before: Draft = { metadata: { annotations: pvc.metadata.annotations ?? {} }, status: pvc.status ?? {} };
   const draft = structuredClone(before);
   change(draft);
-  const body: Patch = diffPatch(before, draft) ?? {};
+  const body: Patch = twoWayMergePatch(before, draft);
   return { body: checksResourceVersion ? withResourceVersion(body, pvc.metadata.resourceVersion) : body, checksResourceVersion };
 }
 
@@ -94,7 +94,8 @@ export function markExpansionFinished(pvc: Pvc, capacityQuantity: string): PvcSt
     d.status.capacity = setStorage(d.status.capacity, capacityQuantity);
     d.status.conditions = withoutResizeConditions(d.status.conditions);
     deleteStorageStatus(d.status);
-    d.metadata.annotations[Annotation.NodeExpansionNotRequired] = 'true';
+    // Added when absent; an existing value is left as it is (as upstream).
+    d.metadata.annotations[Annotation.NodeExpansionNotRequired] ??= 'true';
   });
 }
 
@@ -124,16 +125,34 @@ export function markResizeFinishedLegacy(pvc: Pvc, capacityQuantity: string): Pv
   });
 }
 
-/** §3.6: the PV capacity, plus the pre-resize annotation when the node still has to grow the file system. */
+/**
+ * §3.6: the PV capacity, plus the pre-resize annotation (the PVC's capacity before the resize) when
+ * the node still has to grow the file system and the PV doesn't carry one yet.
+ */
 export function pvCapacityPatch(pv: Pv, capacityQuantity: string, preResizeCapacity: string | undefined): Patch {
-  const patch: Patch = { spec: { capacity: { [STORAGE]: capacityQuantity } } };
-  if (preResizeCapacity !== undefined && pv.metadata.annotations?.[Annotation.PreResizeCapacity] === undefined) {
-    patch['metadata'] = { annotations: { [Annotation.PreResizeCapacity]: preResizeCapacity } };
-  }
-  return patch;
+  return pvPatch(pv, (draft) => {
+    draft.spec.capacity = { ...draft.spec.capacity, [STORAGE]: capacityQuantity };
+    if (preResizeCapacity !== undefined && draft.metadata.annotations[Annotation.PreResizeCapacity] === undefined) {
+      draft.metadata.annotations[Annotation.PreResizeCapacity] = preResizeCapacity;
+    }
+  });
 }
 
 /** §3.3 step 4: node expansion finished, the pre-resize annotation has done its job. */
-export function removePreResizeAnnotationPatch(): Patch {
-  return { metadata: { annotations: { [Annotation.PreResizeCapacity]: null } } };
+export function removePreResizeAnnotationPatch(pv: Pv): Patch {
+  return pvPatch(pv, (draft) => {
+    delete draft.metadata.annotations[Annotation.PreResizeCapacity];
+  });
+}
+
+interface PvDraft {
+  metadata: { annotations: Record<string, string> };
+  spec: { capacity?: Record<string, string> };
+}
+
+function pvPatch(pv: Pv, change: (draft: PvDraft) => void): Patch {
+  const before: PvDraft = { metadata: { annotations: pv.metadata.annotations ?? {} }, spec: { capacity: pv.spec.capacity } };
+  const draft = structuredClone(before);
+  change(draft);
+  return twoWayMergePatch(before, draft);
 }

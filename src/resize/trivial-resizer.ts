@@ -1,7 +1,7 @@
-// For drivers that expand only on the node (§3.8, end): no RPC, report the requested size and
-// ask kubelet to do the work.
+// For drivers that expand only on the node (§3.8, end): no RPC, report the requested size (in the
+// PVC's own spelling, as upstream hands the quantity back) and ask kubelet to do the work.
 import type { Pv, Pvc } from '../model/objects.js';
-import type { Resizer, ResizeResult } from './resizer.js';
+import type { Resizer, ResizeResult, ResizeTarget } from './resizer.js';
 import { canSupport } from './support.js';
 
 export class TrivialResizer implements Resizer {
@@ -13,7 +13,7 @@ export class TrivialResizer implements Resizer {
     return canSupport(this.name, pv, pvc);
   }
 
-  async resize(_pv: Pv, requestedBytes: bigint): Promise<ResizeResult> {
-    return { capacityBytes: requestedBytes, nodeExpansionRequired: true };
+  async resize(_pv: Pv, target: ResizeTarget): Promise<ResizeResult> {
+    return { capacityBytes: target.bytes, capacity: target.quantity, nodeExpansionRequired: true };
   }
 }
