@@ -10,8 +10,10 @@ export async function exportedMetricNames(): Promise<Set<string>> {
   registerResizeStateMetrics({ registry: metrics.registry, driverName: 'kit.example.com', pvcs: { list: () => [] }, pvs: { get: () => undefined } });
   const names = new Set<string>();
   for (const metric of await metrics.registry.getMetricsAsJSON()) {
-    if (metric.type === 'histogram') for (const suffix of ['_bucket', '_sum', '_count']) names.add(metric.name + suffix);
-    else if (metric.type === 'summary') for (const suffix of ['', '_sum', '_count']) names.add(metric.name + suffix);
+    // prom-client's typings say a numeric enum; at run time the type is the exposition word.
+    const type = metric.type as unknown as string;
+    if (type === 'histogram') for (const suffix of ['_bucket', '_sum', '_count']) names.add(metric.name + suffix);
+    else if (type === 'summary') for (const suffix of ['', '_sum', '_count']) names.add(metric.name + suffix);
     else names.add(metric.name);
   }
   return names;
