@@ -62,7 +62,7 @@ suite('command line', { concurrency: 3, timeout: 900_000 }, () => {
   test('--metrics-address with --http-endpoint exits 1', async () => {
     const run = await runCli(['--metrics-address=:9000', '--http-endpoint=:9001']);
     assert.equal(run.code, 1);
-    assert.match(run.stderr, /"Version" version="0\.1\.0"/);
+    assert.match(run.stderr, /"Version" version="0\.1\.0-g[0-9a-f]{12}(-dirty)?"/);
     assert.match(run.stderr, /Only one of `--metrics-address` and `--http-endpoint` can be set\./);
   });
 
