@@ -1,5 +1,5 @@
 # csi-resizer: the TypeScript external-resizer sidecar.
-#   docker build -t csi-resizer:0.1.0 .
+#   docker build --build-arg SOURCE_COMMIT=$(git rev-parse HEAD) -t csi-resizer:0.1.0 .
 # Three stages: compile with the dev dependencies, install production dependencies only, then a
 # runtime image that holds node, those dependencies, package.json and dist/ — nothing that writes
 # at run time, so it runs with readOnlyRootFilesystem and as a non-root user.
@@ -12,6 +12,8 @@ RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY scripts/build.sh scripts/build.sh
 COPY src ./src
+# .git is not in the build context: the commit --version prints comes in as a build argument.
+ARG SOURCE_COMMIT=
 RUN npm run build
 
 FROM ${NODE_IMAGE} AS deps

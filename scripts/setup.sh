@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Everything a fresh machine needs before the tests or the demo: system tools, npm dependencies
-# from the lockfile, and the Go-built components (etcd, kube-apiserver, the CSI mock driver),
-# which are cached outside the repository by version.
+# from the lockfile, the Go-built components (etcd, kube-apiserver, the CSI mock driver) and the
+# operator-kit test tools (kustomize, promtool), cached outside the repository by version.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -23,3 +23,6 @@ fi
 
 echo "== components (built once per version; a cold build takes tens of minutes)"
 bash test/infra/build-components.sh "$@" >/dev/null
+
+echo "== kit tools: kustomize (Go module proxy, ~1.5 min cold) and promtool (Debian package prometheus, 19 MB download)"
+bash test/infra/build-kit-tools.sh >/dev/null

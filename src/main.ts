@@ -3,12 +3,12 @@
 // message and exit code. Graceful shutdown (gate ReleaseLeaderElectionOnExit, on by default
 // here): the first SIGTERM/SIGINT stops taking work, waits up to --timeout for what is in flight,
 // releases the Lease and exits 0; a second signal exits 1 at once.
-import { readFileSync } from 'node:fs';
 import { basename } from 'node:path';
 import { applyFeatureGates, ConfigError, parseCommandLine, type CommandLine, type Config } from './app/config.js';
 import type { App } from './app/build.js';
 import { FeatureGateError } from './app/feature-gates.js';
 import { LoggingConfigError, type LoggingFlags } from './app/logging-flags.js';
+import { readVersion } from './app/version.js';
 import { dieOnSignals, eitherSignal, ExitCode, handleShutdownSignals, leaderIdentity, leaseNamespace, Lifecycle, settleWithin } from './app/lifecycle.js';
 import type { HttpKubeClient } from './kube/client.js';
 import type { LeaderElector } from './kube/leader-election.js';
@@ -38,16 +38,6 @@ type Modules = Awaited<ReturnType<typeof load>>;
 
 /** client-go's HealthzAdaptor tolerance, as csi-lib-utils passes it. */
 const LEADER_HEALTH_TOLERANCE_MS = 20_000;
-
-function readVersion(): string {
-  try {
-    // src/main.ts and dist/main.js both sit one level below package.json.
-    const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version?: unknown };
-    return typeof pkg.version === 'string' ? pkg.version : 'unknown';
-  } catch {
-    return 'unknown';
-  }
-}
 
 /** The name the usage and --version print: the command as invoked, `csi-resizer` for main.js/main.ts. */
 function programName(): string {
@@ -112,7 +102,7 @@ async function main(): Promise<void> {
     exit(await runSubcommand(first, rest, { program, out: write(process.stdout), err: write(process.stderr) }));
   }
   const commandLine = parseOrExit(process.argv.slice(2), program);
-  const version = readVersion();
+  const version = readVersion(import.meta.url);
   if (commandLine.showVersion) {
     process.stdout.write(`${program} ${version}\n`);
     exit(ExitCode.Ok);

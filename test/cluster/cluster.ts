@@ -10,7 +10,7 @@ import { clientsFromKubeconfig } from './kube.js';
 import { startMockDriver, type MockDriver, type MockDriverOptions } from './mock-driver.js';
 import { kubeconfig, makePki, ADMIN_USER, RESIZER_USER } from './pki.js';
 import { onExitSync, printTails, spawnLogged, type Managed } from './process.js';
-import { applyRbac } from './rbac.js';
+import { applyRbac, secretsAccessManifestPath } from './rbac.js';
 
 export interface ClusterOptions {
   /** Working directory (certs, kubeconfigs, logs, socket); a fresh /tmp/rz-XXXX by default. */
@@ -207,9 +207,12 @@ export async function startCluster(opts: ClusterOptions = {}): Promise<Cluster> 
     writeFileSync(adminKubeconfigPath, kubeconfig({ apiUrl, caPath: pki.caPath, user: ADMIN_USER, token: pki.adminToken }), { mode: 0o600 });
     writeFileSync(resizerKubeconfigPath, kubeconfig({ apiUrl, caPath: pki.caPath, user: RESIZER_USER, token: pki.resizerToken }), { mode: 0o600 });
 
-    progress('applying deploy/kubernetes/rbac.yaml');
+    progress('applying deploy/kubernetes/rbac.yaml and the opt-in secrets access');
     const admin = clientsFromKubeconfig(adminKubeconfigPath);
     await applyRbac(admin);
+    // The secrets tests (controllerExpandSecretRef, modify secrets) read secrets: they get it from
+    // the opt-in manifest an operator would add, never from rbac.yaml.
+    await applyRbac(admin, secretsAccessManifestPath);
     await waitUntilResizerAuthorized(admin, deadline);
 
     progress('CSI mock driver');
@@ -343,9 +346,12 @@ async function waitUntilResizerAuthorized(admin: ReturnType<typeof clientsFromKu
       const pvc = await admin.authz.createSubjectAccessReview({
         body: { spec: { user: RESIZER_USER, resourceAttributes: { resource: 'persistentvolumeclaims', subresource: 'status', verb: 'patch' } } },
       });
-      if (pvc.status?.allowed) return;
+      const secrets = await admin.authz.createSubjectAccessReview({
+        body: { spec: { user: RESIZER_USER, resourceAttributes: { resource: 'secrets', verb: 'get', namespace: 'default' } } },
+      });
+      if (pvc.status?.allowed && secrets.status?.allowed) return;
     }
     await new Promise((r) => setTimeout(r, 100));
   }
-  throw new Error('the resizer user was not authorized by deploy/kubernetes/rbac.yaml in time');
+  throw new Error('the resizer user was not authorized by deploy/kubernetes/rbac.yaml and secrets-access/rbac-secrets.yaml in time');
 }

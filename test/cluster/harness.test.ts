@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import * as k8s from '@kubernetes/client-node';
 import { parseEnvFile } from './components.js';
 import { quantityBytes, uniqueName } from './fixtures.js';
-import { rbacManifestPath, withTestUser } from './rbac.js';
+import { rbacManifestPath, secretsAccessManifestPath, withTestUser } from './rbac.js';
 
 test('env files: KEY=VALUE lines, comments and blanks skipped, = allowed in values', () => {
   const vars = parseEnvFile('# c\nA=1\n\nB=x=y\nUPSTREAM_RESIZER_BIN=\n');
@@ -28,23 +28,30 @@ test('the test user is added once to a binding, beside the ServiceAccount', () =
   assert.equal(withTestUser(once).length, 2);
 });
 
-test('deploy/kubernetes/rbac.yaml grants what section 6.1 lists, and secrets only get', () => {
+test('deploy/kubernetes/rbac.yaml grants the verbs the resizer uses and no secrets; the opt-in grants secrets get only', () => {
   const docs = k8s.loadAllYaml(readFileSync(rbacManifestPath, 'utf8')) as k8s.KubernetesObject[];
   const role = docs.find((d) => d.kind === 'ClusterRole') as k8s.V1ClusterRole;
-  const verbs = (group: string, resource: string) =>
-    role.rules!.filter((r) => r.apiGroups!.includes(group) && r.resources!.includes(resource)).flatMap((r) => r.verbs).sort();
-  assert.deepEqual(verbs('', 'persistentvolumes'), ['get', 'list', 'patch', 'watch']);
-  assert.deepEqual(verbs('', 'persistentvolumeclaims'), ['get', 'list', 'watch']);
-  assert.deepEqual(verbs('', 'persistentvolumeclaims/status'), ['patch']);
-  assert.deepEqual(verbs('', 'pods'), ['get', 'list', 'watch']);
-  assert.deepEqual(verbs('', 'events'), ['create', 'list', 'patch', 'update', 'watch']);
-  assert.deepEqual(verbs('', 'secrets'), ['get']);
-  assert.deepEqual(verbs('storage.k8s.io', 'volumeattributesclasses'), ['get', 'list', 'watch']);
-  assert.deepEqual(verbs('storage.k8s.io', 'storageclasses'), []);
+  const verbs = (rules: k8s.V1PolicyRule[], group: string, resource: string) =>
+    rules.filter((r) => r.apiGroups!.includes(group) && r.resources!.includes(resource)).flatMap((r) => r.verbs).sort();
+  assert.deepEqual(verbs(role.rules!, '', 'persistentvolumes'), ['list', 'patch', 'watch']);
+  assert.deepEqual(verbs(role.rules!, '', 'persistentvolumeclaims'), ['list', 'watch']);
+  assert.deepEqual(verbs(role.rules!, '', 'persistentvolumeclaims/status'), ['patch']);
+  assert.deepEqual(verbs(role.rules!, '', 'pods'), ['list', 'watch']);
+  assert.deepEqual(verbs(role.rules!, '', 'events'), ['create', 'patch']);
+  assert.deepEqual(verbs(role.rules!, '', 'secrets'), []);
+  assert.deepEqual(verbs(role.rules!, 'storage.k8s.io', 'volumeattributesclasses'), ['list', 'watch']);
+  assert.deepEqual(verbs(role.rules!, 'storage.k8s.io', 'storageclasses'), []);
   const lease = docs.find((d) => d.kind === 'Role') as k8s.V1Role;
-  assert.deepEqual(lease.rules![0]!.verbs!.slice().sort(), ['create', 'delete', 'get', 'list', 'update', 'watch']);
+  assert.deepEqual(lease.rules![0]!.verbs!.slice().sort(), ['create', 'get', 'update']);
   for (const kind of ['ClusterRoleBinding', 'RoleBinding']) {
     const b = docs.find((d) => d.kind === kind) as k8s.V1RoleBinding;
     assert.deepEqual(b.subjects!.map((s) => ({ kind: s.kind, name: s.name, namespace: s.namespace })), [{ kind: 'ServiceAccount', name: 'csi-resizer', namespace: 'default' }]);
   }
+
+  const optIn = k8s.loadAllYaml(readFileSync(secretsAccessManifestPath, 'utf8')) as k8s.KubernetesObject[];
+  const secretsRole = optIn.find((d) => d.kind === 'ClusterRole') as k8s.V1ClusterRole;
+  assert.deepEqual(secretsRole.rules!.map((r) => ({ apiGroups: r.apiGroups, resources: r.resources, verbs: r.verbs })), [{ apiGroups: [''], resources: ['secrets'], verbs: ['get'] }]);
+  const binding = optIn.find((d) => d.kind === 'ClusterRoleBinding') as k8s.V1ClusterRoleBinding;
+  assert.equal(binding.roleRef.name, secretsRole.metadata?.name);
+  assert.deepEqual(binding.subjects!.map((s) => ({ kind: s.kind, name: s.name, namespace: s.namespace })), [{ kind: 'ServiceAccount', name: 'csi-resizer', namespace: 'default' }]);
 });

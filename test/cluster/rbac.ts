@@ -1,6 +1,7 @@
-// Applies deploy/kubernetes/rbac.yaml to a test cluster. Each binding keeps the manifest's
-// ServiceAccount subject and gains one more, the static-token test user "csi-resizer", so the
-// resizer kubeconfig is granted exactly what the manifest grants and nothing else.
+// Applies deploy/kubernetes/rbac.yaml (and, when asked, the opt-in secrets access) to a test
+// cluster. Each binding keeps the manifest's ServiceAccount subject and gains one more, the
+// static-token test user "csi-resizer", so the resizer kubeconfig is granted exactly what the
+// manifests grant and nothing else.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as k8s from '@kubernetes/client-node';
@@ -9,6 +10,8 @@ import { retryWhileStarting, statusOf, type KubeClients } from './kube.js';
 import { RESIZER_USER } from './pki.js';
 
 export const rbacManifestPath = join(repoRoot, 'deploy', 'kubernetes', 'rbac.yaml');
+/** The opt-in `get secrets` (rbac.yaml grants none); tests with controller-expand/modify secrets need it. */
+export const secretsAccessManifestPath = join(repoRoot, 'deploy', 'kubernetes', 'secrets-access', 'rbac-secrets.yaml');
 
 type Subject = { kind: string; name: string; namespace?: string; apiGroup?: string };
 

@@ -18,7 +18,11 @@ test('build, install production dependencies only, and run dist/main.js', { time
   t.after(() => rmSync(app, { recursive: true, force: true }));
 
   // Stage 1: the build script (what `npm run build` runs) into app/dist.
-  await exec('bash', [join(repoRoot, 'scripts', 'build.sh'), join(app, 'dist')], { cwd: repoRoot, maxBuffer: 16 << 20 });
+  // SOURCE_COMMIT as the image build passes it (its context has no .git): --version prints it.
+  const commit = 'abcdef0123456789abcdef0123456789abcdef01';
+  await exec('bash', [join(repoRoot, 'scripts', 'build.sh'), join(app, 'dist')], {
+    cwd: repoRoot, maxBuffer: 16 << 20, env: { ...process.env, SOURCE_COMMIT: commit },
+  });
   assert.ok(existsSync(join(app, 'dist', 'main.js')));
   assert.ok(existsSync(join(app, 'dist', 'csi', 'proto', 'csi.proto')), 'csi.proto ships beside its loader');
   assert.ok(!existsSync(join(app, 'dist', 'main.test.js')));
@@ -36,7 +40,7 @@ test('build, install production dependencies only, and run dist/main.js', { time
       .then((r) => ({ code: 0, ...r }), (err: { code: number; stdout: string; stderr: string }) => err);
   const v = await run(['--version']);
   assert.equal(v.code, 0);
-  assert.equal(v.stdout, `csi-resizer ${version}\n`);
+  assert.equal(v.stdout, `csi-resizer ${version}-g${commit.slice(0, 12)}\n`);
   const help = await run(['--help']);
   assert.equal(help.code, 0);
   assert.match(help.stderr, /^Usage of csi-resizer:/);

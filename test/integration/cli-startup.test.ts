@@ -4,10 +4,13 @@
 // is unreachable on purpose, which startup tolerates until the controllers run.
 import { suite, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { formatVersion, parseDescribe } from '../../src/app/version.js';
+import { repoRoot } from '../cluster/components.js';
 import { FaultDriver, type FaultDriverOptions } from '../fakes/fault-driver.js';
 import { CliProcess, runCli, unreachableKubeconfig } from './cli-harness.js';
 
@@ -23,10 +26,12 @@ async function driver(t: { after(fn: () => unknown): void }, options: FaultDrive
 }
 
 suite('command line', { concurrency: 3, timeout: 900_000 }, () => {
-  test('--version prints "<argv0> <version>" and exits 0', async () => {
+  test('--version prints "<argv0> <version>-g<commit>" (git at run time from a checkout) and exits 0', async () => {
     const run = await runCli(['--version']);
     assert.equal(run.code, 0);
-    assert.equal(run.stdout, 'csi-resizer 0.1.0\n');
+    const described = execFileSync('git', ['describe', '--always', '--dirty', '--abbrev=40', '--exclude=*'], { cwd: repoRoot, encoding: 'utf8' });
+    assert.equal(run.stdout, `csi-resizer ${formatVersion('0.1.0', parseDescribe(described))}\n`);
+    assert.match(run.stdout, /^csi-resizer 0\.1\.0-g[0-9a-f]{12}(-dirty)?\n$/);
   });
 
   test('-h prints the usage and exits 0, as Go', async () => {
@@ -84,7 +89,7 @@ suite('command line', { concurrency: 3, timeout: 900_000 }, () => {
   test('--metrics-address with --http-endpoint exits 1', async () => {
     const run = await runCli(['--metrics-address=:9000', '--http-endpoint=:9001']);
     assert.equal(run.code, 1);
-    assert.match(run.stderr, /"Version" version="0\.1\.0"/);
+    assert.match(run.stderr, /"Version" version="0\.1\.0-g[0-9a-f]{12}(-dirty)?"/);
     assert.match(run.stderr, /Only one of `--metrics-address` and `--http-endpoint` can be set\./);
   });
 

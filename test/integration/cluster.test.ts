@@ -90,7 +90,7 @@ describe('PVC expansion admission and validation', () => {
   });
 });
 
-describe('the resizer identity has exactly the RBAC of deploy/kubernetes/rbac.yaml', () => {
+describe('the resizer identity has exactly the RBAC of deploy/kubernetes/rbac.yaml and the opt-in secrets access', () => {
   test('lists PVCs and PVs, patches PVC status and PVs', async (t) => {
     const vol = await provision(expandable);
     t.after(() => deleteProvisioned(admin, vol));
@@ -111,7 +111,7 @@ describe('the resizer identity has exactly the RBAC of deploy/kubernetes/rbac.ya
     assert.equal(pv.spec?.capacity?.['storage'], '2Gi');
   });
 
-  test('may watch PVCs, PVs and pods, get secrets and read VolumeAttributesClasses', async () => {
+  test('may watch PVCs, PVs and pods, get secrets (the opt-in) and read VolumeAttributesClasses', async () => {
     const allowed: Array<{ resource: string; verb: string; group?: string; subresource?: string }> = [
       { resource: 'persistentvolumeclaims', verb: 'watch' },
       { resource: 'persistentvolumes', verb: 'watch' },
@@ -144,7 +144,7 @@ describe('the resizer identity has exactly the RBAC of deploy/kubernetes/rbac.ya
     assert.equal(event.reason, 'Resizing');
   });
 
-  test('creates, gets, updates and deletes Leases in its namespace', async () => {
+  test('creates, gets and updates Leases in its namespace, and may not delete them', async (t) => {
     const name = uniqueName('rz-lease');
     const created = await resizer.coordination.createNamespacedLease({
       namespace: 'default',
@@ -156,7 +156,8 @@ describe('the resizer identity has exactly the RBAC of deploy/kubernetes/rbac.ya
       name, namespace: 'default', body: { ...created, spec: { ...created.spec, holderIdentity: 'b' } },
     });
     assert.equal(updated.spec?.holderIdentity, 'b');
-    await resizer.coordination.deleteNamespacedLease({ name, namespace: 'default' });
+    t.after(() => admin.coordination.deleteNamespacedLease({ name, namespace: 'default' }));
+    assert.equal((await rejection(resizer.coordination.deleteNamespacedLease({ name, namespace: 'default' }))).status, 403);
   });
 
   test('is forbidden to patch a PVC spec, list secrets, or delete PVCs and PVs', async (t) => {
@@ -179,6 +180,10 @@ describe('the resizer identity has exactly the RBAC of deploy/kubernetes/rbac.ya
     const denied: Array<{ resource: string; verb: string; group?: string; namespace?: string }> = [
       { resource: 'secrets', verb: 'watch' },
       { resource: 'persistentvolumeclaims', verb: 'update' },
+      // Reads come from informers: no get; events are never listed.
+      { resource: 'persistentvolumeclaims', verb: 'get' },
+      { resource: 'pods', verb: 'get' },
+      { resource: 'events', verb: 'list' },
       { resource: 'storageclasses', verb: 'list', group: 'storage.k8s.io' },
       { resource: 'leases', verb: 'create', group: 'coordination.k8s.io', namespace: 'kube-system' },
     ];

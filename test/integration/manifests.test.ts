@@ -14,11 +14,11 @@ import { adminClients, useCluster } from '../cluster/test-cluster.js';
 const deployDir = join(repoRoot, 'deploy', 'kubernetes');
 const load = (file: string) => k8s.loadAllYaml(readFileSync(join(deployDir, file), 'utf8')).filter(Boolean) as k8s.KubernetesObject[];
 
-test('rbac.yaml and deployment.yaml apply cleanly (server-side apply, dry run)', async () => {
+test('rbac.yaml, the opt-in secrets access and deployment.yaml apply cleanly (server-side apply, dry run)', async () => {
   const cluster = await useCluster();
   const admin = adminClients(cluster);
   const objects = k8s.KubernetesObjectApi.makeApiClient(admin.kc);
-  for (const doc of [...load('rbac.yaml'), ...load('deployment.yaml')]) {
+  for (const doc of [...load('rbac.yaml'), ...load('secrets-access/rbac-secrets.yaml'), ...load('deployment.yaml')]) {
     const applied = await objects.patch(doc, undefined, 'All', 'csi-resizer-manifest-test', true, k8s.PatchStrategy.ServerSideApply);
     assert.equal(applied.kind, doc.kind);
     assert.equal(applied.metadata?.name, doc.metadata?.name);
@@ -35,7 +35,9 @@ test('the Deployment matches the RBAC manifest and the resizer\'s command line',
   assert.equal(deployment.metadata?.namespace, sa?.metadata?.namespace);
   const leaseRole = rbac.find((d) => d.kind === 'Role') as k8s.V1Role;
   assert.equal(leaseRole.metadata?.namespace, deployment.metadata?.namespace, 'the Lease Role is in the pod\'s namespace');
-  assert.deepEqual(deployment.spec?.selector.matchLabels, deployment.spec?.template.metadata?.labels);
+  for (const [k, v] of Object.entries(deployment.spec?.selector.matchLabels ?? {})) {
+    assert.equal(deployment.spec?.template.metadata?.labels?.[k], v, `the pods carry the selector's ${k}`);
+  }
 
   const resizer = pod.containers.find((c) => c.name === 'csi-resizer')!;
   const env = new Map((resizer.env ?? []).map((e) => [e.name, e.value ?? '']));
@@ -72,3 +74,42 @@ test('the Dockerfile runs dist/main.js as a non-root user from a production-only
   const runtime = dockerfile.slice(dockerfile.lastIndexOf('\nFROM '));
   assert.doesNotMatch(runtime, /npm ci(?! --omit=dev)/, 'the runtime stage installs nothing with dev dependencies');
 });
+
+/**
+ * RSS figures in MiB of our resizer at idle, from the result files of the README's current
+ * measurements (the commands in the first code block under "### Measured"; older runs it cites
+ * measured earlier versions).
+ */
+function idleRssMiB(): Array<{ file: string; scenario: string; name: string; mib: number }> {
+  const readme = readFileSync(join(repoRoot, 'README.md'), 'utf8');
+  const measured = readme.slice(readme.indexOf('\n### Measured'));
+  const commands = /```\n([\s\S]*?)```/.exec(measured)?.[1] ?? '';
+  const files = [...new Set([...commands.matchAll(/bench\/results\/[\w.-]+\.json/g)].map((m) => m[0]))];
+  const out = [];
+  for (const file of files) {
+    const result = JSON.parse(readFileSync(join(repoRoot, file), 'utf8')) as { figures: Array<{ scenario: string; name: string; unit: string; samples?: { ours?: number[] } }> };
+    for (const f of result.figures) {
+      if (!f.scenario.startsWith('idle') || f.unit !== 'MiB' || !/RSS/.test(f.name)) continue;
+      for (const mib of f.samples?.ours ?? []) out.push({ file, scenario: f.scenario, name: f.name, mib });
+    }
+  }
+  return out;
+}
+
+function quantityMiB(q: string): number {
+  const m = /^(\d+)(Mi|Gi)$/.exec(q);
+  assert.ok(m, `memory quantity ${q} in Mi or Gi`);
+  return Number(m[1]) * (m[2] === 'Gi' ? 1024 : 1);
+}
+
+test('the Deployment\'s memory request covers every idle RSS the benchmarks measured', () => {
+  const [deployment] = load('deployment.yaml') as k8s.V1Deployment[];
+  const resizer = deployment!.spec!.template.spec!.containers.find((c) => c.name === 'csi-resizer')!;
+  const requestMiB = quantityMiB(resizer.resources!.requests!['memory']!);
+  const limitMiB = quantityMiB(resizer.resources!.limits!['memory']!);
+  const figures = idleRssMiB();
+  assert.ok(figures.length > 0, 'the README cites benchmark results with idle RSS figures');
+  for (const f of figures) assert.ok(f.mib <= requestMiB, `${f.file}: ${f.scenario} ${f.name} = ${f.mib.toFixed(1)} MiB > request ${requestMiB} MiB`);
+  assert.ok(limitMiB >= 2 * requestMiB, 'the limit leaves room for a burst on top of idle');
+});
+
