@@ -1,9 +1,13 @@
-# csi-resizer: the TypeScript external-resizer sidecar.
+# csi-resizer: the TypeScript external-resizer sidecar, for people with a Docker engine.
 #   docker build -t csi-resizer:0.1.0 .
+# `npm run image` (scripts/image.sh) builds the image the project tests, without Docker and
+# without a base image: a minimal root filesystem with the same Node.js version.
 # Three stages: compile with the dev dependencies, install production dependencies only, then a
 # runtime image that holds node, those dependencies, package.json and dist/ — nothing that writes
 # at run time, so it runs with readOnlyRootFilesystem and as a non-root user.
-ARG NODE_IMAGE=node:24-bookworm-slim
+# The Node.js version pinned in scripts/node-runtime.pins (the first line: the shipped LTS).
+ARG NODE_VERSION=26.12.1
+ARG NODE_IMAGE=node:${NODE_VERSION}-bookworm-slim
 
 FROM ${NODE_IMAGE} AS build
 WORKDIR /src
