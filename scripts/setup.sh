@@ -7,12 +7,45 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/node-runtime.sh
 
+# Options of our own; the rest goes to build-components.sh (e.g. --with-upstream).
+#   --no-components   skip the Go components (npm run image needs none)
+#   --image-tools     also what the image build and its test use: readelf (binutils), runc, umoci,
+#                     and with --arch=...arm64... Debian's arm64 package lists and qemu-user-static
+components=yes image_tools=no arm64=no
+forward=()
+for arg in "$@"; do
+  case "$arg" in
+    --no-components) components=no ;;
+    --image-tools) image_tools=yes ;;
+    --arch=*) case "$arg" in *arm64*) arm64=yes ;; esac ;;
+    *) forward+=("$arg") ;;
+  esac
+done
+
 missing=()
 command -v openssl >/dev/null || missing+=(openssl)
-command -v go >/dev/null || { echo "Go 1.26+ is required to build the test components" >&2; exit 1; }
+if [ "$components" = yes ]; then
+  command -v go >/dev/null || { echo "Go 1.26+ is required to build the test components" >&2; exit 1; }
+fi
+if [ "$image_tools" = yes ]; then
+  command -v readelf >/dev/null || missing+=(binutils)
+  command -v runc >/dev/null || missing+=(runc)
+  command -v umoci >/dev/null || missing+=(umoci)
+  if [ "$arm64" = yes ]; then
+    command -v qemu-aarch64-static >/dev/null || missing+=(qemu-user-static)
+    if ! dpkg --print-foreign-architectures | grep -qx arm64; then
+      echo "== dpkg --add-architecture arm64 (for the arm64 image's shared libraries)"
+      dpkg --add-architecture arm64
+      missing+=(apt-lists-arm64)
+    fi
+  fi
+fi
 if [ "${#missing[@]}" -gt 0 ]; then
   echo "== installing ${missing[*]}"
-  apt-get update -qq && apt-get install -y -qq "${missing[@]}"
+  apt-get update -qq
+  packages=()
+  for m in "${missing[@]}"; do [ "$m" = apt-lists-arm64 ] || packages+=("$m"); done
+  if [ "${#packages[@]}" -gt 0 ]; then apt-get install -y -qq --no-install-recommends "${packages[@]}"; fi
 fi
 
 use_node_runtime
@@ -25,5 +58,7 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   echo "$want" > "$stamp"
 fi
 
-echo "== components (built once per version; a cold build takes tens of minutes)"
-bash test/infra/build-components.sh "$@" >/dev/null
+if [ "$components" = yes ]; then
+  echo "== components (built once per version; a cold build takes tens of minutes)"
+  bash test/infra/build-components.sh ${forward[@]+"${forward[@]}"} >/dev/null
+fi
