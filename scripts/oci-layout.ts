@@ -85,7 +85,7 @@ class Layout {
     await pipeline(
       createReadStream(tarPath),
       tap((chunk) => tarHash.update(chunk)),
-      createGzip({ level: 9 }),
+      createGzip({ level: 6 }),
       tap((chunk) => {
         gzHash.update(chunk);
         size += chunk.length;
