@@ -11,7 +11,7 @@ source scripts/node-runtime.sh
 
 use_node_runtime
 echo "== runtime: Node.js $(node --version) ($(command -v node))"
-bash scripts/setup.sh
+bash scripts/setup.sh --image-tools --arch=amd64,arm64
 
 echo "== type check"
 npx tsc -p tsconfig.json --noEmit

@@ -150,7 +150,7 @@ describe('the container image (npm run image)', { timeout: 1_500_000 }, () => {
     });
     const resizer = new Container(bundle);
     t.after(() => resizer.destroy());
-    const leaderMs = await resizer.waitForLog(/Became leader, starting/, 120_000);
+    const leaderMs = await resizer.waitForLog(/became leader, starting/i, 120_000);
     const readyMs = await resizer.waitForLog(/Resize controller started/, 120_000);
 
     const leaseName = `external-resizer-${driverName.replace(/[^a-zA-Z0-9-]/g, '-')}`;
