@@ -9,8 +9,9 @@ source scripts/node-runtime.sh
 
 # Options of our own; the rest goes to build-components.sh (e.g. --with-upstream).
 #   --no-components   skip the Go components (npm run image needs none)
-#   --image-tools     also what the image build and its test use: readelf (binutils), runc, umoci,
-#                     and with --arch=...arm64... Debian's arm64 package lists and qemu-user-static
+#   --image-tools     also what the image build and its test use: readelf (binutils), podman,
+#                     runc, skopeo, umoci, and with --arch=...arm64... Debian's arm64 package lists and
+#                     qemu-user-static
 components=yes image_tools=no arm64=no
 forward=()
 for arg in "$@"; do
@@ -30,6 +31,8 @@ fi
 if [ "$image_tools" = yes ]; then
   command -v readelf >/dev/null || missing+=(binutils)
   command -v runc >/dev/null || missing+=(runc)
+  command -v podman >/dev/null || missing+=(podman)
+  command -v skopeo >/dev/null || missing+=(skopeo)
   command -v umoci >/dev/null || missing+=(umoci)
   if [ "$arm64" = yes ]; then
     command -v qemu-aarch64-static >/dev/null || missing+=(qemu-user-static)

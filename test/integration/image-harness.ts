@@ -1,16 +1,16 @@
 // The image of `npm run image` as the tests use it: built into a temp directory by the real script,
-// read back as an OCI layout (digests checked), unpacked by umoci into a runtime bundle, and run by
-// runc as the image's own user with the host network (loopback only here), the way a kubelet runs
-// it minus the pod sandbox.
+// read back as an OCI layout (digests checked), unpacked by umoci for inspection, and run by
+// podman (pulled from the layout into its storage) as the image's own user with the host network
+// (loopback only here), the way a kubelet runs it minus the pod sandbox.
 //
-// Why runc and not podman: podman 4.3 (Debian 12) asks the runtime to raise RLIMIT_NOFILE and
-// RLIMIT_NPROC, and this sandbox has no CAP_SYS_RESOURCE, so every `podman run` fails with "crun:
-// setrlimit RLIMIT_NPROC: Operation not permitted" (with runc: "error setting rlimits for ready
-// process"), whatever --ulimit says. crun 1.8 refuses the hybrid cgroup layout here. Plain runc
-// with our own config.json (which only lowers RLIMIT_NOFILE) works.
+// What this sandbox allows: podman 4.3 (Debian 12) asks the runtime to set RLIMIT_NOFILE to
+// 1048576 and RLIMIT_NPROC high by default, above the hard limits here, and the sandbox has no
+// CAP_SYS_RESOURCE to raise them ("crun: setrlimit RLIMIT_NOFILE: Operation not permitted");
+// crun 1.8 then refuses the host's hybrid cgroup layout ("cgroups in hybrid mode not
+// supported"). With runc and both limits lowered (--ulimit), podman runs containers.
 import { spawn, execFile, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { copyFileSync, existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { repoRoot } from '../cluster/components.js';
@@ -102,40 +102,31 @@ export interface RunOptions {
 }
 
 /**
- * Rewrites the bundle's config.json (umoci's, derived from the image config: user, env, cwd,
- * entrypoint) for this run: no terminal, the host network namespace, a read-only root, no
- * capabilities, the given binds and arguments.
+ * Copies one architecture's manifest of the layout into podman's storage under a name of this
+ * test process (skopeo: `podman pull oci:<dir>` would name the image after the directory).
  */
-export function configureBundle(bundleDir: string, opts: RunOptions): void {
-  const path = join(bundleDir, 'config.json');
-  // umoci's original is kept beside it, so that each run starts from the image's own settings.
-  const original = join(bundleDir, 'config.umoci.json');
-  if (!existsSync(original)) copyFileSync(path, original);
-  const spec = JSON.parse(readFileSync(original, 'utf8')) as {
-    process: { terminal: boolean; args: string[]; capabilities?: unknown };
-    root: { path: string; readonly?: boolean };
-    hostname?: string;
-    mounts: Array<{ destination: string; type: string; source: string; options: string[] }>;
-    linux: { namespaces: Array<{ type: string }> };
-  };
-  spec.process.terminal = false;
-  spec.process.args = [...(opts.entrypoint ?? spec.process.args), ...opts.args];
-  const none: string[] = [];
-  spec.process.capabilities = { bounding: none, effective: none, permitted: none, inheritable: none, ambient: none };
-  spec.root.readonly = true;
-  spec.hostname = opts.hostname ?? 'csi-resizer';
-  spec.linux.namespaces = spec.linux.namespaces.filter((ns) => ns.type !== 'network');
-  for (const bind of opts.binds ?? []) {
-    spec.mounts.push({ destination: bind.container, type: 'bind', source: bind.host, options: ['rbind', 'ro', 'nosuid', 'nodev'] });
-  }
-  writeFileSync(path, JSON.stringify(spec, null, 2));
+export async function pullImage(image: OciImage, arch: string): Promise<string> {
+  const name = `localhost/csi-resizer-test-${process.pid}:${image.tag}-${arch}`;
+  await exec('skopeo', ['copy', '--quiet', `oci:${image.dir}:${image.tag}-${arch}`, `containers-storage:${name}`], { maxBuffer: 16 << 20, timeout: 300_000 });
+  return name;
 }
+
+export async function removeImage(name: string): Promise<void> {
+  await exec('podman', ['rmi', '--force', name]).catch(() => undefined);
+}
+
+// The podman flags of every run: runc with rlimits this sandbox can grant (see the top of this
+// file), the host network namespace, a read-only root, no capabilities, no privilege gain.
+const PODMAN_RUN = [
+  'run', '--rm', '--runtime', 'runc', '--ulimit', 'nofile=1024:1024', '--ulimit', 'nproc=1024:1024',
+  '--network', 'host', '--read-only', '--cap-drop', 'all', '--security-opt', 'no-new-privileges',
+];
 
 let containerSeq = 0;
 
-/** `runc run` in the foreground: it forwards the signals it gets to the container's PID 1. */
+/** `podman run` in the foreground: it forwards the signals it gets to the container's PID 1. */
 export class Container {
-  readonly id = `csi-resizer-test-${process.pid}-${++containerSeq}`;
+  readonly name = `csi-resizer-test-${process.pid}-${++containerSeq}`;
   readonly child: ChildProcess;
   readonly startedAt = performance.now();
   stdout = '';
@@ -144,8 +135,11 @@ export class Container {
   private readonly waiters = new Set<() => void>();
   private done = false;
 
-  constructor(readonly bundleDir: string) {
-    this.child = spawn('runc', ['run', '--bundle', bundleDir, this.id], { stdio: ['ignore', 'pipe', 'pipe'] });
+  constructor(imageId: string, opts: RunOptions) {
+    const flags = [...PODMAN_RUN, '--name', this.name, '--hostname', opts.hostname ?? 'csi-resizer'];
+    for (const bind of opts.binds ?? []) flags.push('--volume', `${bind.host}:${bind.container}:ro`);
+    if (opts.entrypoint) flags.push('--entrypoint', JSON.stringify(opts.entrypoint));
+    this.child = spawn('podman', [...flags, imageId, ...opts.args], { stdio: ['ignore', 'pipe', 'pipe'] });
     const onData = (stream: 'stdout' | 'stderr') => (chunk: Buffer) => {
       this[stream] += chunk.toString('utf8');
       for (const w of this.waiters) w();
@@ -180,7 +174,7 @@ export class Container {
     });
   }
 
-  /** Signals runc (by pid), which passes the signal on to the container's process. */
+  /** Signals podman (by pid), which passes the signal on to the container's process. */
   signal(signal: NodeJS.Signals): void {
     if (!this.done) this.child.kill(signal);
   }
@@ -188,11 +182,11 @@ export class Container {
   /** Kills and deletes the container whatever state it is in. For t.after(). */
   async destroy(): Promise<void> {
     if (!this.done) {
-      await exec('runc', ['kill', this.id, 'KILL']).catch(() => undefined);
+      await exec('podman', ['kill', '--signal', 'KILL', this.name]).catch(() => undefined);
       this.child.kill('SIGKILL');
       await this.exited;
     }
-    await exec('runc', ['delete', '--force', this.id]).catch(() => undefined);
+    await exec('podman', ['rm', '--force', '--ignore', this.name]).catch(() => undefined);
   }
 
   tail(lines = 40): string {

@@ -1,8 +1,9 @@
 // The container image operators deploy, built by `npm run image` (scripts/image.sh) and run for
 // real: its OCI layout is well formed, it holds no shell or package manager, the amd64 image runs
-// under runc against the local control plane with a CSI driver socket mounted in (grows a PVC,
+// under podman against the local control plane with a CSI driver socket mounted in (grows a PVC,
 // serves /metrics, stops on SIGTERM with exit 0 and a released Lease), a second build gives the
-// same digests, and the arm64 image starts under qemu-user. See image-harness.ts for why runc.
+// same digests, and the arm64 image starts under qemu-user. See image-harness.ts for how podman
+// runs here.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { chmodSync, copyFileSync, lstatSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -13,7 +14,7 @@ import { repoRoot } from '../cluster/components.js';
 import { createNamespace, createStorageClass, provisionVolume, requestPvcSize } from '../cluster/fixtures.js';
 import { startMockDriver } from '../cluster/mock-driver.js';
 import { adminClients, useCluster } from '../cluster/test-cluster.js';
-import { buildImage, configureBundle, Container, unpack, verifyBlobs, type OciImage } from './image-harness.js';
+import { buildImage, Container, pullImage, removeImage, unpack, verifyBlobs, type OciImage } from './image-harness.js';
 
 const pins = readFileSync(join(repoRoot, 'scripts', 'node-runtime.pins'), 'utf8')
   .split('\n')
@@ -93,7 +94,7 @@ describe('the container image (npm run image)', { timeout: 1_500_000 }, () => {
     t.diagnostic(`unpacked amd64 root filesystem: ${(bytes / 1e6).toFixed(1)} MB in ${entries.length} entries`);
   });
 
-  test('amd64 under runc against the control plane: grows a PVC, /metrics, SIGTERM exits 0 and releases the Lease', { timeout: 600_000 }, async (t) => {
+  test('amd64 under podman against the control plane: grows a PVC, /metrics, SIGTERM exits 0 and releases the Lease', { timeout: 600_000 }, async (t) => {
     const cluster = await useCluster();
     const admin = adminClients(cluster);
 
@@ -116,21 +117,19 @@ describe('the container image (npm run image)', { timeout: 1_500_000 }, () => {
     chmodSync(join(kubeDir, 'ca.crt'), 0o644);
     chmodSync(kubeDir, 0o755);
 
-    const bundle = join(work, 'bundle-amd64');
-    await unpack(image, 'amd64', bundle);
+    const imageId = await pullImage(image, 'amd64');
+    t.after(() => removeImage(imageId));
     const binds = [
       { host: driverDir, container: '/csi' },
       { host: kubeDir, container: '/etc/csi-resizer' },
     ];
 
     // --version: the image's entry point, start to exit.
-    configureBundle(bundle, { args: ['--version'], binds });
-    const version = new Container(bundle);
+    const version = new Container(imageId, { args: ['--version'], binds });
     t.after(() => version.destroy());
     assert.deepEqual(await version.exited, { code: 0, signal: null }, version.tail());
     const versionMs = performance.now() - version.startedAt;
-    assert.equal(version.stdout.trim(), `csi-resizer ${appVersion}`);
-    await version.destroy();
+    assert.match(version.stdout, new RegExp(`^csi-resizer ${appVersion.replaceAll('.', '\\.')}\\b`));
 
     const namespace = await createNamespace(admin);
     const sc = await createStorageClass(admin, { provisioner: driverName, allowVolumeExpansion: true });
@@ -140,7 +139,7 @@ describe('the container image (npm run image)', { timeout: 1_500_000 }, () => {
 
     const port = await freePort();
     const identity = `csi-resizer-image-${process.pid}`;
-    configureBundle(bundle, {
+    const resizer = new Container(imageId, {
       hostname: identity,
       binds,
       args: [
@@ -148,7 +147,6 @@ describe('the container image (npm run image)', { timeout: 1_500_000 }, () => {
         '--leader-election', '--leader-election-namespace=default', `--http-endpoint=127.0.0.1:${port}`,
       ],
     });
-    const resizer = new Container(bundle);
     t.after(() => resizer.destroy());
     const leaderMs = await resizer.waitForLog(/became leader, starting/i, 120_000);
     const readyMs = await resizer.waitForLog(/Resize controller started/, 120_000);
@@ -169,13 +167,13 @@ describe('the container image (npm run image)', { timeout: 1_500_000 }, () => {
     assert.match(metrics, new RegExp(`^nodejs_version_info\\{version="v${shippedNode.replaceAll('.', '\\.')}"`, 'm'), 'the image runs the pinned Node.js');
     assert.match(metrics, /^leader_election_master_status\{name="[^"]+"\} 1$/m);
 
-    // SIGTERM to runc reaches node as PID 1, which handles it: drain, release, exit 0.
+    // SIGTERM to podman reaches node as PID 1, which handles it: drain, release, exit 0.
     resizer.signal('SIGTERM');
     assert.deepEqual(await resizer.exited, { code: 0, signal: null }, resizer.tail());
     assert.match(resizer.stderr, /Released leader lease/);
     assert.equal((await lease()).spec?.holderIdentity, '', 'the Lease is released');
 
-    t.diagnostic(`start-up under runc: --version ${versionMs.toFixed(0)} ms; leader ${leaderMs.toFixed(0)} ms; resize controller started ${readyMs.toFixed(0)} ms`);
+    t.diagnostic(`start-up under podman (runc): --version ${versionMs.toFixed(0)} ms; leader ${leaderMs.toFixed(0)} ms; resize controller started ${readyMs.toFixed(0)} ms`);
   });
 
   test('reproducible: a second build of the same commit has the same digests', async () => {
@@ -186,25 +184,16 @@ describe('the container image (npm run image)', { timeout: 1_500_000 }, () => {
   });
 
   test('arm64 image starts under qemu-user (qemu-aarch64-static in front of its node): --version', async (t) => {
-    const bundle = join(work, 'bundle-arm64');
-    await unpack(image, 'arm64', bundle);
-    configureBundle(bundle, {
-      entrypoint: ['/qemu-aarch64', '/usr/local/bin/node', '/app/dist/main.js'],
-      args: ['--version'],
-      binds: [{ host: '/usr/bin/qemu-aarch64-static', container: '/qemu-aarch64'}],
-    });
-    const c = new Container(bundle);
+    const imageId = await pullImage(image, 'arm64');
+    t.after(() => removeImage(imageId));
+    const qemu = [{ host: '/usr/bin/qemu-aarch64-static', container: '/qemu-aarch64' }];
+    const c = new Container(imageId, { entrypoint: ['/qemu-aarch64', '/usr/local/bin/node', '/app/dist/main.js'], args: ['--version'], binds: qemu });
     t.after(() => c.destroy());
     assert.deepEqual(await c.exited, { code: 0, signal: null }, c.tail());
-    assert.equal(c.stdout.trim(), `csi-resizer ${appVersion}`);
+    assert.match(c.stdout, new RegExp(`^csi-resizer ${appVersion.replaceAll('.', '\\.')}\\b`));
     t.diagnostic(`arm64 --version under qemu-user: ${(performance.now() - c.startedAt).toFixed(0)} ms`);
 
-    configureBundle(bundle, {
-      entrypoint: ['/qemu-aarch64', '/usr/local/bin/node', '-p'],
-      args: ['process.arch + " " + process.version'],
-      binds: [{ host: '/usr/bin/qemu-aarch64-static', container: '/qemu-aarch64'}],
-    });
-    const arch = new Container(bundle);
+    const arch = new Container(imageId, { entrypoint: ['/qemu-aarch64', '/usr/local/bin/node', '-p'], args: ['process.arch + " " + process.version'], binds: qemu });
     t.after(() => arch.destroy());
     assert.deepEqual(await arch.exited, { code: 0, signal: null }, arch.tail());
     assert.equal(arch.stdout.trim(), `arm64 v${shippedNode}`);
