@@ -39,16 +39,14 @@ if [ "$image_tools" = yes ]; then
     if ! dpkg --print-foreign-architectures | grep -qx arm64; then
       echo "== dpkg --add-architecture arm64 (for the arm64 image's shared libraries)"
       dpkg --add-architecture arm64
-      missing+=(apt-lists-arm64)
+      refresh_lists=yes
     fi
   fi
 fi
-if [ "${#missing[@]}" -gt 0 ]; then
-  echo "== installing ${missing[*]}"
+if [ "${#missing[@]}" -gt 0 ] || [ "${refresh_lists:-no}" = yes ]; then
+  echo "== apt-get update${missing[*]:+; installing ${missing[*]}}"
   apt-get update -qq
-  packages=()
-  for m in "${missing[@]}"; do [ "$m" = apt-lists-arm64 ] || packages+=("$m"); done
-  if [ "${#packages[@]}" -gt 0 ]; then apt-get install -y -qq --no-install-recommends "${packages[@]}"; fi
+  if [ "${#missing[@]}" -gt 0 ]; then apt-get install -y -qq --no-install-recommends "${missing[@]}"; fi
 fi
 
 use_node_runtime
