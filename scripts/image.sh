@@ -38,7 +38,9 @@ while [ $# -gt 0 ]; do
 done
 IFS=, read -r -a arch_list <<<"$arches"
 
-use_node_runtime
+# Built on the shipped runtime whatever NODE_LTS says: the layers' gzip comes from its zlib, so
+# the same commit gives the same digests under `NODE_LTS=24 npm test` too.
+NODE_LTS=$(node_runtime_default_major) use_node_runtime
 bash scripts/setup.sh --no-components --image-tools "--arch=$arches"
 
 epoch=${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct 2>/dev/null || echo 0)}
