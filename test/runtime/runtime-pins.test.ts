@@ -57,6 +57,7 @@ test('engines, Dockerfile, README and @types/node name the pinned versions', () 
 
   const dockerfile = readFileSync(join(repoRoot, 'Dockerfile'), 'utf8');
   assert.match(dockerfile, new RegExp(`^ARG NODE_VERSION=${versionOf(shipped).replaceAll('.', '\\.')}$`, 'm'));
+  assert.match(dockerfile, new RegExp(`^ARG NODE_IMAGE=node:${shipped}-`, 'm'), 'the Docker base is the same major');
 
   const readme = readFileSync(join(repoRoot, 'README.md'), 'utf8');
   for (const major of majors) assert.ok(readme.includes(`Node.js ${versionOf(major)}`), `README names Node.js ${versionOf(major)}`);
