@@ -1,9 +1,17 @@
-# csi-resizer: the TypeScript external-resizer sidecar.
+# csi-resizer: the TypeScript external-resizer sidecar, for people with a Docker engine.
 #   docker build --build-arg SOURCE_COMMIT=$(git rev-parse HEAD) -t csi-resizer:0.1.0 .
-# Three stages: compile with the dev dependencies, install production dependencies only, then a
-# runtime image that holds node, those dependencies, package.json and dist/ — nothing that writes
-# at run time, so it runs with readOnlyRootFilesystem and as a non-root user.
-ARG NODE_IMAGE=node:24-bookworm-slim
+# `npm run image` (scripts/image.sh) builds the image the project tests, without Docker and
+# without a base image: a minimal root filesystem with the same Node.js binary.
+#
+# Four stages: compile with the dev dependencies; install production dependencies only; fetch the
+# pinned Node.js binary from the npm registry and check its sha512 against scripts/node-runtime.pins;
+# then a runtime image that holds that node, the production dependencies, package.json and dist/ —
+# nothing that writes at run time, so it runs with readOnlyRootFilesystem and as a non-root user.
+# The base is the slim image of the same major (its floating tag always exists); its own node is
+# replaced by the pinned one, so Docker users run exactly the version the tests ran.
+# NODE_VERSION is the first line of scripts/node-runtime.pins (the shipped LTS).
+ARG NODE_VERSION=26.12.1
+ARG NODE_IMAGE=node:26-bookworm-slim
 
 FROM ${NODE_IMAGE} AS build
 WORKDIR /src
@@ -21,8 +29,24 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean --force
 
+FROM ${NODE_IMAGE} AS runtime
+ARG NODE_VERSION
+ARG TARGETARCH
+WORKDIR /runtime
+COPY scripts/node-runtime.pins ./
+RUN set -eu; \
+    arch=x64; if [ "${TARGETARCH:-amd64}" = arm64 ]; then arch=arm64; fi; \
+    want=$(awk -v v="$NODE_VERSION" -v a="$arch" '!/^#/ && $2 == v && $3 == a { print $4 }' node-runtime.pins); \
+    [ -n "$want" ] || { echo "no pin for Node.js $NODE_VERSION $arch in scripts/node-runtime.pins" >&2; exit 1; }; \
+    npm pack "node-linux-$arch@$NODE_VERSION" --silent >/dev/null; \
+    got=$(node -e 'const h=require("crypto").createHash("sha512");h.update(require("fs").readFileSync(process.argv[1]));console.log("sha512-"+h.digest("base64"))' "node-linux-$arch-$NODE_VERSION.tgz"); \
+    [ "$got" = "$want" ] || { echo "node-linux-$arch@$NODE_VERSION: sha512 $got, pinned $want" >&2; exit 1; }; \
+    tar -xzf "node-linux-$arch-$NODE_VERSION.tgz" --strip-components=2 package/bin/node; \
+    ./node --version
+
 FROM ${NODE_IMAGE}
 ENV NODE_ENV=production
+COPY --from=runtime /runtime/node /usr/local/bin/node
 WORKDIR /app
 COPY --from=deps /app/node_modules ./node_modules
 COPY package.json ./

@@ -5,7 +5,10 @@
 # `npm run bench -- --scenarios burst-high --n 300 --rounds 2`; see `--help`).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/node-runtime.sh
 
+use_node_runtime
+echo "== runtime: Node.js $(node --version)"
 bash scripts/setup.sh --with-upstream
 echo "== build"
 npm run build --silent

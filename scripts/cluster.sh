@@ -7,6 +7,8 @@
 #   scripts/cluster.sh time 3 # starts and stops a throwaway cluster 3 times, printing both durations
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/node-runtime.sh
+use_node_runtime
 case "${1:-}" in
   up|down|time) exec node --import tsx test/cluster/cluster-cli.ts "$@" ;;
   *) echo "usage: $0 up|down|time [runs]" >&2; exit 2 ;;

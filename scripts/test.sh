@@ -1,11 +1,17 @@
 #!/usr/bin/env bash
-# The one test command (`npm test`): installs dependencies, builds the real components (cached
-# outside the repository), type-checks, then runs every unit and integration test with node's own
-# test runner against one local control plane started for this run.
+# The one test command (`npm test`): installs the pinned Node.js runtime and the dependencies,
+# builds the real components (all cached outside the repository), type-checks, then runs every
+# unit and integration test with node's own test runner against one local control plane started
+# for this run. Everything from here on runs on the pinned runtime, whatever node started
+# `npm test`: it comes first on PATH, and the tests spawn node through PATH or process.execPath.
+# NODE_LTS=24 npm test runs the same on the other pinned LTS line.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/node-runtime.sh
 
-bash scripts/setup.sh
+use_node_runtime
+echo "== runtime: Node.js $(node --version) ($(command -v node))"
+bash scripts/setup.sh --image-tools --arch=amd64,arm64
 
 echo "== type check"
 npx tsc -p tsconfig.json --noEmit
