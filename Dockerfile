@@ -10,7 +10,7 @@ WORKDIR /src
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
-COPY scripts/build.sh scripts/build.sh
+COPY scripts/build.sh scripts/dist-main.js scripts/
 COPY src ./src
 RUN npm run build
 
