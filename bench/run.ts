@@ -18,10 +18,11 @@ import { Figures, ratio, summarize, table } from './lib/figures.js';
 import { ensureStorageClass, teardown } from './lib/workload.js';
 import { burst } from './scenarios/burst.js';
 import { idle } from './scenarios/idle.js';
+import { idleCpu } from './scenarios/idle-cpu.js';
 import { latency } from './scenarios/latency.js';
 import { startup } from './scenarios/startup.js';
 
-const ALL = ['burst-default', 'burst-high', 'latency', 'startup', 'idle'] as const;
+const ALL = ['burst-default', 'burst-high', 'latency', 'startup', 'idle', 'idle-cpu'] as const;
 const ALIASES: Record<string, string[]> = { burst: ['burst-default', 'burst-high'], api: ['burst-high'], all: [...ALL] };
 
 const HELP = `usage: tsx bench/run.ts [flags]
@@ -30,6 +31,7 @@ const HELP = `usage: tsx bench/run.ts [flags]
   --n N              claims grown at once at QPS ${HIGH_FLAGS.qps}/${HIGH_FLAGS.burst} (default 1000, max 20000)
   --n-low N          claims grown at once at QPS ${DEFAULT_FLAGS.qps}/${DEFAULT_FLAGS.burst} (default 100, max 5000)
   --idle LEVELS      claims:pods levels for idle memory, cumulative (default 1000:10000,5000:30000)
+  --idle-cpu C:S     idle-cpu scenario: C claims, CPU read over S seconds at rest (default 300:60)
   --pods LIST        pods of each idle level, comma-separated (replaces the pods given in --idle)
   --latency-samples K  single resizes per run in the latency scenario (default 10, max 200)
   --workers W        --workers of both resizers (default 10)
@@ -51,7 +53,7 @@ function parseOptions(argv: string[]): BenchOptions & { out: string } {
     args: argv,
     options: {
       scenarios: { type: 'string' }, rounds: { type: 'string' }, n: { type: 'string' }, 'n-low': { type: 'string' },
-      idle: { type: 'string' }, pods: { type: 'string' }, 'latency-samples': { type: 'string' }, workers: { type: 'string' },
+      idle: { type: 'string' }, 'idle-cpu': { type: 'string' }, pods: { type: 'string' }, 'latency-samples': { type: 'string' }, workers: { type: 'string' },
       timeout: { type: 'string' }, concurrency: { type: 'string' }, 'ours-entry': { type: 'string' }, out: { type: 'string' },
       help: { type: 'boolean' },
     },
@@ -79,6 +81,10 @@ function parseOptions(argv: string[]): BenchOptions & { out: string } {
     const pods = values.pods.split(',').map((p) => intFlag(p, 0, 0, 100_000, 'pods'));
     idleLevels = idleLevels.map(([c], i) => [c, pods[Math.min(i, pods.length - 1)]!]);
   }
+  const [cpuClaims, cpuSeconds] = (values['idle-cpu'] ?? '300:60').split(':').map(Number);
+  if (!Number.isInteger(cpuClaims) || !Number.isInteger(cpuSeconds) || cpuClaims! < 0 || cpuClaims! > 20_000 || cpuSeconds! < 5 || cpuSeconds! > 600) {
+    throw new Error('--idle-cpu: want claims:seconds with claims in [0, 20000] and seconds in [5, 600]');
+  }
   const stamp = new Date().toISOString().replace(/[:.]/g, '-').replace(/-\d{3}Z$/, 'Z');
   return {
     scenarios,
@@ -86,6 +92,7 @@ function parseOptions(argv: string[]): BenchOptions & { out: string } {
     n: intFlag(values.n, 1000, 1, 20_000, 'n'),
     nLow: intFlag(values['n-low'], 100, 1, 5000, 'n-low'),
     idle: idleLevels,
+    idleCpu: { claims: cpuClaims!, seconds: cpuSeconds! },
     latencySamples: intFlag(values['latency-samples'], 10, 1, 200, 'latency-samples'),
     workers: intFlag(values.workers, 10, 1, 100, 'workers'),
     timeout: values.timeout ?? '10s',
@@ -169,6 +176,7 @@ async function main(): Promise<void> {
     await run('burst-high', `bench-burst-q${HIGH_FLAGS.qps}`, () => burst(ctx, HIGH_FLAGS, opts.n));
     await run('burst-default', `bench-burst-q${DEFAULT_FLAGS.qps}`, () => burst(ctx, DEFAULT_FLAGS, opts.nLow));
     await run('idle', 'bench-idle', () => idle(ctx));
+    await run('idle-cpu', 'bench-idle-cpu', () => idleCpu(ctx));
   } catch (err) {
     failed = err;
     log(`FAILED: ${err instanceof Error ? err.stack ?? err.message : String(err)}`);
@@ -184,7 +192,7 @@ async function main(): Promise<void> {
     durationS: Math.round((Date.now() - started) / 1000),
     machine, versions,
     settings: {
-      rounds: opts.rounds, n: opts.n, nLow: opts.nLow, idle: opts.idle, latencySamples: opts.latencySamples,
+      rounds: opts.rounds, n: opts.n, nLow: opts.nLow, idle: opts.idle, idleCpu: opts.idleCpu, latencySamples: opts.latencySamples,
       workers: opts.workers, timeout: opts.timeout, defaultRate: DEFAULT_FLAGS, highRate: HIGH_FLAGS, order: 'ours, upstream per round',
     },
     notes,

@@ -16,6 +16,8 @@ export interface BenchOptions {
   nLow: number;
   /** Idle levels: [claims, pods]. */
   idle: Array<[number, number]>;
+  /** Idle CPU: claims present, and seconds at rest over which CPU is read. */
+  idleCpu: { claims: number; seconds: number };
   latencySamples: number;
   workers: number;
   timeout: string;

@@ -1,5 +1,6 @@
 // Scenario 5. A claim is grown while no resizer runs; then the resizer starts. The figure is the
 // time from spawn to the claim's final state (and to its PV expanded), seen through a watch.
+import { readFileSync } from 'node:fs';
 import { sleep } from '../lib/api.js';
 import { IMPLS } from '../lib/resizer.js';
 import { DEFAULT_FLAGS, flags, gi, makeWorkspace, start, type Ctx } from '../lib/context.js';
@@ -21,9 +22,13 @@ export async function startup(ctx: Ctx): Promise<void> {
         try {
           const [s] = await ws.tracker.waitAll([v.pvc], gi(ws.sizeGi), 120_000);
           const pvc = s!.pvcAt - r.spawnedAt;
+          // CPU is read once the resize is seen final (a few ms late at most): on a loaded machine
+          // it says more than the wall time.
+          const cpu = r.sample().cpuSeconds;
+          ctx.figures.add(scenario, 'CPU from start to first resize final', 'cpu-s', 'lower', impl, cpu);
           ctx.figures.add(scenario, 'start to PV expanded', 'ms', 'lower', impl, s!.pvAt - r.spawnedAt);
           ctx.figures.add(scenario, 'start to first resize final', 'ms', 'lower', impl, pvc);
-          ctx.log(`  round ${round} ${impl}: first resize final ${pvc.toFixed(0)}ms after spawn`);
+          ctx.log(`  round ${round} ${impl}: first resize final ${pvc.toFixed(0)}ms after spawn, ${cpu.toFixed(2)} cpu-s, loadavg ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}`);
         } finally {
           await r.stop();
         }

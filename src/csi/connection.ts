@@ -134,8 +134,8 @@ export class CsiConnection {
     const definition = loadCsiProto().methods.get(method);
     if (!definition) throw new Error(`unknown CSI method ${method}`);
     const verbose = this.log.enabled(5);
-    const requestType = `csi.v1.${typeName(definition.requestType)}`;
-    const responseType = `csi.v1.${typeName(definition.responseType)}`;
+    const requestType = definition.requestTypeName;
+    const responseType = definition.responseTypeName;
     if (verbose) this.log.v(5).info('GRPC call', { method, request: stripSecrets(requestType, request) });
 
     const started = process.hrtime.bigint();
@@ -274,12 +274,6 @@ export class CsiConnection {
       if (current === grpc.connectivityState.IDLE) current = channel.getConnectivityState(true);
     }
   }
-}
-
-function typeName(type: unknown): string {
-  // proto-loader's requestType is a descriptor-like object whose `type.name` is the message name.
-  const t = type as { type?: { name?: string } } | undefined;
-  return t?.type?.name ?? 'Unknown';
 }
 
 /** A grpc-js style status error for a deadline our own timer enforced. */

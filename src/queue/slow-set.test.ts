@@ -45,3 +45,19 @@ test('the periodic sweep drops expired entries; stop cancels it, twice is fine',
   set.stop();
   assert.equal(clock.pendingTimers, 0);
 });
+
+test('an empty slow set holds no timer; the sweep stops once it emptied the set', () => {
+  const clock = new FakeClock();
+  const set = new SlowSet<string>({ retentionMs: 1000, clock, purgeIntervalMs: 100 });
+  set.start();
+  assert.equal(clock.pendingTimers, 0, 'nothing parked, nothing to sweep');
+  set.add('a');
+  assert.equal(clock.pendingTimers, 1);
+  clock.advance(1100);
+  assert.equal(set.size, 0);
+  assert.equal(clock.pendingTimers, 0, 'swept empty: the timer is gone');
+  set.add('b');
+  assert.equal(clock.pendingTimers, 1, 'armed again by the next add');
+  set.stop();
+  assert.equal(clock.pendingTimers, 0);
+});

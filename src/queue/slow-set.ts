@@ -1,8 +1,9 @@
 // csi-lib-utils' slowset: keys parked after an infeasible error, each with the time it was parked.
 // While a key is parked with an unchanged target, the controller waits timeRemaining(key) instead
 // of calling the driver again. Entries older than the retention time are gone: checked on every
-// access, and swept every purgeIntervalMs while started (Go purges every 100 ms) so the map does
-// not grow with keys nobody asks about again.
+// access, and swept every purgeIntervalMs while started and not empty (Go purges every 100 ms,
+// always; an empty set here holds no timer, so an idle process is not woken 10 times a second)
+// so the map does not grow with keys nobody asks about again.
 import { realClock, type Clock, type TimerHandle } from '../base/clock.js';
 
 export interface SlowSetOptions {
@@ -27,6 +28,7 @@ export class SlowSet<K = string> implements SlowSetView<K> {
   private readonly retentionMs: number;
   private readonly purgeIntervalMs: number;
   private timer: TimerHandle | undefined;
+  private started = false;
 
   constructor(options: SlowSetOptions) {
     this.clock = options.clock ?? realClock;
@@ -38,6 +40,7 @@ export class SlowSet<K = string> implements SlowSetView<K> {
   add(key: K): boolean {
     if (this.contains(key)) return false;
     this.parkedAtMs.set(key, this.clock.now());
+    this.armSweep();
     return true;
   }
 
@@ -76,18 +79,25 @@ export class SlowSet<K = string> implements SlowSetView<K> {
 
   /** Starts the periodic sweep (background timer; never keeps the process alive). Idempotent. */
   start(): void {
-    if (this.timer) return;
-    const tick = () => {
-      this.purgeExpired();
-      this.timer = this.clock.setTimer(tick, this.purgeIntervalMs);
-    };
-    this.timer = this.clock.setTimer(tick, this.purgeIntervalMs);
+    this.started = true;
+    this.armSweep();
   }
 
   /** Stops the sweep; a second call does nothing. */
   stop(): void {
+    this.started = false;
     this.timer?.cancel();
     this.timer = undefined;
+  }
+
+  /** Sweeps every purgeIntervalMs while started and something is parked. */
+  private armSweep(): void {
+    if (!this.started || this.timer || this.parkedAtMs.size === 0) return;
+    this.timer = this.clock.setTimer(() => {
+      this.timer = undefined;
+      this.purgeExpired();
+      this.armSweep();
+    }, this.purgeIntervalMs);
   }
 
   private isExpired(parkedAtMs: number, nowMs: number): boolean {

@@ -95,6 +95,12 @@ test('metrics: depth, adds, queue and work duration, unfinished work, longest pr
   assert.equal(await metricValue(metrics, 'workqueue_work_duration_seconds', '_count'), 1);
   clock.advance(500);
   assert.equal(await metricValue(metrics, 'workqueue_unfinished_work_seconds'), 0);
+  assert.equal(clock.pendingTimers, 0, 'an idle queue holds no metrics timer');
+  const next = await q.get();
+  assert.equal(clock.pendingTimers, 1, 'processing a key starts the updates again');
+  clock.advance(1000);
+  assert.equal(await metricValue(metrics, 'workqueue_unfinished_work_seconds'), 1);
+  q.done(next as string);
   const labels = (await metrics.registry.getSingleMetric('workqueue_depth')?.get())?.values[0]?.labels;
   assert.deepEqual(labels, { name: 'drv-pvc' });
   q.shutDown();

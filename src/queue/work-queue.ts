@@ -143,7 +143,6 @@ class QueueMetricsRecorder<K> {
       metrics.retries.inc({ name }, 0);
       metrics.unfinishedWorkSeconds.set({ name }, 0);
       metrics.longestRunningProcessorSeconds.set({ name }, 0);
-      this.schedule();
     }
   }
 
@@ -159,6 +158,7 @@ class QueueMetricsRecorder<K> {
     this.metrics.depth.dec({ name: this.name });
     const now = this.clock.now();
     this.startedAtMs.set(key, now);
+    this.schedule();
     const addedAt = this.addedAtMs.get(key);
     if (addedAt !== undefined) {
       this.metrics.queueDuration.observe({ name: this.name }, (now - addedAt) / 1000);
@@ -200,11 +200,17 @@ class QueueMetricsRecorder<K> {
     this.timer = undefined;
   }
 
+  /**
+   * The in-progress gauges are recomputed every updatePeriodMs while a key is being processed,
+   * plus once after the last one finished (back to 0). An idle queue holds no timer: client-go
+   * ticks forever, which is cheap in Go but a wake-up of the whole event loop here.
+   */
   private schedule(): void {
-    if (this.stopped) return;
+    if (this.stopped || this.timer) return;
     this.timer = this.clock.setTimer(() => {
+      this.timer = undefined;
       this.updateUnfinishedWork();
-      this.schedule();
+      if (this.startedAtMs.size > 0) this.schedule();
     }, this.updatePeriodMs);
   }
 }

@@ -4,18 +4,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import protobuf from 'protobufjs';
-import { CSI_PROTO_PATH } from './load.js';
+import { parseCsiProto } from './descriptor-source.js';
 import { officialCsiProtoPath } from './official.js';
 
-function load(path: string): protobuf.Root {
-  const root = new protobuf.Root();
-  root.loadSync(path, { keepCase: true });
-  root.resolveAll();
-  return root;
-}
-
-const ours = load(CSI_PROTO_PATH);
-const official = load(officialCsiProtoPath());
+const ours = parseCsiProto();
+const official = parseCsiProto(officialCsiProtoPath());
 const pkg = ours.lookup('csi.v1') as protobuf.Namespace;
 
 function typeRef(field: protobuf.Field): string {

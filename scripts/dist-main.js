@@ -1,0 +1,30 @@
+// dist/main.js, written by scripts/build.sh beside the bundle. It turns on V8's code cache for
+// the code loaded after it where the runtime has one (module.enableCompileCache, Node 22.1+),
+// then runs the resizer: one bundled file, resizer.js.
+import module from 'node:module';
+import { accessSync, constants, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+
+// Only into a temp directory that exists and is writable: on a read-only root filesystem the
+// cache is simply off. (Node 24.22 was seen to spin forever in enableCompileCache when the
+// directory could not be created under /proc, so it is never asked to create the parent.)
+function compileCacheUsable() {
+  if (typeof module.enableCompileCache !== 'function') return false;
+  try {
+    const dir = tmpdir();
+    if (!statSync(dir).isDirectory()) return false;
+    accessSync(dir, constants.W_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+if (compileCacheUsable()) {
+  try {
+    module.enableCompileCache();
+  } catch {
+    // The cache is an optimisation only.
+  }
+}
+await import('./resizer.js');
