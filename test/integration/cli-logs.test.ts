@@ -24,7 +24,7 @@ suite('log output', { concurrency: 3, timeout: 600_000 }, () => {
     const pid = String(proc.pid).padStart(7, ' ');
     const lines = proc.stderr.trimEnd().split('\n');
     assert.equal(lines.length, 2, proc.stderr);
-    assert.match(lines[0]!, new RegExp(`^I\\d{4} \\d{2}:\\d{2}:\\d{2}\\.\\d{6} ${pid} main\\.ts:\\d+\\] "Version" version="0\\.1\\.0"$`));
+    assert.match(lines[0]!, new RegExp(`^I\\d{4} \\d{2}:\\d{2}:\\d{2}\\.\\d{6} ${pid} main\\.ts:\\d+\\] "Version" version="0\\.1\\.0(-g[0-9a-f]{12}(-dirty)?)?"$`));
     assert.match(lines[1]!, new RegExp(`^E\\d{4} \\d{2}:\\d{2}:\\d{2}\\.\\d{6} ${pid} main\\.ts:\\d+\\] "Only one of \`--metrics-address\` and \`--http-endpoint\` can be set\\."$`));
     assert.equal(proc.stdout, '');
   });
@@ -43,13 +43,14 @@ suite('log output', { concurrency: 3, timeout: 600_000 }, () => {
       assert.ok(ts >= before - 1 && ts <= after + 1, `ts ${ts} is epoch milliseconds between ${before} and ${after}`);
       assert.match(String(e['caller']), /^src\/main\.ts:\d+$/);
     }
-    assert.deepEqual([entries[0]!['msg'], entries[0]!['v'], entries[0]!['version']], ['Version', 0, '0.1.0']);
+    assert.deepEqual([entries[0]!['msg'], entries[0]!['v']], ['Version', 0]);
+    assert.match(String(entries[0]!['version']), /^0\.1\.0(-g[0-9a-f]{12}(-dirty)?)?$/);
   });
 
   test('--log-text-split-stream and --log-json-split-stream: info to stdout, errors to stderr', async () => {
     const text = await runCli(['--log-text-split-stream', ...BOTH_HTTP_FLAGS]);
     assert.equal(text.code, 1);
-    assert.match(text.stdout, /^I\d{4} [^\n]*"Version" version="0\.1\.0"\n$/);
+    assert.match(text.stdout, /^I\d{4} [^\n]*"Version" version="0\.1\.0(-g[0-9a-f]{12}(-dirty)?)?"\n$/);
     assert.match(text.stderr, /^E\d{4} [^\n]*"Only one of/);
     const json = await runCli(['--logging-format=json', '--log-json-split-stream', '--log-json-info-buffer-size=64Ki', ...BOTH_HTTP_FLAGS]);
     assert.equal(json.code, 1);
