@@ -261,9 +261,14 @@ export async function startCluster(opts: ClusterOptions = {}): Promise<Cluster> 
     const restartOnce = async (component: RestartableComponent, o: RestartOptions): Promise<RestartTimes> => {
       if (stopping) throw new Error(`restart(${component}) after stop()`);
       const current = component === 'etcd' ? etcd : apiserver;
-      if (!current.hasExited()) process.kill(current.pid, o.signal ?? 'SIGKILL');
       const killedAt = Date.now();
+      if (!current.hasExited()) process.kill(current.pid, o.signal ?? 'SIGKILL');
+      // A gentler signal gets 10 s, then SIGKILL (stop() escalates the same way).
+      const escalate = setTimeout(() => {
+        if (!current.hasExited()) process.kill(current.pid, 'SIGKILL');
+      }, 10_000);
       await current.exited;
+      clearTimeout(escalate);
       if ((o.downMs ?? 0) > 0) await new Promise((r) => setTimeout(r, o.downMs));
       const spawnedAt = Date.now();
       const next = component === 'etcd' ? (etcd = spawnEtcd(o.extraArgs)) : (apiserver = spawnApiserver(o.extraArgs));
