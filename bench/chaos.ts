@@ -68,6 +68,7 @@ async function main(): Promise<void> {
   const log = (line: string) => process.stderr.write(`[chaos] ${line}\n`);
   const started = Date.now();
   const env = await startChaosEnv({ settings, oursEntry, upstreamBin, log });
+  log(`cluster and resizer logs in ${env.cluster.dir} (kept when a run fails, or with CSI_RESIZER_KEEP_LOGS=1)`);
   const results: FaultResult[] = [];
   let failed: unknown;
   try {

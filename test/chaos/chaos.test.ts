@@ -18,7 +18,7 @@ const SETTINGS = {
   blackholeMs: 3000,
   driverDownMs: 1000,
   boundMs: 60_000,
-  driverDelayMs: 150,
+  driverDelayMs: 300,
   workers: 4,
 };
 

@@ -4,6 +4,7 @@
 import { mkdtempSync } from 'node:fs';
 import { join } from 'node:path';
 import { Api } from '../../bench/lib/api.js';
+import { AUDIT_POLICY } from '../../bench/lib/audit.js';
 import { startCluster } from '../cluster/cluster.js';
 import { prepareEnv, proxiedKubeconfig, type ChaosEnv, type ChaosSettings } from './harness.js';
 import { ControlledProxy } from './proxy.js';
@@ -38,7 +39,9 @@ export async function startChaosEnv(o: {
   upstreamBin: string;
   log: (line: string) => void;
 }): Promise<StartedChaosEnv> {
-  const cluster = await startCluster({ progress: (l) => o.log(`cluster: ${l}`) });
+  // CHAOS_AUDIT=1: the apiserver's audit log records every request of the resizer user (for a post-mortem).
+  const audit = process.env['CHAOS_AUDIT'] === '1' ? { auditPolicy: AUDIT_POLICY } : {};
+  const cluster = await startCluster({ progress: (l) => o.log(`cluster: ${l}`), ...audit });
   let api: Api | undefined;
   let proxy: ControlledProxy | undefined;
   try {

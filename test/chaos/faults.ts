@@ -44,6 +44,9 @@ export const etcdCompaction: Fault = {
   },
   async inject(ctx) {
     const { env } = ctx;
+    const pvcs = `/api/v1/namespaces/${ctx.ns}/persistentvolumeclaims`;
+    // Newer than anything the resizer can have seen of its claims.
+    const rvAtFault = (await env.api.callRetry<{ metadata: { resourceVersion: string } }>('GET', `${pvcs}?limit=1`)).metadata.resourceVersion;
     // Hold the resizer off the API server while the revision moves on and etcd compacts.
     env.proxy.blackhole();
     const cut = env.proxy.cut();
@@ -53,8 +56,8 @@ export const etcdCompaction: Fault = {
       }
       const revision = await etcdRevision(env.cluster.etcdUrl);
       await etcdPost(env.cluster.etcdUrl, '/v3/kv/compaction', { revision, physical: true });
-      const probe = await firstWatchEvent(env.api, `/api/v1/namespaces/${ctx.ns}/persistentvolumeclaims`, ctx.rvBeforeBurst, 10_000);
-      ctx.facts.push(`${cut} connections cut; etcd compacted at revision ${revision}; a watch from before the burst got ${probe}`);
+      const probe = await firstWatchEvent(env.api, pvcs, rvAtFault, 10_000);
+      ctx.facts.push(`${cut} connections cut; etcd compacted at revision ${revision}; a watch from the fault's start (${rvAtFault}) got ${probe}`);
       if (!/410/.test(probe)) throw new Error(`the compaction did not expire old watches: ${probe}`);
     } finally {
       env.proxy.restore();
@@ -65,8 +68,10 @@ export const etcdCompaction: Fault = {
   },
   readLogs(ctx, logs) {
     if (ctx.impl !== 'ours') return;
-    const relists = logs.split('\n').filter((l) => l.includes('Watch resourceVersion too old, relisting')).length;
-    ctx.facts.push(`ours logged ${relists} relists after 410`);
+    const lines = logs.split('\n');
+    const relists = lines.filter((l) => l.includes('Watch resourceVersion too old, relisting')).length;
+    const failures = lines.filter((l) => l.includes('List/watch failed')).length;
+    ctx.facts.push(`ours logged ${relists} relists after 410 and ${failures} list/watch failures`);
   },
 };
 

@@ -137,6 +137,10 @@ export async function runFault(env: ChaosEnv, fault: Fault, impl: Impl): Promise
     volumes.set(handle(`${ns}-vol-${i}`), GI);
     volumes.set(replacementHandle(ns, i), GI);
   }
+  // Grown only once the fault is over: they reach the resizer through its watches alone, so they
+  // are lost if a fault left a watch dead.
+  const lateCount = Math.max(2, Math.ceil(n / 10));
+  for (let i = 0; i < lateCount; i++) volumes.set(handle(`${ns}-late-${i}`), GI);
   const driver = await startFaultDriverProcess({ dir, name: DRIVER_NAME, volumes, expandDelayMs: s.driverDelayMs });
   const expected = new Map<string, bigint>();
   const retired: Array<{ pv: string; allowedBytes: bigint[] }> = [];
@@ -150,6 +154,7 @@ export async function runFault(env: ChaosEnv, fault: Fault, impl: Impl): Promise
     const [canary] = await provisionBulk(env.api, { ...common, count: 1, prefix: 'canary' });
     const claims = (await provisionBulk(env.api, { ...common, count: n, prefix: 'vol' })).map((v) => v.pvc);
     for (const c of claims) expected.set(c, 2n * GI);
+    const late = (await provisionBulk(env.api, { ...common, count: lateCount, prefix: 'late' })).map((v) => v.pvc);
     log(`${n} claims provisioned in ${((Date.now() - t0p) / 1000).toFixed(1)}s`);
     tracker = await Tracker.start(env.api, ns);
     await fault.prepare?.(base);
@@ -171,6 +176,9 @@ export async function runFault(env: ChaosEnv, fault: Fault, impl: Impl): Promise
     log(`edits sent in ${((performance.now() - t0) / 1000).toFixed(1)}s`);
     await injected;
     if (faultError !== undefined) throw new Error(`injecting ${fault.id} failed`, { cause: faultError });
+    await growAll(env.api, ns, late, 2, s.concurrency);
+    for (const c of late) expected.set(c, 2n * GI);
+    facts.push(`${late.length} more claims grown after the fault`);
     const allFinal = await waitFinal(tracker, expected, Math.max(0, s.boundMs - (performance.now() - t0)), []);
     const finalTimes = [...expected].map(([c, b]) => tracker!.state(c, b).pvcAt);
     const timeToAllFinalS = allFinal && finalTimes.every((t) => t !== undefined) ? (Math.max(...(finalTimes as number[])) - t0) / 1000 : undefined;
