@@ -92,11 +92,18 @@ export const proxyBlackhole: Fault = {
 export const driverKill: Fault = {
   id: 'driver-kill', title: 'CSI driver SIGKILLed mid-call, restarted with its volumes', impls: BOTH, replicas: 1,
   async inject(ctx) {
-    const calls = ctx.driver.calls().filter((c) => c.method === 'ControllerExpandVolume');
-    const inFlight = calls.filter((c) => c.event === 'call').length - calls.filter((c) => c.event === 'answer').length;
     await ctx.driver.kill('SIGKILL');
     await sleep(ctx.env.settings.driverDownMs);
     await ctx.driver.start();
+  },
+  readLogs(ctx) {
+    // Only the kill leaves a call unanswered: the calls received and never answered were in flight.
+    const open = new Map<string, number>();
+    for (const c of ctx.driver.calls()) {
+      if (c.method !== 'ControllerExpandVolume' || c.volumeId === undefined) continue;
+      open.set(c.volumeId, (open.get(c.volumeId) ?? 0) + (c.event === 'call' ? 1 : -1));
+    }
+    const inFlight = [...open.values()].reduce((sum, n) => sum + Math.max(0, n), 0);
     ctx.facts.push(`${inFlight} expand calls in flight at the kill; driver back after ${secs(ctx.env.settings.driverDownMs)}`);
   },
 };

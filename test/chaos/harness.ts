@@ -86,7 +86,7 @@ export interface Fault {
   inject(ctx: FaultContext): Promise<void>;
   /** After the verdict, before the next run (untimed); also runs when the run failed. */
   cleanup?(ctx: Omit<FaultContext, 'replicas' | 'rvBeforeBurst'>): Promise<void>;
-  /** After the verdict, with the resizers' logs: more facts. */
+  /** After the verdict, with the resizers' logs and the driver's call log: more facts. */
   readLogs?(ctx: FaultContext, logs: string): void;
 }
 
