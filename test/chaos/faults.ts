@@ -104,7 +104,7 @@ export const driverKill: Fault = {
       open.set(c.volumeId, (open.get(c.volumeId) ?? 0) + (c.event === 'call' ? 1 : -1));
     }
     const inFlight = [...open.values()].reduce((sum, n) => sum + Math.max(0, n), 0);
-    ctx.facts.push(`${inFlight} expand calls in flight at the kill; driver back after ${secs(ctx.env.settings.driverDownMs)}`);
+    ctx.facts.push(`${inFlight} expand calls received by the driver and never answered (killed mid-call); driver back after ${secs(ctx.env.settings.driverDownMs)}`);
   },
 };
 
