@@ -116,7 +116,8 @@ async function main(): Promise<void> {
 // every resizer and component this run started and remove the etcd data.
 for (const sig of ['SIGINT', 'SIGTERM'] as const) process.once(sig, () => process.exit(130));
 
+// Bad flags and set-up failures: the message is the point (a run's own failure is logged in main).
 main().catch((err: unknown) => {
-  process.stderr.write(`[chaos] ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+  process.stderr.write(`[chaos] ${err instanceof Error ? err.message : String(err)}\n`);
   process.exit(1);
 });
