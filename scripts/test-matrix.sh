@@ -9,6 +9,8 @@
 #   npm run test:matrix -- v1.35.4             # one version
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/node-runtime.sh
+use_node_runtime
 
 versions=("$@")
 [ "${#versions[@]}" -gt 0 ] || versions=(v1.34.4 v1.35.4 default)

@@ -14,6 +14,21 @@ export interface ResizerFlags {
   burst: number;
   timeout: string;
   handleVolumeInUseError: boolean;
+  /** --leader-election (false when unset). */
+  leaderElection?: boolean;
+  /** Appended after the common flags. */
+  extraArgs?: readonly string[];
+  /** klog verbosity; 1 when unset. */
+  verbosity?: number;
+}
+
+export interface LaunchOptions {
+  /**
+   * Run it in its own UTS namespace with this hostname (`unshare --uts`): upstream takes its
+   * leader-election identity from the hostname, so two replicas on one machine need two names.
+   */
+  hostname?: string;
+  env?: NodeJS.ProcessEnv;
 }
 
 export interface ResizerTargets {
@@ -36,13 +51,14 @@ export function commonArgs(t: ResizerTargets, f: ResizerFlags): string[] {
   return [
     `--kubeconfig=${t.kubeconfig}`,
     `--csi-address=${t.csiAddress}`,
-    '--leader-election=false',
+    `--leader-election=${f.leaderElection ?? false}`,
     `--workers=${f.workers}`,
     `--kube-api-qps=${f.qps}`,
     `--kube-api-burst=${f.burst}`,
     `--timeout=${f.timeout}`,
     `--handle-volume-inuse-error=${f.handleVolumeInUseError}`,
-    '--v=1',
+    `--v=${f.verbosity ?? 1}`,
+    ...(f.extraArgs ?? []),
   ];
 }
 
@@ -57,15 +73,23 @@ export interface RunningResizer {
   stop(): Promise<void>;
 }
 
-export function startResizer(impl: Impl, t: ResizerTargets, f: ResizerFlags, label: string): RunningResizer {
+export function startResizer(impl: Impl, t: ResizerTargets, f: ResizerFlags, label: string, launch: LaunchOptions = {}): RunningResizer {
   launches += 1;
   const args = commonArgs(t, f);
   const logPath = join(t.logDir, `${String(launches).padStart(3, '0')}-${impl}-${label}.log`);
   const spawnedAt = performance.now();
-  const proc =
-    impl === 'ours'
-      ? spawnLogged({ name: 'csi-resizer (ours)', command: process.execPath, args: [t.oursEntry, ...args], logPath })
-      : spawnLogged({ name: 'csi-resizer (upstream)', command: t.upstreamBin, args, logPath });
+  // Ours from its TypeScript sources runs under tsx; the compiled build runs as is.
+  const [command, ...argv] = impl === 'ours'
+    ? [process.execPath, ...(t.oursEntry.endsWith('.ts') ? ['--import', 'tsx'] : []), t.oursEntry, ...args]
+    : [t.upstreamBin, ...args];
+  // unshare execs sh, which execs the resizer: the pid stays the resizer's.
+  const wrapped = launch.hostname === undefined
+    ? { command: command!, args: argv }
+    : { command: 'unshare', args: ['--uts', 'sh', '-c', 'hostname "$0" && exec "$@"', launch.hostname, command!, ...argv] };
+  const proc = spawnLogged({
+    name: `csi-resizer (${impl})`, ...wrapped, logPath,
+    ...(launch.env === undefined ? {} : { env: { ...process.env, ...launch.env } }),
+  });
   return {
     impl,
     proc,

@@ -4,7 +4,7 @@
 // completion tracker that watches PVCs and PVs; and the teardown. Nothing here is timed.
 import { csiTestClient, type CsiTestClient } from '../../test/cluster/csi-proto.js';
 import { quantityBytes } from '../../test/cluster/fixtures.js';
-import { Api, pool, type WatchHandle } from './api.js';
+import { Api, pool, sleep, type WatchHandle } from './api.js';
 
 export const GI = 1n << 30n;
 export const LABEL = 'csi-resizer-bench';
@@ -165,26 +165,56 @@ export class Tracker {
   private readonly pvcs = new Map<string, Seen & { at?: number }>();
   private readonly pvs = new Map<string, { bytes: bigint; at: number }>();
   private readonly pvcFinal = new Map<string, { bytes: bigint; at: number }>();
-  private readonly watches: WatchHandle[] = [];
+  private readonly watches = new Set<WatchHandle>();
+  private readonly loops: Array<Promise<void>> = [];
+  private stopped = false;
   private waiters: Array<() => void> = [];
 
   private constructor(private readonly api: Api, readonly ns: string) {}
 
+  /**
+   * Lists, then watches from the list's resourceVersion. A watch that ends (the apiserver went
+   * away, a 410) is followed by a fresh list and watch, so the tracker outlives faults; what
+   * changed while nobody watched gets the time of that list.
+   */
   static async start(api: Api, ns: string): Promise<Tracker> {
     const t = new Tracker(api, ns);
     const sel = `labelSelector=${encodeURIComponent(`${LABEL}=${ns}`)}`;
-    const pvcList = await api.callRetry<{ metadata: { resourceVersion: string }; items: any[] }>('GET', `/api/v1/namespaces/${ns}/persistentvolumeclaims?${sel}`);
-    const pvList = await api.callRetry<{ metadata: { resourceVersion: string }; items: any[] }>('GET', `/api/v1/persistentvolumes?${sel}`);
-    const now = performance.now();
-    for (const o of pvcList.items) t.onPvc(o, now);
-    for (const o of pvList.items) t.onPv(o, now);
-    t.watches.push(api.watch(`/api/v1/namespaces/${ns}/persistentvolumeclaims?${sel}`, pvcList.metadata.resourceVersion, (ev, at) => {
-      if (ev.type === 'ADDED' || ev.type === 'MODIFIED') t.onPvc(ev.object, at);
-    }));
-    t.watches.push(api.watch(`/api/v1/persistentvolumes?${sel}`, pvList.metadata.resourceVersion, (ev, at) => {
-      if (ev.type === 'ADDED' || ev.type === 'MODIFIED') t.onPv(ev.object, at);
-    }));
+    const pvcs = await t.follow(`/api/v1/namespaces/${ns}/persistentvolumeclaims?${sel}`, (o, at) => t.onPvc(o, at));
+    const pvs = await t.follow(`/api/v1/persistentvolumes?${sel}`, (o, at) => t.onPv(o, at));
+    t.loops.push(pvcs.loop, pvs.loop);
     return t;
+  }
+
+  /** Resolves once the first list is in; `loop` keeps following until stop(). */
+  private async follow(path: string, onObject: (o: any, at: number) => void): Promise<{ loop: Promise<void> }> {
+    const listOnce = async () => {
+      const list = await this.api.callRetry<{ metadata: { resourceVersion: string }; items: any[] }>('GET', path);
+      const now = performance.now();
+      for (const o of list.items) onObject(o, now);
+      return list.metadata.resourceVersion;
+    };
+    let rv = await listOnce();
+    const loop = (async () => {
+      while (!this.stopped) {
+        const w = this.api.watch(path, rv, (ev, at) => {
+          if (ev.type === 'ADDED' || ev.type === 'MODIFIED') onObject(ev.object, at);
+        });
+        this.watches.add(w);
+        await w.ended;
+        this.watches.delete(w);
+        while (!this.stopped) {
+          await sleep(500);
+          try {
+            rv = await listOnce();
+            break;
+          } catch {
+            // the apiserver is still away: try again
+          }
+        }
+      }
+    })();
+    return { loop };
   }
 
   private onPvc(o: any, at: number): void {
@@ -246,6 +276,7 @@ export class Tracker {
   }
 
   stop(): void {
+    this.stopped = true;
     for (const w of this.watches) w.stop();
   }
 }

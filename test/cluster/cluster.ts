@@ -40,6 +40,8 @@ export type ClusterLogs = {
 export interface Cluster {
   readonly dir: string;
   readonly apiUrl: string;
+  /** http://127.0.0.1:port, etcd's client URL (its v3 JSON gateway answers there too). */
+  readonly etcdUrl: string;
   readonly caPath: string;
   readonly adminKubeconfigPath: string;
   readonly resizerKubeconfigPath: string;
@@ -58,10 +60,36 @@ export interface Cluster {
   /** The apiserver's audit log, when ClusterOptions.auditPolicy was given. */
   readonly auditLogPath?: string;
   /**
+   * Kills etcd or kube-apiserver (SIGKILL by default), keeps it down for downMs, then starts it
+   * again on the same port with the same flags (plus extraArgs, which later flags override; the
+   * next restart without them goes back to the original flags) and waits until it is ready again.
+   * For fault tests; the component's log file continues.
+   */
+  restart(component: RestartableComponent, opts?: RestartOptions): Promise<RestartTimes>;
+  /**
    * Stops driver, apiserver, etcd (in that order) and removes the etcd data and the working
    * directory (kept with keepLogs or CSI_RESIZER_KEEP_LOGS=1). Safe to call twice.
    */
   stop(opts?: { keepLogs?: boolean }): Promise<void>;
+}
+
+export type RestartableComponent = 'etcd' | 'apiserver';
+
+export interface RestartOptions {
+  signal?: NodeJS.Signals;
+  /** Time between the process having exited and the new one being spawned; 0 by default. */
+  downMs?: number;
+  /** Flags appended to the original ones for this start (and until the next restart). */
+  extraArgs?: readonly string[];
+  /** Bound on waiting for the new process to be ready; 60s by default. */
+  readyTimeoutMs?: number;
+}
+
+/** Date.now() at each step of a restart. */
+export interface RestartTimes {
+  killedAt: number;
+  spawnedAt: number;
+  readyAt: number;
 }
 
 export async function freePort(): Promise<number> {
@@ -138,27 +166,26 @@ export async function startCluster(opts: ClusterOptions = {}): Promise<Cluster> 
     progress(`etcd ${components.etcdVersion} on 127.0.0.1:${etcdPort}`);
     const etcdUrl = `http://127.0.0.1:${etcdPort}`;
     const peerUrl = `http://127.0.0.1:${etcdPeerPort}`;
-    const etcd = spawnLogged({
-      name: 'etcd',
-      command: components.etcdBin,
-      args: [
+    const etcdArgs = [
         '--name=rz', `--data-dir=${etcdDataDir}`,
         `--listen-client-urls=${etcdUrl}`, `--advertise-client-urls=${etcdUrl}`,
         `--listen-peer-urls=${peerUrl}`, `--initial-advertise-peer-urls=${peerUrl}`,
         `--initial-cluster=rz=${peerUrl}`, '--unsafe-no-fsync=true', '--log-level=warn',
-      ],
-      logPath: logs.etcd,
-      detached,
-    });
+    ];
+    const spawnEtcd = (extra: readonly string[] = []) =>
+      spawnLogged({ name: 'etcd', command: components.etcdBin, args: [...etcdArgs, ...extra], logPath: logs.etcd, detached });
+    // `let`: restart() replaces the process, and the stop step below must stop the current one.
+    let etcd = spawnEtcd();
     recordPid('etcd', etcd.pid);
     stack.push(() => etcd.stop());
-
-    const pki = await pkiPromise;
-    await waitFor('etcd', etcd, deadline, async () => {
+    const etcdHealthy = async () => {
       const res = await fetch(`${etcdUrl}/health`, { signal: AbortSignal.timeout(1000) });
       const body = (await res.json()) as { health?: string };
       return body.health === 'true';
-    });
+    };
+
+    const pki = await pkiPromise;
+    await waitFor('etcd', etcd, deadline, etcdHealthy);
 
     const apiUrl = `https://127.0.0.1:${apiPort}`;
     progress(`kube-apiserver ${components.k8sVersion} on ${apiUrl}`);
@@ -170,10 +197,7 @@ export async function startCluster(opts: ClusterOptions = {}): Promise<Cluster> 
       writeFileSync(policyPath, opts.auditPolicy);
       auditArgs.push(`--audit-policy-file=${policyPath}`, `--audit-log-path=${auditLogPath}`, '--audit-log-format=json', '--audit-log-maxbackup=0');
     }
-    const apiserver = spawnLogged({
-      name: 'kube-apiserver',
-      command: components.kubeApiserverBin,
-      args: [
+    const apiserverArgs = [
         `--etcd-servers=${etcdUrl}`,
         '--bind-address=127.0.0.1', '--advertise-address=127.0.0.1', `--secure-port=${apiPort}`,
         `--cert-dir=${join(dir, 'apiserver-certs')}`,
@@ -192,15 +216,16 @@ export async function startCluster(opts: ClusterOptions = {}): Promise<Cluster> 
         '--endpoint-reconciler-type=none',
         '--v=1',
         ...auditArgs,
-      ],
-      logPath: logs.apiserver,
-      detached,
-    });
+    ];
+    const spawnApiserver = (extra: readonly string[] = []) =>
+      spawnLogged({ name: 'kube-apiserver', command: components.kubeApiserverBin, args: [...apiserverArgs, ...extra], logPath: logs.apiserver, detached });
+    let apiserver = spawnApiserver();
     recordPid('apiserver', apiserver.pid);
     stack.push(() => apiserver.stop(10_000));
 
     const ca = readFileSync(pki.caPath);
-    await waitFor('kube-apiserver /readyz', apiserver, deadline, async () => (await httpsGet(`${apiUrl}/readyz`, ca)) === 'ok');
+    const apiserverReady = async () => (await httpsGet(`${apiUrl}/readyz`, ca)) === 'ok';
+    await waitFor('kube-apiserver /readyz', apiserver, deadline, apiserverReady);
 
     const adminKubeconfigPath = join(dir, 'admin.kubeconfig');
     const resizerKubeconfigPath = join(dir, 'resizer.kubeconfig');
@@ -220,10 +245,14 @@ export async function startCluster(opts: ClusterOptions = {}): Promise<Cluster> 
     stack.push(() => driver.stop());
 
     const envFile = join(dir, 'env');
-    const cluster: Omit<Cluster, 'stop'> = {
-      dir, apiUrl, caPath: pki.caPath, adminKubeconfigPath, resizerKubeconfigPath,
+    const cluster: Omit<Cluster, 'stop' | 'restart'> = {
+      dir, apiUrl, etcdUrl, caPath: pki.caPath, adminKubeconfigPath, resizerKubeconfigPath,
       csiAddress: driver.address, driverName: driver.name, driver, logs, envFile,
-      pids: { etcd: etcd.pid, apiserver: apiserver.pid, driver: driver.pid },
+      pids: {
+        get etcd() { return etcd.pid; },
+        get apiserver() { return apiserver.pid; },
+        get driver() { return driver.pid; },
+      },
       etcdDataDir, components, startupMs: Date.now() - started,
       ...(auditLogPath === undefined ? {} : { auditLogPath }),
     };
@@ -231,8 +260,35 @@ export async function startCluster(opts: ClusterOptions = {}): Promise<Cluster> 
     progress('ready');
     startedOk = true;
     let stopping: Promise<void> | undefined;
+    let restarting: Promise<unknown> = Promise.resolve();
+    const restartOnce = async (component: RestartableComponent, o: RestartOptions): Promise<RestartTimes> => {
+      if (stopping) throw new Error(`restart(${component}) after stop()`);
+      const current = component === 'etcd' ? etcd : apiserver;
+      const killedAt = Date.now();
+      if (!current.hasExited()) process.kill(current.pid, o.signal ?? 'SIGKILL');
+      // A gentler signal gets 10 s, then SIGKILL (stop() escalates the same way).
+      const escalate = setTimeout(() => {
+        if (!current.hasExited()) process.kill(current.pid, 'SIGKILL');
+      }, 10_000);
+      await current.exited;
+      clearTimeout(escalate);
+      if ((o.downMs ?? 0) > 0) await new Promise((r) => setTimeout(r, o.downMs));
+      const spawnedAt = Date.now();
+      const next = component === 'etcd' ? (etcd = spawnEtcd(o.extraArgs)) : (apiserver = spawnApiserver(o.extraArgs));
+      recordPid(component, next.pid);
+      writeFileSync(envFile, formatEnv(clusterEnv(cluster)));
+      const readyBy = Date.now() + (o.readyTimeoutMs ?? 60_000);
+      await waitFor(`${component} after restart`, next, readyBy, component === 'etcd' ? etcdHealthy : apiserverReady);
+      return { killedAt, spawnedAt, readyAt: Date.now() };
+    };
     return {
       ...cluster,
+      // One restart at a time: a second call waits for the first to finish.
+      restart: (component, o = {}) => {
+        const run = restarting.then(() => restartOnce(component, o));
+        restarting = run.catch(() => {});
+        return run;
+      },
       stop: (stopOpts) => {
         if (stopOpts?.keepLogs) keepLogs = true;
         return (stopping ??= unwind());
@@ -248,7 +304,7 @@ export async function startCluster(opts: ClusterOptions = {}): Promise<Cluster> 
 }
 
 /** The env file's keys; run-with-cluster and scripts/cluster.sh write exactly these. */
-export function clusterEnv(c: Omit<Cluster, 'stop'>): Record<string, string> {
+export function clusterEnv(c: Omit<Cluster, 'stop' | 'restart'>): Record<string, string> {
   return {
     ADMIN_KUBECONFIG: c.adminKubeconfigPath,
     RESIZER_KUBECONFIG: c.resizerKubeconfigPath,

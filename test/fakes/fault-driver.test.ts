@@ -2,9 +2,12 @@
 // checked independently of the product's client.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { status } from '@grpc/grpc-js';
 import { FaultDriver } from './fault-driver.js';
+import { startFaultDriverProcess } from './fault-driver-process.js';
 import { csiTestClient } from '../cluster/csi-proto.js';
 import { officialCsiProtoPath } from '../../src/csi/proto/official.js';
 
@@ -81,4 +84,30 @@ test('hang never answers: the caller\'s deadline ends the call', async (t) => {
   const started = Date.now();
   await assert.rejects(rpc.call('Identity', 'Probe', {}, 200), /DEADLINE_EXCEEDED|Deadline/);
   assert.ok(Date.now() - started < 2000);
+});
+
+test('as its own process: SIGKILL mid-call, restart from the state file with the volumes intact; the call log counts repeats', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'rz-fdp-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const driver = await startFaultDriverProcess({ dir, volumes: new Map([['a', 100n], ['b', 100n]]), expandDelayMs: 400 });
+  t.after(() => driver.stop());
+  const rpc = csiTestClient(protoPath, driver.address);
+  t.after(() => rpc.close());
+  const expand = (id: string, bytes: string) => rpc.call('Controller', 'ControllerExpandVolume', { volume_id: id, capacity_range: { required_bytes: bytes } }, 5000);
+
+  assert.equal((await expand('a', '300')).capacity_bytes, '300');
+  // Killed while b's call is inside its 400 ms of work: the call fails, b is not grown.
+  const inFlight = expand('b', '500').then(() => 'answered', (err: Error) => err.message);
+  await new Promise((r) => setTimeout(r, 150));
+  await driver.kill('SIGKILL');
+  assert.match(await inFlight, /UNAVAILABLE/);
+  await driver.start();
+  assert.deepEqual(driver.volumes(), new Map([['a', 300n], ['b', 100n]]));
+  assert.equal((await expand('a', '300')).capacity_bytes, '300');
+  assert.equal((await expand('b', '500')).capacity_bytes, '500');
+
+  const calls = driver.calls().filter((c) => c.event === 'call' && c.method === 'ControllerExpandVolume');
+  assert.deepEqual(calls.map((c) => [c.volumeId, c.event === 'call' && c.afterSuccess]), [['a', false], ['b', false], ['a', true], ['b', false]]);
+  const answers = driver.calls().filter((c) => c.event === 'answer' && c.method === 'ControllerExpandVolume');
+  assert.deepEqual(answers.map((c) => c.volumeId), ['a', 'a', 'b']);
 });

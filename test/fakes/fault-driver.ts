@@ -4,7 +4,11 @@
 // (per method, consumed in order) inject any gRPC code, delays, hangs past the deadline, odd
 // capacities, or a crash of the server during the call. Every call is recorded, secrets included,
 // so tests can assert on what the client sent.
-import { mkdtempSync, rmSync } from 'node:fs';
+//
+// For fault tests across processes (fault-driver-main.ts runs it on its own, so it can be
+// SIGKILLed), the volumes can live in a state file, written before an answer leaves, and every
+// call can be appended to a JSON-lines call log that outlives the process.
+import { appendFileSync, existsSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
@@ -56,6 +60,64 @@ export interface FaultDriverOptions {
    * answers OutOfRange): a size-dependent refusal, so a test can recover by asking for less.
    */
   expandLimit?: { bytes: bigint; code: grpc.status; details?: string };
+  /**
+   * Volumes are loaded from this JSON file at start (when it exists) and written to it, atomically,
+   * after every change and before the answer is sent: a driver killed after its work but before
+   * answering keeps the work, as a real one would. See writeFaultDriverState().
+   */
+  stateFile?: string;
+  /** Every call received and every answer sent, appended as JSON lines (see CallLogEntry). */
+  callLog?: string;
+  /** ControllerExpandVolume works this long before it grows the volume and answers. */
+  expandDelayMs?: number;
+}
+
+/** One line of the call log. */
+export type CallLogEntry =
+  | {
+      event: 'call';
+      at: number;
+      method: FaultMethod;
+      volumeId?: string;
+      requiredBytes?: string;
+      /**
+       * ControllerExpandVolume only: an earlier expand of this volume already succeeded at this
+       * size or more, so this call asks for nothing new.
+       */
+      afterSuccess?: boolean;
+    }
+  | { event: 'answer'; at: number; method: FaultMethod; volumeId?: string; code: number; capacityBytes?: string };
+
+interface StoredVolume {
+  bytes: string;
+  parameters?: Record<string, string>;
+  /** The largest size an expand call has succeeded with. */
+  expandedTo?: string;
+}
+
+/** Writes a state file with these volumes (id → bytes), for a driver process to start from. */
+export function writeFaultDriverState(path: string, volumes: ReadonlyMap<string, bigint>): void {
+  const stored: Record<string, StoredVolume> = {};
+  for (const [id, bytes] of volumes) stored[id] = { bytes: bytes.toString() };
+  writeAtomically(path, JSON.stringify(stored));
+}
+
+/** The volumes of a state file (id → bytes). */
+export function readFaultDriverState(path: string): Map<string, bigint> {
+  const stored = JSON.parse(readFileSync(path, 'utf8')) as Record<string, StoredVolume>;
+  return new Map(Object.entries(stored).map(([id, v]) => [id, BigInt(v.bytes)]));
+}
+
+/** The entries of a call log. */
+export function readCallLog(path: string): CallLogEntry[] {
+  if (!existsSync(path)) return [];
+  return readFileSync(path, 'utf8').split('\n').filter((l) => l !== '').map((l) => JSON.parse(l) as CallLogEntry);
+}
+
+function writeAtomically(path: string, text: string): void {
+  const tmp = `${path}.tmp`;
+  writeFileSync(tmp, text);
+  renameSync(tmp, path);
 }
 
 export interface RecordedCall {
@@ -67,6 +129,7 @@ export interface RecordedCall {
 interface Volume {
   bytes: bigint;
   parameters: Record<string, string>;
+  expandedTo?: bigint;
 }
 
 type UnaryHandler = (call: grpc.ServerUnaryCall<Record<string, unknown>, unknown>, callback: grpc.sendUnaryData<unknown>) => void;
@@ -79,6 +142,9 @@ export class FaultDriver {
   ready: boolean | null;
   readonly socketPath: string;
   expandLimit: FaultDriverOptions['expandLimit'];
+  expandDelayMs: number;
+  readonly stateFile: string | undefined;
+  readonly callLog: string | undefined;
   readonly calls: RecordedCall[] = [];
   private readonly tempDir: string | undefined;
   private readonly volumes = new Map<string, Volume>();
@@ -99,6 +165,19 @@ export class FaultDriver {
     this.volumeExpansion = options.volumeExpansion === undefined ? 'ONLINE' : options.volumeExpansion;
     this.ready = options.ready === undefined ? true : options.ready;
     this.expandLimit = options.expandLimit;
+    this.expandDelayMs = options.expandDelayMs ?? 0;
+    this.stateFile = options.stateFile;
+    this.callLog = options.callLog;
+    if (this.stateFile && existsSync(this.stateFile)) {
+      const stored = JSON.parse(readFileSync(this.stateFile, 'utf8')) as Record<string, StoredVolume>;
+      for (const [id, v] of Object.entries(stored)) {
+        this.volumes.set(id, {
+          bytes: BigInt(v.bytes),
+          parameters: v.parameters ?? {},
+          ...(v.expandedTo === undefined ? {} : { expandedTo: BigInt(v.expandedTo) }),
+        });
+      }
+    }
     if (options.socketPath) {
       this.socketPath = options.socketPath;
     } else {
@@ -128,6 +207,7 @@ export class FaultDriver {
 
   createVolume(volumeId: string, bytes: bigint): void {
     this.volumes.set(volumeId, { bytes, parameters: {} });
+    this.persist();
   }
 
   volumeBytes(volumeId: string): bigint | undefined {
@@ -195,7 +275,13 @@ export class FaultDriver {
     callback: grpc.sendUnaryData<unknown>,
   ): void {
     this.calls.push({ method, request: structuredClone(request), at: Date.now() });
+    const volumeId = typeof request['volume_id'] === 'string' ? request['volume_id'] : undefined;
+    this.logCall(method, request, volumeId);
     const reply = this.scripts.get(method)?.shift();
+    const fail = (code: grpc.status, details: string) => {
+      this.logAnswer({ event: 'answer', at: Date.now(), method, ...(volumeId ? { volumeId } : {}), code });
+      callback({ code, details });
+    };
     const respond = () => {
       if (reply?.crash) {
         this.crash();
@@ -203,22 +289,57 @@ export class FaultDriver {
       }
       if (reply?.hang) return;
       if (reply?.code !== undefined) {
-        callback({ code: reply.code, details: reply.details ?? `scripted ${grpc.status[reply.code]}` });
+        fail(reply.code, reply.details ?? `scripted ${grpc.status[reply.code]}`);
         return;
       }
       if (reply?.response) {
         callback(null, reply.response);
         return;
       }
+      let body: unknown;
       try {
-        callback(null, answer(request));
+        body = answer(request);
       } catch (err) {
         const e = err as { code?: grpc.status; message?: string };
-        callback({ code: e.code ?? grpc.status.INTERNAL, details: e.message ?? String(err) });
+        fail(e.code ?? grpc.status.INTERNAL, e.message ?? String(err));
+        return;
       }
+      const capacity = (body as { capacity_bytes?: unknown } | null)?.capacity_bytes;
+      this.logAnswer({
+        event: 'answer', at: Date.now(), method, ...(volumeId ? { volumeId } : {}), code: grpc.status.OK,
+        ...(typeof capacity === 'string' ? { capacityBytes: capacity } : {}),
+      });
+      callback(null, body);
     };
-    if (reply?.delayMs) setTimeout(respond, reply.delayMs).unref();
+    const delayMs = reply?.delayMs ?? (method === 'ControllerExpandVolume' ? this.expandDelayMs : 0);
+    if (delayMs > 0) setTimeout(respond, delayMs).unref();
     else respond();
+  }
+
+  private logCall(method: FaultMethod, request: Record<string, unknown>, volumeId: string | undefined): void {
+    if (!this.callLog) return;
+    const required = (request['capacity_range'] as { required_bytes?: string } | null | undefined)?.required_bytes;
+    const expandedTo = volumeId === undefined ? undefined : this.volumes.get(volumeId)?.expandedTo;
+    const entry: CallLogEntry = {
+      event: 'call', at: Date.now(), method,
+      ...(volumeId === undefined ? {} : { volumeId }),
+      ...(required === undefined ? {} : { requiredBytes: String(required) }),
+      ...(method === 'ControllerExpandVolume' ? { afterSuccess: expandedTo !== undefined && expandedTo >= BigInt(required ?? '0') } : {}),
+    };
+    appendFileSync(this.callLog, JSON.stringify(entry) + '\n');
+  }
+
+  private logAnswer(entry: CallLogEntry): void {
+    if (this.callLog) appendFileSync(this.callLog, JSON.stringify(entry) + '\n');
+  }
+
+  private persist(): void {
+    if (!this.stateFile) return;
+    const stored: Record<string, StoredVolume> = {};
+    for (const [id, v] of this.volumes) {
+      stored[id] = { bytes: v.bytes.toString(), parameters: v.parameters, ...(v.expandedTo === undefined ? {} : { expandedTo: v.expandedTo.toString() }) };
+    }
+    writeAtomically(this.stateFile, JSON.stringify(stored));
   }
 
   private pluginCapabilities(): unknown {
@@ -249,6 +370,8 @@ export class FaultDriver {
     }
     // Expansion never shrinks: a smaller request is answered with the current size.
     if (required > volume.bytes) volume.bytes = required;
+    if (volume.expandedTo === undefined || required > volume.expandedTo) volume.expandedTo = required;
+    this.persist();
     return { capacity_bytes: volume.bytes.toString(), node_expansion_required: this.nodeExpansionRequired };
   }
 
@@ -258,6 +381,7 @@ export class FaultDriver {
     const volume = this.volumes.get(volumeId);
     if (!volume) throw rpcError(grpc.status.NOT_FOUND, `volume ${volumeId} not found`);
     Object.assign(volume.parameters, request['mutable_parameters'] as Record<string, string>);
+    this.persist();
     return {};
   }
 }
