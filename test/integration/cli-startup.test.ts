@@ -48,7 +48,7 @@ suite('command line', { concurrency: 3, timeout: 900_000 }, () => {
   test('--version answers before feature gates are checked, as upstream', async () => {
     const run = await runCli(['--version', '--feature-gates=NoSuchGate=true']);
     assert.equal(run.code, 0);
-    assert.equal(run.stdout, 'csi-resizer 0.1.0\n');
+    assert.match(run.stdout, /^csi-resizer 0\.1\.0(-g[0-9a-f]{12}(-dirty)?)?\n$/);
   });
 
   test('an unknown flag prints the error and the usage and exits 2', async () => {
@@ -75,7 +75,7 @@ suite('command line', { concurrency: 3, timeout: 900_000 }, () => {
   test('a positive --kube-api-qps with --kube-api-burst 0: "Failed to create kube client", exit 1', async () => {
     const run = await runCli([`--kubeconfig=${kubeconfig}`, '--csi-address=/nonexistent.sock', '--kube-api-qps=5', '--kube-api-burst=0']);
     assert.equal(run.code, 1);
-    assert.match(run.stderr, /Failed to create kube client: burst is required to be greater than 0 when RateLimiter is not set and QPS is set to greater than 0/);
+    assert.match(run.stderr, /"Failed to create kube client" err="burst is required to be greater than 0 when RateLimiter is not set and QPS is set to greater than 0"/);
   });
 
   test('leader-election durations client-go refuses exit 2 (the Go sidecar panics) with its text', async (t) => {

@@ -46,5 +46,6 @@ export function conditionOf(pvc: Pvc, type: string) {
 
 /** Log lines of a failed sync, a 409, or a Conflict: none is expected when resize and modify share a PVC. */
 export function conflictLines(logs: readonly string[]): string[] {
-  return logs.filter((l) => /Error syncing PVC|Conflict|409|the object has been modified/.test(l));
+  // Only the message and fields: the klog header's time and pid are digits that may contain 409.
+  return logs.filter((l) => /Error syncing PVC|Conflict|\b409\b|the object has been modified/.test(l.slice(l.indexOf('] ') + 1)));
 }
