@@ -149,7 +149,7 @@ describe('the container image (npm run image)', { timeout: 1_500_000 }, () => {
     });
     t.after(() => resizer.destroy());
     const leaderMs = await resizer.waitForLog(/became leader, starting/i, 120_000);
-    const readyMs = await resizer.waitForLog(/Resize controller started/, 120_000);
+    const readyMs = await resizer.waitForLog(/"Starting external resizer"/, 120_000);
 
     const leaseName = `external-resizer-${driverName.replace(/[^a-zA-Z0-9-]/g, '-')}`;
     const lease = () => admin.coordination.readNamespacedLease({ namespace: 'default', name: leaseName });
