@@ -118,7 +118,7 @@ async function main(): Promise<void> {
     resizers.push({ name: driver, proc, port });
     say(`           ${driver}: pid ${proc.pid}, metrics http://127.0.0.1:${port}/metrics, log ${logPath}`);
   }
-  await Promise.all(resizers.map((r) => r.proc.waitForLog(/Resize controller started/, 120_000)));
+  await Promise.all(resizers.map((r) => r.proc.waitForLog(/"Starting external resizer"/, 120_000)));
   say(`           both resizers lead their Lease and watch PVCs (${elapsed()})`);
 
   // One line per change of any PVC in the namespace.
