@@ -40,14 +40,15 @@ for v in "${versions[@]}"; do
     node --import tsx --test --test-concurrency=1 --test-timeout=300000 "${files[@]}" > "$log" 2>&1
   rc=$?
   set -e
-  pass=$(sed -n 's/^# pass \([0-9]*\)$/\1/p' "$log" | tail -n 1)
-  fail=$(sed -n 's/^# fail \([0-9]*\)$/\1/p' "$log" | tail -n 1)
-  tests=$(sed -n 's/^# tests \([0-9]*\)$/\1/p' "$log" | tail -n 1)
+  # node's closing lines: "ℹ tests N" (spec reporter) or "# tests N" (TAP).
+  pass=$(sed -n 's/^\(# \|ℹ \)pass \([0-9]*\)$/\2/p' "$log" | tail -n 1)
+  fail=$(sed -n 's/^\(# \|ℹ \)fail \([0-9]*\)$/\2/p' "$log" | tail -n 1)
+  tests=$(sed -n 's/^\(# \|ℹ \)tests \([0-9]*\)$/\2/p' "$log" | tail -n 1)
   echo "   $label: ${tests:-?} tests, ${pass:-?} passed, ${fail:-?} failed, $((SECONDS - start)) s (exit $rc)"
   echo "| $label | ${tests:-?} | ${pass:-?} | ${fail:-?} | $((SECONDS - start)) s |" >> "$out.tmp"
   if [ "$rc" -ne 0 ]; then
     status=1
-    grep -E '^not ok' "$log" | sed 's/^/     /' || true
+    grep -E '^not ok|^✖ ' "$log" | grep -v '^✖ failing tests' | sed 's/^/     /' || true
   fi
 done
 mv "$out.tmp" "$out"
