@@ -16,7 +16,7 @@ mkdir -p "$out"
 # `require` for the bundled CommonJS dependencies (grpc-js, protobufjs, prom-client, js-yaml).
 banner="import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);"
 npx --no-install esbuild src/main.ts --bundle --platform=node --format=esm --target=node24 \
-  --outfile="$out/resizer.js" --sourcemap --banner:js="$banner" --log-level=warning
+  --outfile="$out/resizer.js" --sourcemap --sources-content=false --banner:js="$banner" --log-level=warning
 cp scripts/dist-main.js "$out/main.js"
 
 commit=${SOURCE_COMMIT:-}

@@ -76,8 +76,8 @@ bash scripts/build.sh "$app/app/dist"
 cp package.json package-lock.json "$app/app/"
 (cd "$app/app" && npm ci --omit=dev --ignore-scripts --no-audit --no-fund --loglevel=error >/dev/null)
 rm "$app/app/package-lock.json"
-# Source maps name the checkout's path (they point at src/); node does not read them by default.
-find "$app/app/dist" -name '*.map' -delete
+# The bundle's source map stays: its paths are relative (../src/...), so the layer is the same from
+# any clone, and the logger reads it to print our TypeScript file:line (and --vmodule matches them).
 normalize_modes "$app"
 layer_tar "$app" "$work/app.tar"
 
