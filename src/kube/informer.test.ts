@@ -262,3 +262,36 @@ test('watch-list refused by the server: falls back to paginated lists for good',
   assert.equal(watches[0]?.query.get('sendInitialEvents'), 'true');
   assert.equal(watches.at(-1)?.query.get('sendInitialEvents'), null);
 });
+
+test('watch-list answered 403 (an API server still filling its RBAC cache): retried as a watch-list, not given up for good', async (t) => {
+  const { server, informer } = await setup(t, { watchList: true }, (s) => {
+    s.watchList = 'supported';
+    s.put(PVCS, pvc('a'));
+    s.failNext({ status: 403, reason: 'Forbidden', match: (r) => r.query.get('sendInitialEvents') === 'true' });
+  });
+  await informer.waitForSync(AbortSignal.timeout(5000));
+  assert.deepEqual(informer.store.keys(), ['ns/a']);
+  assert.equal(server.listRequests().length, 0, 'no fallback to paginated lists');
+  const watches = server.watchRequests();
+  assert.equal(watches.length, 2);
+  assert.ok(watches.every((w) => w.query.get('sendInitialEvents') === 'true'), 'both attempts are watch-lists');
+});
+
+test('a watch-list stream cut after its initial state resumes from the last resourceVersion, without streaming the state again', async (t) => {
+  const { server, informer, log } = await setup(t, { watchList: true }, (s) => {
+    s.watchList = 'supported';
+    for (const n of ['a', 'b']) s.put(PVCS, pvc(n));
+  });
+  await informer.waitForSync(AbortSignal.timeout(5000));
+  server.put(PVCS, pvc('c'));
+  await until('c seen', () => informer.store.get('ns/c') !== undefined);
+  const rvAfterC = server.resourceVersion;
+  server.dropWatches();
+  server.put(PVCS, pvc('d')); // while disconnected
+  await until('d seen', () => log.includes('add ns/d'));
+  const watches = server.watchRequests();
+  assert.equal(watches.length, 2);
+  assert.equal(watches[1]?.query.get('sendInitialEvents'), null, 'a plain watch');
+  assert.equal(watches[1]?.query.get('resourceVersion'), rvAfterC);
+  assert.equal(server.listRequests().length, 0);
+});

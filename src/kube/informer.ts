@@ -93,6 +93,8 @@ export class Informer<T extends KubeObject = KubeObject> {
   private running = false;
   /** Cleared for good when the server refuses a watch-list request. */
   private watchListSupported: boolean;
+  /** The last watch-list reached its initial-events-end bookmark (the store is complete). */
+  private initialStateDelivered = false;
   /** Counters for tests and debugging: how often each recovery path ran. */
   readonly stats = { lists: 0, watches: 0, relistsOnGone: 0, watchdogRestarts: 0, errors: 0, skippedObjects: 0 };
 
@@ -151,6 +153,7 @@ export class Informer<T extends KubeObject = KubeObject> {
           if (needList && this.watchListSupported) {
             // One streamed request instead of a page per 500 objects, each waiting for a token of
             // the client's QPS bucket; the stream then goes on as the ordinary watch.
+            this.initialStateDelivered = false;
             const outcome = await this.watchListOnce(signal);
             if (outcome !== 'unsupported') {
               needList = false;
@@ -178,6 +181,10 @@ export class Informer<T extends KubeObject = KubeObject> {
             needList = true;
             continue;
           }
+          // A watch-list that broke after its initial state: the store is current up to the last
+          // resourceVersion seen, so resume with a plain watch from there (as after any dropped
+          // watch) instead of streaming the whole state again.
+          if (needList && this.initialStateDelivered) needList = false;
           this.stats.errors++;
           const delayMs = backoff.next();
           this.options.log.warn('List/watch failed, retrying', { resource: this.name, err, delayMs: Math.round(delayMs) });
@@ -272,6 +279,7 @@ export class Informer<T extends KubeObject = KubeObject> {
             if (event.object.metadata?.annotations?.[INITIAL_EVENTS_END] === 'true') {
               this.replaceAll(initial, event.object.metadata?.resourceVersion ?? '');
               initial = undefined;
+              this.initialStateDelivered = true;
             }
             return;
           }
@@ -286,7 +294,10 @@ export class Informer<T extends KubeObject = KubeObject> {
         },
       );
     } catch (err) {
-      if (err instanceof KubeApiError && [400, 403, 405, 422].includes(err.status) && initial) return 'unsupported';
+      // A server without watch-list refuses the parameters (400/405/422). A 403 is not that: an API
+      // server that has just restarted answers 403 until its RBAC cache is filled, and client-go
+      // falls back for that one attempt only; so it is an error to retry, watch-list included.
+      if (err instanceof KubeApiError && [400, 405, 422].includes(err.status) && initial) return 'unsupported';
       throw err;
     }
     if (initial) return signal.aborted ? 'unhealthy' : 'unsupported';
