@@ -10,16 +10,9 @@ import { csiTestClient } from '../cluster/csi-proto.js';
 import { createNamespace, createStorageClass, provisionVolume, quantityBytes, requestPvcSize } from '../cluster/fixtures.js';
 import { adminClients, useCluster } from '../cluster/test-cluster.js';
 import { CliProcess } from './cli-harness.js';
+import { eventually } from '../support/eventually.js';
 
-async function until<T>(what: string, fn: () => Promise<T | undefined>, timeoutMs = 60_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await fn();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
+const until = <T>(what: string, fn: () => Promise<T | undefined>, timeoutMs = 60_000) => eventually(what, fn, timeoutMs, 200);
 
 /** name{labels} → value, for the lines of one metric family. */
 function samples(text: string, metric: string): Map<string, number> {

@@ -17,6 +17,7 @@ import { adminClients, useCluster, type ClusterHandle } from '../cluster/test-cl
 import type { KubeClients } from '../cluster/kube.js';
 import { FaultDriver, type ScriptedReply } from '../fakes/fault-driver.js';
 import { CliProcess, type Exit } from './cli-harness.js';
+import { eventually } from '../support/eventually.js';
 
 const GiB = 1n << 30n;
 const LEASE_NAMESPACE = 'default';
@@ -27,15 +28,7 @@ const LEASE_NAMESPACE = 'default';
  */
 const PROMPT_EXIT_MS = 5_000;
 
-async function until<T>(what: string, fn: () => Promise<T | undefined> | T | undefined, timeoutMs = 90_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await fn();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
+const until = <T>(what: string, fn: () => Promise<T | undefined> | T | undefined, timeoutMs = 90_000) => eventually(what, fn, timeoutMs);
 
 /** Resolves with the exit, or undefined once `ms` has passed. */
 function exitWithin(proc: CliProcess, ms: number): Promise<Exit | undefined> {

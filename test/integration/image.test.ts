@@ -15,6 +15,7 @@ import { createNamespace, createStorageClass, provisionVolume, requestPvcSize } 
 import { startMockDriver } from '../cluster/mock-driver.js';
 import { adminClients, useCluster } from '../cluster/test-cluster.js';
 import { buildImage, Container, pullImage, removeImage, unpack, verifyBlobs, type OciImage } from './image-harness.js';
+import { eventually } from '../support/eventually.js';
 
 const pins = readFileSync(join(repoRoot, 'scripts', 'node-runtime.pins'), 'utf8')
   .split('\n')
@@ -22,15 +23,7 @@ const pins = readFileSync(join(repoRoot, 'scripts', 'node-runtime.pins'), 'utf8'
 const shippedNode = pins[0]!.trim().split(/\s+/)[1]!;
 const appVersion = (JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as { version: string }).version;
 
-async function until<T>(what: string, fn: () => Promise<T | undefined>, timeoutMs = 60_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await fn();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
+const until = <T>(what: string, fn: () => Promise<T | undefined>, timeoutMs = 60_000) => eventually(what, fn, timeoutMs, 200);
 
 /** Every path under root (relative), with lstat. */
 function walk(root: string, rel = ''): Array<{ path: string; uid: number; size: number; isFile: boolean }> {

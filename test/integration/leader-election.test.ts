@@ -8,20 +8,13 @@ import { freePort } from '../cluster/cluster.js';
 import { createNamespace, createStorageClass, provisionVolume, requestPvcSize, type Provisioned } from '../cluster/fixtures.js';
 import { adminClients, useCluster } from '../cluster/test-cluster.js';
 import { CliProcess } from './cli-harness.js';
+import { eventually } from '../support/eventually.js';
 
 const LEASE_MS = 6_000;
 const RENEW_MS = 4_000;
 const RETRY_MS = 1_000;
 
-async function until<T>(what: string, fn: () => Promise<T | undefined> | T | undefined, timeoutMs = 60_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await fn();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
+const until = <T>(what: string, fn: () => Promise<T | undefined> | T | undefined, timeoutMs = 60_000) => eventually(what, fn, timeoutMs);
 
 test('two replicas: one leader, hand-over on SIGKILL and SIGTERM, no double expansion', { timeout: 400_000 }, async (t) => {
   const cluster = await useCluster();

@@ -14,6 +14,7 @@ import { componentsEnvPath, parseEnvFile, repoRoot } from '../cluster/components
 import { createNamespace, createStorageClass, provisionVolume, requestPvcSize, type Provisioned } from '../cluster/fixtures.js';
 import { adminClients, useCluster } from '../cluster/test-cluster.js';
 import { CliProcess } from '../integration/cli-harness.js';
+import { eventually } from '../support/eventually.js';
 
 const LEASE_MS = 6_000;
 const RENEW_MS = 4_000;
@@ -54,15 +55,7 @@ class GoReplica {
   }
 }
 
-async function until<T>(what: string, fn: () => Promise<T | undefined> | T | undefined, timeoutMs = 60_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await fn();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
+const until = <T>(what: string, fn: () => Promise<T | undefined> | T | undefined, timeoutMs = 60_000) => eventually(what, fn, timeoutMs);
 
 test('rolling update: upstream and csi-resizer replicas share the Lease and hand over both ways', { timeout: 2_400_000 }, async (t) => {
   const upstreamBin = await upstreamBinary();
