@@ -1,7 +1,60 @@
 // Informer callbacks to keys (§4.2). Handlers only decide whether a change is worth a reconcile;
 // the reconcile reads the stores again and decides what to do.
-import type { Pvc, VolumeAttributesClass } from '../model/objects.js';
+import type { InformerHandlers } from '../kube/informer.js';
+import type { Pv, Pvc, VolumeAttributesClass } from '../model/objects.js';
 import { pvcKey } from '../model/pvc.js';
+import { goQuote } from '../observability/log-values.js';
+import { kObj, type Logger } from '../observability/logger.js';
+import type { RateLimitingQueue } from '../queue/rate-limiters.js';
+
+type KeyQueue = Pick<RateLimitingQueue<string>, 'add' | 'forget'>;
+
+export interface PvcHandlerOptions {
+  queue: KeyQueue;
+  /** The PV cache: an update whose PV is not cached yet is dropped, as upstream does. */
+  pvs: { get(name: string): Pv | undefined };
+  /** Drops the reconciler's memory of a deleted PVC. */
+  forget(key: string): void;
+  log: Logger;
+}
+
+/** The PVC informer's handlers: every add, the updates worth a modify, and deletes (which forget the key). */
+export function pvcHandlers(o: PvcHandlerOptions): InformerHandlers<Pvc> {
+  const { queue, pvs, log } = o;
+  return {
+    add: (pvc) => queue.add(pvcKey(pvc)),
+    update: (before, after) => {
+      if (!pvcUpdateWorthModifying(before, after, () => true)) {
+        log.v(4).info('No need to modify PVC', { PVC: kObj(after) });
+        return;
+      }
+      const pvName = before.spec.volumeName ?? '';
+      if (pvs.get(pvName) === undefined) {
+        log.errorf(`Get PV ${goQuote(pvName)} of pvc ${goQuote(kObj(before).toString())} in PVInformer cache failed: persistentvolume ${goQuote(pvName)} not found`);
+        return;
+      }
+      log.v(4).info('Enqueueing PVC for modify', { PVC: kObj(after) });
+      queue.add(pvcKey(after));
+    },
+    delete: (pvc) => {
+      queue.forget(pvcKey(pvc));
+      o.forget(pvcKey(pvc));
+    },
+  };
+}
+
+/**
+ * The VolumeAttributesClass informer's handlers (ours): a PVC left Pending because its class did
+ * not exist yet is retried as soon as the class is created, without the user touching the PVC
+ * again. Creating a class is rare, so scanning the PVC cache is cheaper than keeping an index.
+ */
+export function classHandlers(o: { queue: KeyQueue; pvcs: { list(): Iterable<Pvc> } }): InformerHandlers<VolumeAttributesClass> {
+  return {
+    add: (vac) => {
+      for (const key of pvcsWaitingForClass(vac, o.pvcs.list())) o.queue.add(key);
+    },
+  };
+}
 
 /**
  * The PVC update filter: the class changed or the modify status is gone, the PVC is bound, and

@@ -153,9 +153,9 @@ const TABLE: readonly Row[] = [
   ['resize/reconcile.ts', 'info', 4, 'Resize PVC finished', 'PVC', `${ER} pkg/controller/controller.go:605`],
 
   // modify controller (pkg/modifycontroller)
-  ['modify/controller.ts', 'errorf', 0, '`Get PV ${goQuote(pvName)} of pvc ${goQuote(kObj(before).toString())} in PVInformer cache failed: persistentvolume ${goQuote(pvName)} not found`', '', `${ER} pkg/modifycontroller/controller.go:177`],
-  ['modify/controller.ts', 'info', 4, 'Enqueueing PVC for modify', 'PVC', `${ER} pkg/modifycontroller/controller.go:181`],
-  ['modify/controller.ts', 'info', 4, 'No need to modify PVC', 'PVC', `${ER} pkg/modifycontroller/controller.go:184`],
+  ['modify/handlers.ts', 'errorf', 0, '`Get PV ${goQuote(pvName)} of pvc ${goQuote(kObj(before).toString())} in PVInformer cache failed: persistentvolume ${goQuote(pvName)} not found`', '', `${ER} pkg/modifycontroller/controller.go:177`],
+  ['modify/handlers.ts', 'info', 4, 'Enqueueing PVC for modify', 'PVC', `${ER} pkg/modifycontroller/controller.go:181`],
+  ['modify/handlers.ts', 'info', 4, 'No need to modify PVC', 'PVC', `${ER} pkg/modifycontroller/controller.go:184`],
   ['modify/controller.ts', 'error', 0, 'Cannot sync pod, pv, pvc or vac caches', '', `${ER} pkg/modifycontroller/controller.go:198`],
   ['modify/controller.ts', 'info', 0, 'Starting external resizer for modify volume', 'controller', `${ER} pkg/modifycontroller/controller.go:215`],
   ['modify/controller.ts', 'info', 0, 'Shutting down external resizer', 'controller', `${ER} pkg/modifycontroller/controller.go:216`],

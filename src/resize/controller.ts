@@ -1,15 +1,14 @@
-// The resize controller as one Runnable (§3.1–§3.3): PVC (and, with --handle-volume-inuse-error,
-// Pod) handlers feed a rate-limited queue, N workers reconcile keys. The informers are shared
-// with the modify controller and run by the app; this waits for their first sync.
+// The resize controller (§3.1–§3.3): the controller engine configured with the PVC handlers (and,
+// with --handle-volume-inuse-error, the Pod handlers) of handlers.ts, the PV cache, and
+// ResizeReconciler. The informers are shared with the modify controller and run by the app.
+import { ControllerEngine, watched } from '../controller/engine.js';
 import type { Informer } from '../kube/informer.js';
 import type { Logger } from '../observability/logger.js';
 import type { Pv, Pvc } from '../model/objects.js';
-import { pvcKey } from '../model/pvc.js';
-import { pvcUpdateWorthReconciling } from './handlers.js';
+import type { RateLimitingQueue } from '../queue/rate-limiters.js';
+import { podHandlers, pvcHandlers } from './handlers.js';
 import type { ClaimUsage, PodClaimUsage } from './in-use.js';
 import type { ResizeReconciler } from './reconcile.js';
-import type { RateLimitingQueue } from '../queue/rate-limiters.js';
-import { runWorkers } from '../queue/workers.js';
 
 export interface ResizeControllerOptions {
   pvcInformer: Informer<Pvc>;
@@ -28,51 +27,41 @@ export interface ResizeControllerOptions {
 
 export class ResizeController {
   readonly name = 'resize-controller';
+  private readonly engine: ControllerEngine;
 
-  constructor(private readonly o: ResizeControllerOptions) {
-    const { pvcInformer, podInformer, claimUsage, queue, reconciler } = o;
-    pvcInformer.addEventHandler({
-      add: (pvc) => queue.add(pvcKey(pvc)),
-      update: (before, after) => {
-        if (pvcUpdateWorthReconciling(before, after, o.recoverVolumeExpansionFailure)) queue.add(pvcKey(after));
-      },
-      delete: (pvc) => {
-        queue.forget(pvcKey(pvc));
-        reconciler.forget(pvcKey(pvc), pvc.metadata.uid);
-      },
-    });
-    if (podInformer && claimUsage) {
-      o.log.info('Register Pod informer for resizer', { controller: o.controllerName });
-      podInformer.addEventHandler({
-        add: (pod) => claimUsage.upsert(pod),
-        update: (_before, after) => claimUsage.upsert(after),
-        delete: (pod) => claimUsage.remove(pod),
-      });
+  constructor(o: ResizeControllerOptions) {
+    const { pvcInformer, pvInformer, podInformer, claimUsage, queue, reconciler, log, controllerName } = o;
+    const informers = [
+      watched(pvcInformer, pvcHandlers({
+        queue,
+        forget: (key, uid) => reconciler.forget(key, uid),
+        recoverVolumeExpansionFailure: o.recoverVolumeExpansionFailure,
+      })),
+      watched(pvInformer),
+    ];
+    if (podInformer) {
+      if (claimUsage) log.info('Register Pod informer for resizer', { controller: controllerName });
+      informers.push(watched(podInformer, claimUsage ? podHandlers(claimUsage) : undefined));
     }
+    this.engine = new ControllerEngine({
+      name: this.name,
+      informers,
+      queue,
+      workers: o.workers,
+      reconcile: (key, signal) => reconciler.reconcile(key, signal),
+      lifecycle: {
+        // As upstream: the start is said before the caches sync, so a failed sync is also followed by the stop.
+        announce: 'beforeSync',
+        starting: () => log.info('Starting external resizer', { controller: controllerName }),
+        stopping: () => log.info('Shutting down external resizer', { controller: controllerName }),
+        cachesNotSynced: () => log.error('Cannot sync pod, pv or pvc caches'),
+      },
+      log,
+    });
   }
 
   /** Waits for the caches, then works until `signal` aborts and in-flight reconciles finish (or `cancelSignal` cuts them short). */
-  async run(signal: AbortSignal, cancelSignal: AbortSignal = signal): Promise<void> {
-    const { pvcInformer, pvInformer, podInformer, log, controllerName } = this.o;
-    log.info('Starting external resizer', { controller: controllerName });
-    try {
-      try {
-        await Promise.all([pvcInformer.waitForSync(signal), pvInformer.waitForSync(signal), podInformer?.waitForSync(signal)]);
-      } catch (err) {
-        if (!signal.aborted) throw err;
-        log.error('Cannot sync pod, pv or pvc caches');
-        return;
-      }
-      await runWorkers({
-        queue: this.o.queue,
-        workers: this.o.workers,
-        reconcile: (key, workerSignal) => this.o.reconciler.reconcile(key, workerSignal),
-        signal,
-        cancelSignal,
-        log,
-      });
-    } finally {
-      log.info('Shutting down external resizer', { controller: controllerName });
-    }
+  run(signal: AbortSignal, cancelSignal: AbortSignal = signal): Promise<void> {
+    return this.engine.run(signal, cancelSignal);
   }
 }

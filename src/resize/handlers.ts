@@ -1,8 +1,41 @@
 // Informer callbacks to queue keys (§3.2). Handlers only decide whether a change is worth a
 // reconcile; the reconcile reads the store again and decides what to do.
+import type { InformerHandlers } from '../kube/informer.js';
 import { Annotation } from '../model/names.js';
 import type { Pvc } from '../model/objects.js';
-import { capacityBytes, requestedBytes, resizeStatus } from '../model/pvc.js';
+import { capacityBytes, pvcKey, requestedBytes, resizeStatus } from '../model/pvc.js';
+import type { RateLimitingQueue } from '../queue/rate-limiters.js';
+import type { ClaimUsage, PodClaimUsage } from './in-use.js';
+
+export interface PvcHandlerOptions {
+  queue: Pick<RateLimitingQueue<string>, 'add' | 'forget'>;
+  /** Drops the reconciler's memory of a deleted PVC. */
+  forget(key: string, uid: string | undefined): void;
+  recoverVolumeExpansionFailure: boolean;
+}
+
+/** The PVC informer's handlers: every add, the updates worth a reconcile, and deletes (which forget the key). */
+export function pvcHandlers(o: PvcHandlerOptions): InformerHandlers<Pvc> {
+  return {
+    add: (pvc) => o.queue.add(pvcKey(pvc)),
+    update: (before, after) => {
+      if (pvcUpdateWorthReconciling(before, after, o.recoverVolumeExpansionFailure)) o.queue.add(pvcKey(after));
+    },
+    delete: (pvc) => {
+      o.queue.forget(pvcKey(pvc));
+      o.forget(pvcKey(pvc), pvc.metadata.uid);
+    },
+  };
+}
+
+/** The Pod informer's handlers (--handle-volume-inuse-error): they keep claim usage and enqueue nothing. */
+export function podHandlers(usage: ClaimUsage): InformerHandlers<PodClaimUsage> {
+  return {
+    add: (pod) => usage.upsert(pod),
+    update: (_before, after) => usage.upsert(after),
+    delete: (pod) => usage.remove(pod),
+  };
+}
 
 /** The PVC update filter: new size request, resizer annotation, resync, capacity growth, status change. */
 export function pvcUpdateWorthReconciling(before: Pvc, after: Pvc, recoverVolumeExpansionFailure: boolean): boolean {
