@@ -177,7 +177,7 @@ function explainResize(f: ClaimFacts, pvc: Pvc, pv: Pv, requested: bigint, capac
   }
 
   const hasFinalError = pvc.status?.conditions?.some((c) => c.type === ConditionType.ControllerResizeError) ?? false;
-  const plan = planExpansion({
+  const { plan } = planExpansion({
     requestedBytes: requested,
     capacityBytes: capacity,
     pvBytes: pvSize,
@@ -186,7 +186,10 @@ function explainResize(f: ClaimFacts, pvc: Pvc, pv: Pv, requested: bigint, capac
     hasFinalError,
     fileSystemResizePending: fsPending,
     supportsControlPlaneExpansion: f.driver.controllerExpand !== false,
+    // The slow set is the running resizer's memory; the infeasible wait is told from the status below.
+    inSlowSet: false,
   });
+  if (plan.kind === 'delay') return; // not reached without a slow-set entry
   if (plan.kind === 'nothing') {
     out.verdict = `Waiting for kubelet: ${plan.why}. The controller side is done (the PV has ${size(pvSize)}).`;
     if (f.usedBy !== undefined && f.usedBy.length === 0) {

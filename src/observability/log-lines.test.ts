@@ -145,12 +145,10 @@ const TABLE: readonly Row[] = [
   ['resize/reconcile.ts', 'info', 4, 'Update capacity of PV succeeded', 'PV,capacity', `${ER} pkg/controller/expand_and_recover.go:199`],
   ['resize/reconcile.ts', 'info', 4, "Resize volume succeeded, start to update PV's capacity", 'PV', `${ER} pkg/controller/expand_and_recover.go:277`],
   ['resize/reconcile.ts', 'info', 4, "Resize volume succeeded, start to update PV's capacity", 'PV', `${ER} pkg/controller/controller.go:628 (updatePVCapacity)`],
-  ['resize/reconcile.ts', 'info', 4, 'Mark PVC as file system resize required', 'PVC', `${ER} pkg/controller/resize_status.go:98`],
-  ['resize/reconcile.ts', 'info', 4, 'Resize PVC finished', 'PVC', `${ER} pkg/controller/resize_status.go:194`],
+  ['resize/reconcile.ts', 'info', 4, 'Mark PVC as file system resize required', 'PVC', `${ER} pkg/controller/resize_status.go:98, pkg/controller/controller.go:558 (legacy)`],
+  ['resize/reconcile.ts', 'info', 4, 'Resize PVC finished', 'PVC', `${ER} pkg/controller/resize_status.go:194, pkg/controller/controller.go:605 (legacy)`],
   ['resize/reconcile.ts', 'info', 4, "Resize volume succeeded start to update PV's capacity", 'PV', `${ER} pkg/controller/controller.go:526`],
   ['resize/reconcile.ts', 'info', 4, 'Update capacity succeeded', 'PV,capacity', `${ER} pkg/controller/controller.go:532`],
-  ['resize/reconcile.ts', 'info', 4, 'Mark PVC as file system resize required', 'PVC', `${ER} pkg/controller/controller.go:558`],
-  ['resize/reconcile.ts', 'info', 4, 'Resize PVC finished', 'PVC', `${ER} pkg/controller/controller.go:605`],
 
   // modify controller (pkg/modifycontroller)
   ['modify/handlers.ts', 'errorf', 0, '`Get PV ${goQuote(pvName)} of pvc ${goQuote(kObj(before).toString())} in PVInformer cache failed: persistentvolume ${goQuote(pvName)} not found`', '', `${ER} pkg/modifycontroller/controller.go:177`],

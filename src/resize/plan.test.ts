@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { planExpansion, legacyNeedsResize, pvcNeedsResize, type ExpansionFacts, type ExpansionPlan } from './plan.js';
+import { planExpansion, legacyNeedsResize, pvcNeedsResize, type ExpansionDecision, type ExpansionFacts, type ExpansionPlan } from './plan.js';
 
 const Gi = 1024n ** 3n;
 
@@ -14,6 +14,7 @@ function facts(overrides: Partial<ExpansionFacts>): ExpansionFacts {
     hasFinalError: false,
     fileSystemResizePending: false,
     supportsControlPlaneExpansion: true,
+    inSlowSet: false,
     ...overrides,
   };
 }
@@ -49,6 +50,25 @@ const rows: { name: string; facts: Partial<ExpansionFacts>; expect: ExpansionPla
 
 for (const row of rows) {
   test(`planExpansion: ${row.name}`, () => {
+    assert.deepEqual(planExpansion(facts(row.facts)).plan, row.expect);
+  });
+}
+
+// §3.5 steps 2 and 4: the slow-set gate. The key is parked whenever the status says the driver
+// called the size infeasible; a parked key waits only while the target is the size already
+// allocated (the user asked for nothing new).
+const gateRows: { name: string; facts: Partial<ExpansionFacts>; expect: ExpansionDecision }[] = [
+  { name: 'infeasible, not parked yet, same size: park it and try once more', facts: { resizeStatus: 'ControllerResizeInfeasible', allocatedBytes: 2n * Gi }, expect: { slowSet: 'add', plan: expand(2n, false) } },
+  { name: 'infeasible, parked, same size: wait', facts: { resizeStatus: 'ControllerResizeInfeasible', allocatedBytes: 2n * Gi, inSlowSet: true }, expect: { slowSet: 'add', plan: { kind: 'delay' } } },
+  { name: 'infeasible, parked, the user asked for another size: expand to it', facts: { resizeStatus: 'ControllerResizeInfeasible', allocatedBytes: 5n * Gi, inSlowSet: true }, expect: { slowSet: 'add', plan: expand(2n) } },
+  { name: 'infeasible, parked, the user lowered the request below P: recover to A (already allocated): wait', facts: { resizeStatus: 'ControllerResizeInfeasible', allocatedBytes: 5n * Gi, pvBytes: 3n * Gi, inSlowSet: true }, expect: { slowSet: 'add', plan: { kind: 'delay' } } },
+  { name: 'in progress, parked (a later non-infeasible status), same size: still waits', facts: { resizeStatus: 'ControllerResizeInProgress', allocatedBytes: 2n * Gi, inSlowSet: true }, expect: { slowSet: 'leave', plan: { kind: 'delay' } } },
+  { name: 'parked, nothing to do for the controller: nothing', facts: { resizeStatus: 'NodeResizePending', pvBytes: 2n * Gi, inSlowSet: true }, expect: { slowSet: 'leave', plan: { kind: 'nothing', why: 'node expansion pending' } } },
+  { name: 'no status, parked, no A: the allocation is written, no wait', facts: { inSlowSet: true }, expect: { slowSet: 'leave', plan: expand(2n) } },
+];
+
+for (const row of gateRows) {
+  test(`planExpansion slow-set gate: ${row.name}`, () => {
     assert.deepEqual(planExpansion(facts(row.facts)), row.expect);
   });
 }

@@ -1,7 +1,8 @@
-// The pure resize decision (§3.5 `expandAndRecover` and §3.4 legacy): given what the PVC and PV
-// say, which size to ask the driver for, whether to rewrite the allocation status, or to do
-// nothing. No I/O here: the reconcile acts on the plan, and the tables in plan.test.ts cover
-// every row of the reference.
+// The pure resize decision (§3.5 `expandAndRecover`, with its slow-set gate, and §3.4 legacy):
+// given what the PVC and PV say and what the controller remembers about the key, which size to
+// ask the driver for, whether to rewrite the allocation status, to wait, or to do nothing. No I/O
+// here: the reconcile acts on the decision, and the tables in plan.test.ts cover every row of
+// the reference.
 import { ResizeStatus } from '../model/names.js';
 
 export interface ExpansionFacts {
@@ -21,10 +22,14 @@ export interface ExpansionFacts {
   fileSystemResizePending: boolean;
   /** False for the trivial resizer of node-only drivers. */
   supportsControlPlaneExpansion: boolean;
+  /** The key is in the slow set (looked at before this decision adds it). */
+  inSlowSet: boolean;
 }
 
 export type ExpansionPlan =
   | { kind: 'nothing'; why: NothingReason; warnOldApiServer?: boolean }
+  /** The driver called this size infeasible and the user has not changed it: wait out the slow set, no write, no driver call. */
+  | { kind: 'delay' }
   | {
       kind: 'expand';
       targetBytes: bigint;
@@ -38,8 +43,24 @@ export type NothingReason =
   | 'node expansion pending'
   | 'waiting for kubelet (FileSystemResizePending)';
 
+export interface ExpansionDecision {
+  /** What to do with the key's slow-set entry before acting: park it (an existing entry keeps its time), or leave it. */
+  slowSet: 'add' | 'leave';
+  plan: ExpansionPlan;
+}
+
+/** §3.5 steps 2–4: park an infeasible key, choose the target, and wait when it is the parked one. */
+export function planExpansion(facts: ExpansionFacts): ExpansionDecision {
+  const slowSet = facts.resizeStatus === ResizeStatus.ControllerResizeInfeasible ? 'add' : 'leave';
+  const plan = chooseTarget(facts);
+  // A == target: the size the status already asks for. While the key is parked, that is the size
+  // the driver called infeasible, and the user has not asked for another one since.
+  if (plan.kind === 'expand' && !plan.rewritesAllocation && facts.inSlowSet) return { slowSet, plan: { kind: 'delay' } };
+  return { slowSet, plan };
+}
+
 /** Chooses the target of the recovery-aware algorithm (§3.5 step 3 and the A == target check of step 4). */
-export function planExpansion(facts: ExpansionFacts): ExpansionPlan {
+function chooseTarget(facts: ExpansionFacts): ExpansionPlan {
   const { requestedBytes: S, pvBytes: P, allocatedBytes: A, resizeStatus: R } = facts;
   const allocatedOrRequested = A ?? S;
   const expandTo = (targetBytes: bigint): Extract<ExpansionPlan, { kind: 'expand' }> => ({

@@ -65,6 +65,26 @@ export class VolumeInUseError extends Error {
   }
 }
 
+/**
+ * What the legacy (§3.4) and recovery (§3.5) paths write around their shared driver call: their
+ * patch builders, what a driver failure leaves on the PVC, and upstream's wording of each failure
+ * (the prefix of `<prefix>: <cause>`).
+ */
+interface PathWrites {
+  readonly path: 'legacy' | 'recovery';
+  markResizing(pvc: Pvc): PvcStatusPatch;
+  markNodeExpansionPending(pvc: Pvc): PvcStatusPatch;
+  markFinished(pvc: Pvc, capacity: string): PvcStatusPatch;
+  recordFailure(key: string, pvc: Pvc, err: CsiError | BogusCapacityError, signal: AbortSignal): Promise<void>;
+  readonly failed: {
+    markResizing(key: string): string;
+    /** Undefined: the PV write's own error is returned as is. */
+    pvCapacity: ((pvName: string) => string) | undefined;
+    markNodeExpansionPending(key: string): string;
+    markFinished(key: string): string;
+  };
+}
+
 export class ResizeReconciler {
   /** Keys whose last controller expansion ended with a final error (may be recovered to a smaller size). */
   private readonly finalErrorKeys = new Set<string>();
@@ -137,10 +157,7 @@ export class ResizeReconciler {
   /** §3.5: the recovery-aware path. */
   private async expandAndRecover(key: string, pvc: Pvc, pv: Pv, signal: AbortSignal): Promise<Outcome> {
     const { slowSet, log } = this.o;
-    const inSlowSet = slowSet.contains(key);
-    if (resizeStatus(pvc) === ResizeStatus.ControllerResizeInfeasible) slowSet.add(key);
-
-    const plan = planExpansion({
+    const { slowSet: slowSetAction, plan } = planExpansion({
       requestedBytes: requestedBytes(pvc),
       capacityBytes: capacityBytes(pvc),
       pvBytes: pvBytes(pv),
@@ -149,70 +166,147 @@ export class ResizeReconciler {
       hasFinalError: this.finalErrorKeys.has(key),
       fileSystemResizePending: isFileSystemResizePending(pvc),
       supportsControlPlaneExpansion: this.o.resizer.supportsControlPlaneExpansion,
+      inSlowSet: slowSet.contains(key),
     });
-    if (plan.warnOldApiServer) log.warnf(Message.oldApiServer);
-    if (plan.kind === 'nothing') return { kind: 'done' };
-    if (!plan.rewritesAllocation && inSlowSet) {
-      // The user did not change the size since the driver called it infeasible: wait out the slow set.
-      log.v(4).infof(Message.infeasibleDelay(key));
-      return { kind: 'retryAfter', ms: Math.max(1, slowSet.timeRemaining(key)) };
+    if (slowSetAction === 'add') slowSet.add(key);
+    if (plan.kind !== 'delay' && plan.warnOldApiServer) log.warnf(Message.oldApiServer);
+
+    switch (plan.kind) {
+      case 'nothing':
+        return { kind: 'done' };
+      case 'delay':
+        // The user did not change the size since the driver called it infeasible: wait out the slow set.
+        log.v(4).infof(Message.infeasibleDelay(key));
+        return { kind: 'retryAfter', ms: Math.max(1, slowSet.timeRemaining(key)) };
+      case 'expand': {
+        if (!plan.rewritesAllocation) log.v(4).infof(`skipping updating status for pvc ${key}`);
+        const target: ResizeTarget = { bytes: plan.targetBytes, quantity: quantityFor(pvc, plan.targetBytes) };
+        await this.resize(key, pvc, pv, target, this.recoveryWrites(target, plan.rewritesAllocation), signal);
+        log.v(4).info('Update capacity of PV succeeded', { PV: kObj(pv), capacity: target });
+        return { kind: 'done' };
+      }
+      default: {
+        const unknown: never = plan;
+        throw new Error(`unhandled expansion plan ${String((unknown as { kind?: unknown }).kind)}`);
+      }
     }
-    if (!plan.rewritesAllocation) log.v(4).infof(`skipping updating status for pvc ${key}`);
+  }
 
-    const target: ResizeTarget = { bytes: plan.targetBytes, quantity: quantityFor(pvc, plan.targetBytes) };
-    const marked = await this.patchStatus(pvc, markControllerResizeInProgress(pvc, target.quantity, plan.rewritesAllocation, this.now()), signal)
-      .catch((err: unknown) => { throw new Error(`marking pvc "${key}" as resizing failed: ${messageOf(err)}`, { cause: err }); });
-
-    this.guardVolumeInUse(key, marked);
-    this.o.events.event(marked, 'Normal', EventReason.Resizing, Message.resizing(pv.metadata.name));
-    this.inUseErrorUids.delete(marked.metadata.uid ?? '');
-
-    try {
-      await this.callResizeOnPlugin(key, marked, pv, target, signal);
-    } catch (err) {
-      this.o.events.event(marked, 'Warning', EventReason.VolumeResizeFailed, messageOf(err));
-      throw err;
+  /** §3.4: the legacy path, when RecoverVolumeExpansionFailure is off. */
+  private async legacyResize(key: string, pvc: Pvc, pv: Pv, signal: AbortSignal): Promise<Outcome> {
+    const requested = requestedBytes(pvc);
+    if (!legacyNeedsResize({ requestedBytes: requested, pvBytes: pvBytes(pv), fileSystemResizePending: isFileSystemResizePending(pvc) })) {
+      this.o.log.v(4).info('No need to resize PV', { PV: kObj(pv) });
+      return { kind: 'done' };
     }
-    log.v(4).info('Update capacity of PV succeeded', { PV: kObj(pv), capacity: target });
+    await this.resize(key, pvc, pv, { bytes: requested, quantity: quantityFor(pvc, requested) }, this.legacyWrites(), signal);
     return { kind: 'done' };
   }
 
-  private async callResizeOnPlugin(key: string, pvc: Pvc, pv: Pv, target: ResizeTarget, signal: AbortSignal): Promise<void> {
-    const { slowSet, resizer } = this.o;
+  /** §3.5 steps 5, 8 and 9: the allocation-aware patches, and a driver failure recorded on the PVC. */
+  private recoveryWrites(target: ResizeTarget, rewritesAllocation: boolean): PathWrites {
+    return {
+      path: 'recovery',
+      markResizing: (pvc) => markControllerResizeInProgress(pvc, target.quantity, rewritesAllocation, this.now()),
+      markNodeExpansionPending: (pvc) => markNodeExpansionPending(pvc, this.now()),
+      markFinished: (pvc, capacity) => markExpansionFinished(pvc, capacity),
+      recordFailure: (key, pvc, err, signal) => this.recordControllerFailure(key, pvc, err, signal),
+      failed: {
+        markResizing: (key) => `marking pvc "${key}" as resizing failed`,
+        pvCapacity: (pv) => `error updating pv "${pv}" by resizer`,
+        markNodeExpansionPending: (key) => `mark PVC "${key}" as node expansion required failed`,
+        markFinished: (key) => `mark PVC "${key}" as resize finished failed`,
+      },
+    };
+  }
+
+  /** §3.4: the condition-only patches; a driver failure is only returned. */
+  private legacyWrites(): PathWrites {
+    return {
+      path: 'legacy',
+      markResizing: (pvc) => markResizingLegacy(pvc, this.now()),
+      markNodeExpansionPending: (pvc) => markFileSystemResizePendingLegacy(pvc, this.now()),
+      markFinished: (pvc, capacity) => markResizeFinishedLegacy(pvc, capacity),
+      recordFailure: async () => {},
+      failed: {
+        markResizing: (key) => `marking pvc "${key}" as resizing failed: Mark PVC "${key}" as resize as in progress failed`,
+        pvCapacity: undefined,
+        markNodeExpansionPending: (key) => `mark PVC "${key}" as file system resize required failed`,
+        markFinished: (key) => `Mark PVC "${key}" as resize finished failed`,
+      },
+    };
+  }
+
+  /**
+   * Both paths from the in-progress mark on (§3.4 steps 1–7, §3.5 steps 5–9): mark, in-use guard,
+   * `Resizing`, one driver call, the PV capacity, the node-pending or finished mark and its event.
+   * Any failure after the guard is recorded as a `VolumeResizeFailed` warning and thrown.
+   */
+  private async resize(key: string, pvc: Pvc, pv: Pv, target: ResizeTarget, writes: PathWrites, signal: AbortSignal): Promise<void> {
+    const { events, log } = this.o;
+    const marked = await this.patchStatus(pvc, writes.markResizing(pvc), signal).catch((err: unknown) => {
+      throw new Error(`${writes.failed.markResizing(key)}: ${messageOf(err)}`, { cause: err });
+    });
+    this.guardVolumeInUse(key, marked);
+    events.event(marked, 'Normal', EventReason.Resizing, Message.resizing(pv.metadata.name));
+    this.inUseErrorUids.delete(marked.metadata.uid ?? '');
+    try {
+      const result = await this.expandVolume(key, marked, pv, target, writes, signal);
+      await this.updatePvCapacity(pv, marked, result, signal).catch((err: unknown) => {
+        const prefix = writes.failed.pvCapacity?.(pv.metadata.name);
+        throw prefix === undefined ? err : new Error(`${prefix}: ${messageOf(err)}`, { cause: err });
+      });
+      if (writes.path === 'legacy') log.v(4).info('Update capacity succeeded', { PV: kObj(pv), capacity: formatBytes(result.capacityBytes, 'BinarySI') });
+      if (result.nodeExpansionRequired) {
+        await this.patchStatus(marked, writes.markNodeExpansionPending(marked), signal).catch((err: unknown) => {
+          throw new Error(`${writes.failed.markNodeExpansionPending(key)}: ${messageOf(err)}`, { cause: err });
+        });
+        log.v(4).info('Mark PVC as file system resize required', { PVC: kObj(marked) });
+        events.event(marked, 'Normal', EventReason.FileSystemResizeRequired, Message.fileSystemResizeRequired);
+      } else {
+        await this.patchStatus(marked, writes.markFinished(marked, result.capacity), signal).catch((err: unknown) => {
+          throw new Error(`${writes.failed.markFinished(key)}: ${messageOf(err)}`, { cause: err });
+        });
+        log.v(4).info('Resize PVC finished', { PVC: kObj(marked) });
+        events.event(marked, 'Normal', EventReason.VolumeResizeSuccessful, Message.resizeSuccessful);
+      }
+    } catch (err) {
+      // Every failure is recorded, conflicts included: upstream's legacy path means to skip
+      // conflicts, but its errors are formatted with %v on the way up, so its IsConflict never
+      // matches and the event is always written.
+      events.event(marked, 'Warning', EventReason.VolumeResizeFailed, messageOf(err));
+      throw err;
+    }
+  }
+
+  /**
+   * The one ControllerExpandVolume of both paths, and its answer classified (§3.7, §3.8): an
+   * implausible size is a failure; `FailedPrecondition` sets the in-use mark; the path records a
+   * failure as it does, and the failure is thrown. A success clears the key's failure memory.
+   */
+  private async expandVolume(key: string, pvc: Pvc, pv: Pv, target: ResizeTarget, writes: PathWrites, signal: AbortSignal): Promise<ResizeResult> {
+    const { resizer, log } = this.o;
     let result: ResizeResult;
     try {
       result = await resizer.resize(pv, target, signal);
-      if (result.capacityBytes <= 0n || result.capacityBytes < target.bytes) {
-        throw new BogusCapacityError(result.capacityBytes, target.bytes);
-      }
+      if (result.capacityBytes <= 0n || result.capacityBytes < target.bytes) throw new BogusCapacityError(result.capacityBytes, target.bytes);
     } catch (raw) {
       const err = raw instanceof BogusCapacityError ? raw : classifyCsiError(raw, 'expand');
-      await this.recordControllerFailure(key, pvc, err, signal);
+      if (!(err instanceof BogusCapacityError) && err.failure === 'inUse') this.inUseErrorUids.add(pvc.metadata.uid ?? '');
+      await writes.recordFailure(key, pvc, err, signal);
       throw new Error(`resize volume "${pv.metadata.name}" by resizer "${resizer.name}" failed: ${err.message}`, { cause: err });
     }
-
+    // Only the recovery path ever fills these; for the legacy path this clears nothing.
     this.finalErrorKeys.delete(key);
-    slowSet.remove(key);
-    this.o.log.v(4).info("Resize volume succeeded, start to update PV's capacity", { PV: kObj(pv) });
-    await this.updatePvCapacity(pv, pvc, result, signal)
-      .catch((err: unknown) => { throw new Error(`error updating pv "${pv.metadata.name}" by resizer: ${messageOf(err)}`, { cause: err }); });
-    if (result.nodeExpansionRequired) {
-      await this.patchStatus(pvc, markNodeExpansionPending(pvc, this.now()), signal)
-        .catch((err: unknown) => { throw new Error(`mark PVC "${key}" as node expansion required failed: ${messageOf(err)}`, { cause: err }); });
-      this.o.log.v(4).info('Mark PVC as file system resize required', { PVC: kObj(pvc) });
-      this.o.events.event(pvc, 'Normal', EventReason.FileSystemResizeRequired, Message.fileSystemResizeRequired);
-    } else {
-      await this.patchStatus(pvc, markExpansionFinished(pvc, result.capacity), signal)
-        .catch((err: unknown) => { throw new Error(`mark PVC "${key}" as resize finished failed: ${messageOf(err)}`, { cause: err }); });
-      this.o.log.v(4).info('Resize PVC finished', { PVC: kObj(pvc) });
-      this.o.events.event(pvc, 'Normal', EventReason.VolumeResizeSuccessful, Message.resizeSuccessful);
-    }
+    this.o.slowSet.remove(key);
+    const legacy = writes.path === 'legacy';
+    log.v(4).info(legacy ? "Resize volume succeeded start to update PV's capacity" : "Resize volume succeeded, start to update PV's capacity", { PV: kObj(pv) });
+    return result;
   }
 
   /** §3.5 step 8, on error: remember how final it was and say so on the PVC. */
   private async recordControllerFailure(key: string, pvc: Pvc, err: CsiError | BogusCapacityError, signal: AbortSignal): Promise<void> {
     if (err instanceof BogusCapacityError || err.failure !== 'inProgress') {
-      if (!(err instanceof BogusCapacityError) && err.failure === 'inUse') this.inUseErrorUids.add(pvc.metadata.uid ?? '');
       this.finalErrorKeys.add(key);
       const infeasible = !(err instanceof BogusCapacityError) && err.failure === 'infeasible';
       if (!infeasible) this.o.slowSet.remove(key);
@@ -254,56 +348,6 @@ export class ResizeReconciler {
     } catch (err) {
       throw new Error(`updating capacity of PV "${pv.metadata.name}" to ${result.capacity} failed: ${messageOf(err)}`, { cause: err });
     }
-  }
-
-  /** §3.4: the legacy path, when RecoverVolumeExpansionFailure is off. */
-  private async legacyResize(key: string, pvc: Pvc, pv: Pv, signal: AbortSignal): Promise<Outcome> {
-    const requested = requestedBytes(pvc);
-    if (!legacyNeedsResize({ requestedBytes: requested, pvBytes: pvBytes(pv), fileSystemResizePending: isFileSystemResizePending(pvc) })) {
-      this.o.log.v(4).info('No need to resize PV', { PV: kObj(pv) });
-      return { kind: 'done' };
-    }
-    const marked = await this.patchStatus(pvc, markResizingLegacy(pvc, this.now()), signal).catch((err: unknown) => {
-      throw new Error(`marking pvc "${key}" as resizing failed: Mark PVC "${key}" as resize as in progress failed: ${messageOf(err)}`, { cause: err });
-    });
-    this.guardVolumeInUse(key, marked);
-    this.o.events.event(marked, 'Normal', EventReason.Resizing, Message.resizing(pv.metadata.name));
-    this.inUseErrorUids.delete(marked.metadata.uid ?? '');
-    try {
-      const target: ResizeTarget = { bytes: requested, quantity: quantityFor(marked, requested) };
-      let result: ResizeResult;
-      try {
-        result = await this.o.resizer.resize(pv, target, signal);
-        if (result.capacityBytes <= 0n || result.capacityBytes < requested) throw new BogusCapacityError(result.capacityBytes, requested);
-      } catch (raw) {
-        const err = raw instanceof BogusCapacityError ? raw : classifyCsiError(raw, 'expand');
-        if (!(err instanceof BogusCapacityError) && err.failure === 'inUse') this.inUseErrorUids.add(marked.metadata.uid ?? '');
-        throw new Error(`resize volume "${pv.metadata.name}" by resizer "${this.o.resizer.name}" failed: ${err.message}`, { cause: err });
-      }
-      this.o.log.v(4).info("Resize volume succeeded start to update PV's capacity", { PV: kObj(pv) });
-      await this.updatePvCapacity(pv, marked, result, signal);
-      this.o.log.v(4).info('Update capacity succeeded', { PV: kObj(pv), capacity: formatBytes(result.capacityBytes, 'BinarySI') });
-      if (result.nodeExpansionRequired) {
-        await this.patchStatus(marked, markFileSystemResizePendingLegacy(marked, this.now()), signal).catch((err: unknown) => {
-          throw new Error(`mark PVC "${key}" as file system resize required failed: ${messageOf(err)}`, { cause: err });
-        });
-        this.o.log.v(4).info('Mark PVC as file system resize required', { PVC: kObj(marked) });
-        this.o.events.event(marked, 'Normal', EventReason.FileSystemResizeRequired, Message.fileSystemResizeRequired);
-      } else {
-        await this.patchStatus(marked, markResizeFinishedLegacy(marked, result.capacity), signal).catch((err: unknown) => {
-          throw new Error(`Mark PVC "${key}" as resize finished failed: ${messageOf(err)}`, { cause: err });
-        });
-        this.o.log.v(4).info('Resize PVC finished', { PVC: kObj(marked) });
-        this.o.events.event(marked, 'Normal', EventReason.VolumeResizeSuccessful, Message.resizeSuccessful);
-      }
-    } catch (err) {
-      // Every failure is recorded, conflicts included: upstream's legacy path means to skip
-      // conflicts, but its errors are formatted with %v on the way up, so its IsConflict never
-      // matches and the event is always written.
-      this.o.events.event(marked, 'Warning', EventReason.VolumeResizeFailed, messageOf(err));
-      throw err;
-    }
-    return { kind: 'done' };
   }
 
   private patchStatus(pvc: Pvc, patch: PvcStatusPatch, signal: AbortSignal): Promise<Pvc> {
