@@ -1,4 +1,4 @@
-// The resize reconcile's failure paths, with in-memory fakes: the text of the returned error
+// The resize reconcile with in-memory fakes. First its failure paths: the text of the returned error
 // (what the worker logs), the events and the condition messages, each as upstream v2.2.1's
 // controller words them. The API errors are the server's Status messages, as our HTTP layer
 // produces them; the driver errors are gRPC statuses as grpc-js reports them.
@@ -16,6 +16,7 @@ import { ResizeReconciler } from './reconcile.js';
 import type { Resizer, ResizeResult, ResizeTarget } from './resizer.js';
 import { CsiResizer } from './csi-resizer.js';
 import { TrivialResizer } from './trivial-resizer.js';
+import { ClaimUsage } from './in-use.js';
 import type { CsiClient } from '../csi/client.js';
 
 const DRIVER = 'd.csi.test';
@@ -34,6 +35,9 @@ const grpc = (code: GrpcStatus, details: string) => Object.assign(new Error(`${c
 
 interface Setup {
   resize?: (target: ResizeTarget) => Promise<ResizeResult>;
+  /** With --handle-volume-inuse-error: the claims pods use. */
+  claimUsage?: ClaimUsage;
+  expansionMode?: Resizer['expansionMode'];
   resizer?: Resizer;
   /** The Nth PVC status write (1-based) fails with this error. */
   failPvc?: { call: number; error: () => Error };
@@ -61,15 +65,21 @@ function setup(o: Setup = {}) {
   const pvcs = new Map([['ns/data', pvc]]);
   const pvs = new Map([['pv-1', pv]]);
   const writes: { target: 'pvc' | 'pv'; body: Record<string, unknown> }[] = [];
+  /** The targets the driver was asked for, in order. */
+  const calls: string[] = [];
   let rv = 10;
   const resizer: Resizer = o.resizer ?? {
     name: DRIVER,
     supportsControlPlaneExpansion: true,
-    expansionMode: 'online',
+    expansionMode: o.expansionMode ?? 'online',
     canSupport: () => true,
-    resize: async (_pv, target) => (o.resize ?? (async (t) => ({ capacityBytes: t.bytes, capacity: '2Gi', nodeExpansionRequired: false })))(target),
+    resize: async (_pv, target) => {
+      calls.push(target.quantity);
+      return (o.resize ?? (async (t) => ({ capacityBytes: t.bytes, capacity: t.quantity, nodeExpansionRequired: false })))(target);
+    },
   };
   const clock = new FakeClock();
+  const slowSet = new SlowSet<string>({ retentionMs: 60_000, clock });
   const events = new RecordingEventRecorder();
   const count = (target: 'pvc' | 'pv') => writes.filter((w) => w.target === target).length;
   const reconciler = new ResizeReconciler({
@@ -92,13 +102,13 @@ function setup(o: Setup = {}) {
     },
     events,
     gates: { recoverVolumeExpansionFailure: !o.legacy, annotateFsResize: true },
-    slowSet: new SlowSet<string>({ retentionMs: 60_000, clock }),
-    claimUsage: undefined,
+    slowSet,
+    claimUsage: o.claimUsage,
     keyLock: new KeyLock(),
     clock,
     log: silentLogger,
   });
-  return { reconciler, writes, events };
+  return { reconciler, writes, events, calls, slowSet, clock, pvcs };
 }
 
 const csiResizer = (csi: Partial<CsiClient>) => new CsiResizer({
@@ -232,4 +242,301 @@ test('the trivial resizer\'s size is written in the PVC\'s own spelling, the dri
   const bytes = await csiResizer({ expandVolume: async () => ({ capacityBytes: 2_000_000_000n, nodeExpansionRequired: false }) })
     .resize({ metadata: { name: 'pv-1' }, spec: { accessModes: ['ReadWriteOnce'], csi: { driver: DRIVER, volumeHandle: 'v' } } }, { bytes: 2n * GiB, quantity: '2Gi' }, never);
   assert.equal(bytes.capacity, '1953125Ki');
+});
+
+// What each path writes, records and decides, per driver answer (§3.4, §3.5, §3.7): the patches
+// (summarised to the fields they set), the events, the driver calls and the requeue decision
+// (`backoff` is a thrown error: the worker requeues with backoff).
+type Summary = string;
+
+/** One write as `<target> [rv=<precondition>] <field>=<value> … +Condition -Condition`. */
+function summarise(w: { target: 'pvc' | 'pv'; body: Record<string, unknown> }): Summary {
+  const body = w.body as {
+    metadata?: { resourceVersion?: string; annotations?: Record<string, string | null> | null };
+    spec?: { capacity?: Record<string, string> };
+    status?: {
+      allocatedResources?: Record<string, string>;
+      allocatedResourceStatuses?: Record<string, string> | null;
+      capacity?: Record<string, string>;
+      conditions?: { type: string; $patch?: string; message?: string }[] | null;
+    };
+  };
+  const parts: string[] = [w.target];
+  if (body.metadata?.resourceVersion !== undefined) parts.push(`rv=${body.metadata.resourceVersion}`);
+  const preResize = body.metadata?.annotations?.['volume.alpha.kubernetes.io/pre-resize-capacity'];
+  if (preResize !== undefined) parts.push(`pre-resize=${preResize}`);
+  if (body.spec?.capacity?.['storage'] !== undefined) parts.push(`capacity=${body.spec.capacity['storage']}`);
+  const st = body.status;
+  if (st?.allocatedResources?.['storage'] !== undefined) parts.push(`A=${st.allocatedResources['storage']}`);
+  if (st?.allocatedResourceStatuses === null) parts.push('R=null');
+  else if (st?.allocatedResourceStatuses?.['storage'] !== undefined) parts.push(`R=${st.allocatedResourceStatuses['storage']}`);
+  if (st?.capacity?.['storage'] !== undefined) parts.push(`capacity=${st.capacity['storage']}`);
+  if (st?.conditions === null) parts.push('conditions=null');
+  for (const c of st?.conditions ?? []) {
+    parts.push(c.$patch === 'delete' ? `-${c.type}` : `+${c.type}${c.type === 'ControllerResizeError' ? `(${c.message ?? ''})` : ''}`);
+  }
+  return parts.join(' ');
+}
+
+async function decision(run: Promise<{ kind: string; ms?: number }>): Promise<string> {
+  try {
+    const outcome = await run;
+    return outcome.kind === 'retryAfter' ? `retryAfter ${outcome.ms}` : outcome.kind;
+  } catch {
+    return 'backoff';
+  }
+}
+
+const internal = () => grpc(GrpcStatus.INTERNAL, 'backend down');
+const outOfRange = () => grpc(GrpcStatus.OUT_OF_RANGE, 'too big');
+const deadline = () => grpc(GrpcStatus.DEADLINE_EXCEEDED, 'Deadline exceeded');
+const unavailable = () => grpc(GrpcStatus.UNAVAILABLE, 'driver restarting');
+const failedPrecondition = () => grpc(GrpcStatus.FAILED_PRECONDITION, 'volume is attached');
+const bogus = async () => ({ capacityBytes: 1n * GiB, capacity: '1Gi', nodeExpansionRequired: false });
+const nodeWork = async (t: ResizeTarget) => ({ capacityBytes: t.bytes, capacity: t.quantity, nodeExpansionRequired: true });
+const usedByPod = () => {
+  const usage = new ClaimUsage();
+  usage.upsert({ metadata: { namespace: 'ns', name: 'app', uid: 'pod-1' }, claimNames: ['data'], terminated: false });
+  return usage;
+};
+
+const MARK = 'pvc rv=10 A=2Gi R=ControllerResizeInProgress +Resizing';
+const MARK_LEGACY = 'pvc rv=10 +Resizing';
+const SUCCESS = 'Normal VolumeResizeSuccessful: Resize volume succeeded';
+const FS_REQUIRED = 'Normal FileSystemResizeRequired: Require file system resize of volume on node';
+const rpcFailed = (code: string, desc: string) => failed(failedVolume(`rpc error: code = ${code} desc = ${desc}`));
+const controllerError = (code: string, desc: string) => `+ControllerResizeError(failed to expand pvc with rpc error: code = ${code} desc = ${desc})`;
+const conflictText = 'Operation cannot be fulfilled on persistentvolumeclaims "data": the object has been modified; please apply your changes to the latest version and try again';
+
+const writeTable: { name: string; setup: Setup; decision: string; calls: string[]; writes: Summary[]; events: string[] }[] = [
+  // Recovery-aware path (§3.5).
+  {
+    name: 'recovery, final: done, expansion finished',
+    setup: {},
+    decision: 'done', calls: ['2Gi'],
+    writes: [MARK, 'pv capacity=2Gi', 'pvc rv=11 capacity=2Gi'],
+    events: [RESIZING, SUCCESS],
+  },
+  {
+    name: 'recovery, final with node work: NodeResizePending, the PV remembers the old size',
+    setup: { resize: nodeWork },
+    decision: 'done', calls: ['2Gi'],
+    writes: [MARK, 'pv pre-resize=1Gi capacity=2Gi', 'pvc rv=11 R=NodeResizePending +FileSystemResizePending'],
+    events: [RESIZING, FS_REQUIRED],
+  },
+  {
+    name: 'recovery, infeasible (OutOfRange): ControllerResizeInfeasible and the error condition, not RV-checked',
+    setup: { resize: async () => { throw outOfRange(); } },
+    decision: 'backoff', calls: ['2Gi'],
+    writes: [MARK, `pvc R=ControllerResizeInfeasible ${controllerError('OutOfRange', 'too big')}`],
+    events: [RESIZING, rpcFailed('OutOfRange', 'too big')],
+  },
+  {
+    name: 'recovery, a final error (Internal): the error condition, the status stays in progress',
+    setup: { resize: async () => { throw internal(); } },
+    decision: 'backoff', calls: ['2Gi'],
+    writes: [MARK, `pvc ${controllerError('Internal', 'backend down')}`],
+    events: [RESIZING, rpcFailed('Internal', 'backend down')],
+  },
+  {
+    name: 'recovery, uncertain (DeadlineExceeded): nothing written after the mark, the driver may still finish',
+    setup: { resize: async () => { throw deadline(); } },
+    decision: 'backoff', calls: ['2Gi'],
+    writes: [MARK],
+    events: [RESIZING, rpcFailed('DeadlineExceeded', 'Deadline exceeded')],
+  },
+  {
+    name: 'recovery, uncertain (Unavailable): nothing written after the mark',
+    setup: { resize: async () => { throw unavailable(); } },
+    decision: 'backoff', calls: ['2Gi'],
+    writes: [MARK],
+    events: [RESIZING, rpcFailed('Unavailable', 'driver restarting')],
+  },
+  {
+    name: 'recovery, bogus capacity (less than asked): a final error, the PV is not written',
+    setup: { resize: bogus },
+    decision: 'backoff', calls: ['2Gi'],
+    writes: [MARK, `pvc +ControllerResizeError(failed to expand pvc with CSI driver reported capacity ${GiB} bytes, less than the requested ${2n * GiB} bytes)`],
+    events: [RESIZING, failed(failedVolume(`CSI driver reported capacity ${GiB} bytes, less than the requested ${2n * GiB} bytes`))],
+  },
+  {
+    name: 'recovery, in use (FailedPrecondition, pods watched): a final error',
+    setup: { claimUsage: usedByPod(), resize: async () => { throw failedPrecondition(); } },
+    decision: 'backoff', calls: ['2Gi'],
+    writes: [MARK, `pvc ${controllerError('FailedPrecondition', 'volume is attached')}`],
+    events: [RESIZING, rpcFailed('FailedPrecondition', 'volume is attached')],
+  },
+  {
+    name: 'recovery, in use by a pod and the driver expands offline only: no driver call',
+    setup: { claimUsage: usedByPod(), expansionMode: 'offline' },
+    decision: 'backoff', calls: [],
+    writes: [MARK],
+    events: [failed('Unable to expand ns/data because CSI driver d.csi.test only supports offline expansion and volume is currently in-use')],
+  },
+  {
+    name: 'recovery, conflict (409) on the in-progress mark: nothing else, no event',
+    setup: { failPvc: { call: 1, error: conflict } },
+    decision: 'backoff', calls: [],
+    writes: [MARK],
+    events: [],
+  },
+  {
+    name: 'recovery, conflict (409) on the finished mark: the PV is written, the failure recorded',
+    setup: { failPvc: { call: 2, error: conflict } },
+    decision: 'backoff', calls: ['2Gi'],
+    writes: [MARK, 'pv capacity=2Gi', 'pvc rv=11 capacity=2Gi'],
+    events: [RESIZING, failed(`mark PVC "ns/data" as resize finished failed: can't patch status of  PVC ns/data with ${conflictText}`)],
+  },
+  {
+    name: 'recovery, conflict (409) on the node-pending mark: the failure recorded',
+    setup: { resize: nodeWork, failPvc: { call: 2, error: conflict } },
+    decision: 'backoff', calls: ['2Gi'],
+    writes: [MARK, 'pv pre-resize=1Gi capacity=2Gi', 'pvc rv=11 R=NodeResizePending +FileSystemResizePending'],
+    events: [RESIZING, failed(`mark PVC "ns/data" as node expansion required failed: can't patch status of  PVC ns/data with ${conflictText}`)],
+  },
+
+  // Legacy path (§3.4): conditions only, and a driver failure is returned without a write.
+  {
+    name: 'legacy, final: done, expansion finished',
+    setup: { legacy: true },
+    decision: 'done', calls: ['2Gi'],
+    writes: [MARK_LEGACY, 'pv capacity=2Gi', 'pvc rv=11 capacity=2Gi'],
+    events: [RESIZING, SUCCESS],
+  },
+  {
+    name: 'legacy, final with node work: FileSystemResizePending',
+    setup: { legacy: true, resize: nodeWork },
+    decision: 'done', calls: ['2Gi'],
+    writes: [MARK_LEGACY, 'pv pre-resize=1Gi capacity=2Gi', 'pvc rv=11 +FileSystemResizePending'],
+    events: [RESIZING, FS_REQUIRED],
+  },
+  {
+    name: 'legacy, infeasible (OutOfRange): returned, nothing written',
+    setup: { legacy: true, resize: async () => { throw outOfRange(); } },
+    decision: 'backoff', calls: ['2Gi'],
+    writes: [MARK_LEGACY],
+    events: [RESIZING, rpcFailed('OutOfRange', 'too big')],
+  },
+  {
+    name: 'legacy, a final error (Internal): returned, nothing written',
+    setup: { legacy: true, resize: async () => { throw internal(); } },
+    decision: 'backoff', calls: ['2Gi'],
+    writes: [MARK_LEGACY],
+    events: [RESIZING, rpcFailed('Internal', 'backend down')],
+  },
+  {
+    name: 'legacy, uncertain (DeadlineExceeded): returned, nothing written',
+    setup: { legacy: true, resize: async () => { throw deadline(); } },
+    decision: 'backoff', calls: ['2Gi'],
+    writes: [MARK_LEGACY],
+    events: [RESIZING, rpcFailed('DeadlineExceeded', 'Deadline exceeded')],
+  },
+  {
+    name: 'legacy, uncertain (Unavailable): returned, nothing written',
+    setup: { legacy: true, resize: async () => { throw unavailable(); } },
+    decision: 'backoff', calls: ['2Gi'],
+    writes: [MARK_LEGACY],
+    events: [RESIZING, rpcFailed('Unavailable', 'driver restarting')],
+  },
+  {
+    name: 'legacy, bogus capacity: returned, the PV is not written',
+    setup: { legacy: true, resize: bogus },
+    decision: 'backoff', calls: ['2Gi'],
+    writes: [MARK_LEGACY],
+    events: [RESIZING, failed(failedVolume(`CSI driver reported capacity ${GiB} bytes, less than the requested ${2n * GiB} bytes`))],
+  },
+  {
+    name: 'legacy, in use (FailedPrecondition, pods watched): returned, nothing written',
+    setup: { legacy: true, claimUsage: usedByPod(), resize: async () => { throw failedPrecondition(); } },
+    decision: 'backoff', calls: ['2Gi'],
+    writes: [MARK_LEGACY],
+    events: [RESIZING, rpcFailed('FailedPrecondition', 'volume is attached')],
+  },
+  {
+    name: 'legacy, conflict (409) on the Resizing mark: nothing else, no event',
+    setup: { legacy: true, failPvc: { call: 1, error: conflict } },
+    decision: 'backoff', calls: [],
+    writes: [MARK_LEGACY],
+    events: [],
+  },
+  {
+    name: 'legacy, conflict (409) on the file-system-resize mark: the failure recorded',
+    setup: { legacy: true, resize: nodeWork, failPvc: { call: 2, error: conflict } },
+    decision: 'backoff', calls: ['2Gi'],
+    writes: [MARK_LEGACY, 'pv pre-resize=1Gi capacity=2Gi', 'pvc rv=11 +FileSystemResizePending'],
+    events: [RESIZING, failed(`mark PVC "ns/data" as file system resize required failed: can't patch status of  PVC ns/data with ${conflictText}`)],
+  },
+];
+
+for (const c of writeTable) {
+  test(`writes: ${c.name}`, async () => {
+    const s = setup(c.setup);
+    assert.equal(await decision(s.reconciler.reconcile('ns/data', never)), c.decision);
+    assert.deepEqual(s.calls, c.calls, 'driver calls');
+    assert.deepEqual(s.writes.map(summarise), c.writes, 'writes');
+    assert.deepEqual(s.events.events.map((e) => `${e.type} ${e.reason}: ${e.message}`), c.events, 'events');
+  });
+}
+
+// Across reconciles: what the reconciler remembers about a key decides the next one.
+const IN_USE = failed('Unable to expand ns/data because CSI driver d.csi.test only supports offline expansion and volume is currently in-use');
+
+for (const legacy of [false, true]) {
+  test(`in use, ${legacy ? 'legacy' : 'recovery'}: after FailedPrecondition the driver is not called again while a pod uses the claim`, async () => {
+    const usage = usedByPod();
+    const s = setup({ legacy, claimUsage: usage, resize: async () => { throw failedPrecondition(); } });
+    assert.equal(await decision(s.reconciler.reconcile('ns/data', never)), 'backoff');
+    s.events.clear();
+    const before = s.writes.length;
+    assert.equal(await decision(s.reconciler.reconcile('ns/data', never)), 'backoff');
+    assert.deepEqual(s.calls, ['2Gi'], 'no second driver call');
+    assert.deepEqual(s.writes.slice(before).map(summarise), [
+      // The recovery path wrote the failure too, so its cached PVC is one version further.
+      legacy ? 'pvc rv=11 +Resizing' : 'pvc rv=12 A=2Gi R=ControllerResizeInProgress +Resizing',
+    ], 'only the mark');
+    assert.deepEqual(s.events.events.map((e) => `${e.type} ${e.reason}: ${e.message}`), [IN_USE]);
+    // The pod is gone: the driver is asked again.
+    usage.remove({ metadata: { namespace: 'ns', name: 'app', uid: 'pod-1' } });
+    assert.equal(await decision(s.reconciler.reconcile('ns/data', never)), 'backoff');
+    assert.deepEqual(s.calls, ['2Gi', '2Gi']);
+  });
+}
+
+for (const [kind, error, next] of [
+  ['a final error (Internal)', internal, '3Gi'],
+  ['an uncertain error (DeadlineExceeded)', deadline, '5Gi'],
+] as const) {
+  test(`recovery, in progress to 5Gi, request lowered to 3Gi: after ${kind} the next attempt asks for ${next}`, async () => {
+    const s = setup({
+      request: '3Gi',
+      status: { phase: 'Bound', capacity: { storage: '1Gi' }, allocatedResources: { storage: '5Gi' }, allocatedResourceStatuses: { storage: 'ControllerResizeInProgress' } },
+      resize: async () => { throw error(); },
+    });
+    assert.equal(await decision(s.reconciler.reconcile('ns/data', never)), 'backoff');
+    assert.equal(await decision(s.reconciler.reconcile('ns/data', never)), 'backoff');
+    assert.deepEqual(s.calls, ['5Gi', next]);
+  });
+}
+
+test('recovery, infeasible: parked, the same size waits out the slow set without a write; a new size is tried at once', async () => {
+  const s = setup({
+    status: {
+      phase: 'Bound', capacity: { storage: '1Gi' }, allocatedResources: { storage: '2Gi' }, allocatedResourceStatuses: { storage: 'ControllerResizeInfeasible' },
+    },
+    resize: async () => { throw outOfRange(); },
+  });
+  // Not parked yet (a restart, or the first sync after the failure was written): one more try, and parked.
+  assert.equal(await decision(s.reconciler.reconcile('ns/data', never)), 'backoff');
+  assert.deepEqual(s.calls, ['2Gi']);
+  assert.ok(s.slowSet.contains('ns/data'));
+  const written = s.writes.length;
+  assert.equal(await decision(s.reconciler.reconcile('ns/data', never)), 'retryAfter 60000');
+  s.clock.advance(20_000);
+  assert.equal(await decision(s.reconciler.reconcile('ns/data', never)), 'retryAfter 40000');
+  assert.deepEqual([s.calls.length, s.writes.length, s.events.withReason('VolumeResizeFailed').length], [1, written, 1], 'no driver call, write or event while waiting');
+  // The user asks for a smaller size (recovery): tried at once.
+  const pvc = s.pvcs.get('ns/data')!;
+  s.pvcs.set('ns/data', { ...pvc, spec: { ...pvc.spec, resources: { requests: { storage: '1536Mi' } } } });
+  assert.equal(await decision(s.reconciler.reconcile('ns/data', never)), 'backoff');
+  assert.deepEqual(s.calls, ['2Gi', '1536Mi']);
 });
