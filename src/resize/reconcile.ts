@@ -5,7 +5,7 @@
 // A thrown error means "retry with backoff" (the worker requeues rate-limited); a returned
 // `retryAfter` is the infeasible slow path, which waits without growing the backoff.
 import { classifyCsiError, type CsiError } from '../csi/errors.js';
-import { Annotation, EventReason, Message, ResizeStatus } from '../model/names.js';
+import { Annotation, EventReason, Message } from '../model/names.js';
 import type { Pv, Pvc } from '../model/objects.js';
 import {
   allocatedBytes, capacityBytes, isFileSystemResizePending, pvBytes, pvClaimedBy, pvcKey, requestedBytes, resizeStatus, STORAGE,
