@@ -1,7 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { Pvc, VolumeAttributesClass } from '../model/objects.js';
-import { pvcsWaitingForClass, pvcUpdateWorthModifying } from './handlers.js';
+import type { Pv, Pvc, VolumeAttributesClass } from '../model/objects.js';
+import { createLogger } from '../observability/logger.js';
+import { classHandlers, pvcHandlers, pvcsWaitingForClass, pvcUpdateWorthModifying } from './handlers.js';
 
 function pvc(name: string, spec: Partial<Pvc['spec']>, status: Pvc['status'] = { phase: 'Bound' }, rv = '1'): Pvc {
   return { metadata: { name, namespace: 'ns', resourceVersion: rv }, spec: { volumeName: 'pv-1', ...spec }, status };
@@ -43,4 +44,36 @@ test('class created: PVCs that name it and are not settled on it are returned', 
     pvc('none', {}),
   ]);
   assert.deepEqual(keys, ['ns/pending', 'ns/new']);
+});
+
+function recordingQueue() {
+  const calls: string[] = [];
+  return { calls, queue: { add: (key: string) => calls.push(`add ${key}`), forget: (key: string) => calls.push(`forget ${key}`) } };
+}
+
+test('PVC handlers: enqueue through the filter, say why at v4, drop an update whose PV is not cached with upstream\'s error line', () => {
+  const { calls, queue } = recordingQueue();
+  const lines: string[] = [];
+  const log = createLogger({ verbosity: 4, format: 'json', write: (l) => lines.push(l) });
+  const pvs = new Map<string, Pv>([['pv-1', { metadata: { name: 'pv-1' }, spec: {} }]]);
+  const h = pvcHandlers({ queue, pvs, forget: (key) => calls.push(`reconciler forgets ${key}`), log });
+  h.add!(pvc('a', {}));
+  const settled = pvc('a', { volumeAttributesClassName: 'gold' }, { phase: 'Bound', modifyVolumeStatus: { status: 'Pending' } });
+  h.update!(settled, settled);
+  h.update!(pvc('a', {}), pvc('a', { volumeAttributesClassName: 'gold' }, { phase: 'Bound' }, '2'));
+  h.update!(pvc('b', { volumeName: 'pv-9' }), pvc('b', { volumeName: 'pv-9', volumeAttributesClassName: 'gold' }, { phase: 'Bound' }, '2'));
+  h.delete!(pvc('a', {}));
+  assert.deepEqual(calls, ['add ns/a', 'add ns/a', 'forget ns/a', 'reconciler forgets ns/a']);
+  assert.deepEqual(lines.map((l) => (JSON.parse(l) as { msg: string }).msg), [
+    'No need to modify PVC',
+    'Enqueueing PVC for modify',
+    'Get PV "pv-9" of pvc "ns/b" in PVInformer cache failed: persistentvolume "pv-9" not found',
+  ]);
+});
+
+test('class handlers: a created class enqueues the PVCs waiting for it', () => {
+  const { calls, queue } = recordingQueue();
+  const h = classHandlers({ queue, pvcs: { list: () => [pvc('pending', { volumeAttributesClassName: 'gold' }, { phase: 'Bound', modifyVolumeStatus: { status: 'Pending' } }), pvc('other', {})] } });
+  h.add!({ metadata: { name: 'gold' }, driverName: 'd' });
+  assert.deepEqual(calls, ['add ns/pending']);
 });

@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { pvcUpdateWorthReconciling } from './handlers.js';
+import { podHandlers, pvcHandlers, pvcUpdateWorthReconciling } from './handlers.js';
+import { ClaimUsage } from './in-use.js';
 import type { Pvc } from '../model/objects.js';
 
 function pvc(o: { rv?: string; request?: string; capacity?: string; status?: string; label?: string; resizer?: string }): Pvc {
@@ -36,3 +37,31 @@ for (const row of rows) {
     assert.equal(pvcUpdateWorthReconciling(row.before, row.after, row.recover), row.expect);
   });
 }
+
+function recordingQueue() {
+  const calls: string[] = [];
+  return { calls, queue: { add: (key: string) => calls.push(`add ${key}`), forget: (key: string) => calls.push(`forget ${key}`) } };
+}
+
+test('PVC handlers: an add enqueues, an update through the filter, a delete forgets the backoff and the reconciler\'s memory', () => {
+  const { calls, queue } = recordingQueue();
+  const h = pvcHandlers({ queue, forget: (key, uid) => calls.push(`reconciler forgets ${key} ${uid}`), recoverVolumeExpansionFailure: true });
+  h.add!(pvc({}));
+  h.update!(pvc({}), pvc({ rv: '2', label: 'x' }));
+  h.update!(pvc({}), pvc({ rv: '2', request: '2Gi' }));
+  h.delete!({ ...pvc({}), metadata: { ...pvc({}).metadata, uid: 'u-1' } });
+  assert.deepEqual(calls, ['add ns/c', 'add ns/c', 'forget ns/c', 'reconciler forgets ns/c u-1']);
+});
+
+test('Pod handlers keep claim usage: added, refreshed when terminated, removed', () => {
+  const usage = new ClaimUsage();
+  const h = podHandlers(usage);
+  const pod = { metadata: { namespace: 'ns', name: 'app', uid: 'p-1' }, claimNames: ['c'], terminated: false };
+  h.add!(pod);
+  assert.equal(usage.isInUse('ns/c'), true);
+  h.update!(pod, { ...pod, terminated: true });
+  assert.equal(usage.isInUse('ns/c'), false);
+  h.update!(pod, pod);
+  h.delete!(pod);
+  assert.equal(usage.isInUse('ns/c'), false);
+});
