@@ -1,7 +1,9 @@
-// The resize reconcile with in-memory fakes. First its failure paths: the text of the returned error
-// (what the worker logs), the events and the condition messages, each as upstream v2.2.1's
-// controller words them. The API errors are the server's Status messages, as our HTTP layer
-// produces them; the driver errors are gRPC statuses as grpc-js reports them.
+// The resize reconcile with in-memory fakes, in three parts: the failure paths' texts (the
+// returned error the worker logs, the events and the condition messages, each as upstream
+// v2.2.1's controller words them); a table of what each path writes, records and decides per
+// driver answer; and what the reconciler remembers across reconciles. The API errors are the
+// server's Status messages, as our HTTP layer produces them; the driver errors are gRPC statuses
+// as grpc-js reports them.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { status as GrpcStatus } from '@grpc/grpc-js';
