@@ -27,7 +27,8 @@ import { ModifyReconciler } from '../modify/reconcile.js';
 import { ResizeController } from '../resize/controller.js';
 import { ClaimUsage, toPodClaimUsage, type PodClaimUsage } from '../resize/in-use.js';
 import { ResizeReconciler } from '../resize/reconcile.js';
-import { selectBackends, StartupError } from '../resize/select-resizer.js';
+import { selectBackends } from './select-backends.js';
+import { StartupError } from './startup-error.js';
 import type { Config } from './config.js';
 import { withGate, type FeatureGates } from './feature-gates.js';
 

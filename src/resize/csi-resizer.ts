@@ -12,7 +12,7 @@ import type { CsiPersistentVolumeSource, Pv, Pvc } from '../model/objects.js';
 import { translateInTreePv } from './migration.js';
 import type { Resizer, ResizeResult, ResizeTarget } from './resizer.js';
 import { canSupport } from './support.js';
-import { readSecret, type SecretReader } from './secrets.js';
+import { readSecret, type SecretReader } from '../kube/secrets.js';
 
 export interface CsiResizerOptions {
   driverName: string;
