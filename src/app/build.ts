@@ -10,7 +10,7 @@ import { HttpKubeClient } from '../kube/client.js';
 import { Informer } from '../kube/informer.js';
 import { loadKubeConfig, type ClientConfig } from '../kube/kubeconfig.js';
 import { clientRateLimit, ClientRateLimitError } from '../kube/rate-limiter.js';
-import type { KubeObject } from '../kube/keys.js';
+import type { KubeObject } from '../model/objects.js';
 import { resourcePath, Resources } from '../kube/resources.js';
 import { everyVolume, NodeVolumeScope, type VolumeScope } from '../model/volume-scope.js';
 import { scopedResizer } from '../resize/resizer.js';

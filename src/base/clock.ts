@@ -13,11 +13,6 @@ export interface Clock {
   setTimer(fn: () => void, ms: number): TimerHandle;
 }
 
-/** A Kubernetes metav1.Time: RFC 3339 in UTC with whole seconds, as conditions carry it. */
-export function metaTime(ms: number): string {
-  return new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
-}
-
 export const realClock: Clock = {
   now: () => Date.now(),
   // Any delay, also beyond Node's 2^31-1 ms limit; unreferenced.

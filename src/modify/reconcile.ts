@@ -12,7 +12,8 @@
 //
 // A thrown error means "retry with backoff"; `retryAfter` is the infeasible slow path.
 import { CsiError } from '../csi/errors.js';
-import { metaTime, type Clock } from '../base/clock.js';
+import type { Clock } from '../base/clock.js';
+import { metaTime } from '../model/time.js';
 import { EventReason, Message, ModifyStatus } from '../model/names.js';
 import type { VolumeScope } from '../model/volume-scope.js';
 import type { Pv, Pvc, VolumeAttributesClass } from '../model/objects.js';

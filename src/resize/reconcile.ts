@@ -12,7 +12,8 @@ import {
 } from '../model/pvc.js';
 import { formatBytes } from '../model/quantity.js';
 import { kKey, kObj, type Logger } from '../observability/logger.js';
-import { metaTime, type Clock } from '../base/clock.js';
+import type { Clock } from '../base/clock.js';
+import { metaTime } from '../model/time.js';
 import type { Outcome } from '../queue/workers.js';
 import type { KeyLock } from '../queue/key-lock.js';
 import type { SlowSetView } from '../queue/slow-set.js';
