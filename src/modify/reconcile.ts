@@ -232,7 +232,7 @@ export class ModifyReconciler {
   }
 
   private patchStatus(pvc: Pvc, patch: PvcStatusPatch, signal: AbortSignal): Promise<Pvc> {
-    return patchPvcStatusCached(this.o.api, this.o.pvcs, pvc, patch.body, signal);
+    return patchPvcStatusCached(this.o.api, this.o.pvcs, pvc, patch, signal);
   }
 
   /** Pending, InProgress or a failure: upstream's markControllerModifyVolumeStatus, with its error text. */

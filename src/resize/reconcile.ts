@@ -308,7 +308,7 @@ export class ResizeReconciler {
   }
 
   private patchStatus(pvc: Pvc, patch: PvcStatusPatch, signal: AbortSignal): Promise<Pvc> {
-    return patchPvcStatusCached(this.o.api, this.o.pvcs, pvc, patch.body, signal);
+    return patchPvcStatusCached(this.o.api, this.o.pvcs, pvc, patch, signal);
   }
 
   private now(): string {
