@@ -2,6 +2,7 @@
 // connects them. `startApp` does everything every replica does before leader election (API
 // client, VolumeAttributesClass detection, CSI connection, driver name, capabilities, back-end
 // choice); `App.run` is what the leader runs (informers, controllers) until its signal aborts.
+import { messageOf } from '../base/errors.js';
 import { realClock, type Clock } from '../base/clock.js';
 import { linkedSignal } from '../base/signals.js';
 import { discoverCapabilities, DriverNameError, GrpcCsiClient } from '../csi/client.js';
@@ -327,8 +328,4 @@ async function runLogged(runnable: Runnable, signal: AbortSignal, cancelSignal: 
     log.error('Component stopped with an error', { component: runnable.name, err });
     throw err;
   }
-}
-
-function messageOf(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
 }

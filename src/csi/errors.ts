@@ -7,6 +7,7 @@
 //               OutOfRange, NotFound; for modify InvalidArgument only.
 //   inUse       final FailedPrecondition: typically an offline-only driver with a published volume.
 //   final       every other gRPC code.
+import { messageOf } from '../base/errors.js';
 import { status as GrpcStatus } from '@grpc/grpc-js';
 
 export type GrpcCode = GrpcStatus;
@@ -110,9 +111,7 @@ export function classifyCsiError(err: unknown, operation: CsiOperation = 'expand
   const message =
     code !== null
       ? `rpc error: code = ${codeName} desc = ${(err as StatusLike).details ?? ''}`
-      : err instanceof Error
-        ? err.message
-        : String(err);
+      : messageOf(err);
   return new CsiError(code, codeName, failure, message, { cause: err });
 }
 

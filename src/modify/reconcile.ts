@@ -11,6 +11,7 @@
 // write back, which turns every overlap into a Conflict retry).
 //
 // A thrown error means "retry with backoff"; `retryAfter` is the infeasible slow path.
+import { messageOf } from '../base/errors.js';
 import { CsiError } from '../csi/errors.js';
 import type { Clock } from '../base/clock.js';
 import { metaTime } from '../model/time.js';
@@ -253,8 +254,4 @@ function grpcDetails(err: CsiError): string {
   if (typeof details === 'string') return details;
   const match = /^rpc error: code = \w+ desc = ([\s\S]*)$/.exec(err.message);
   return match?.[1] ?? err.message;
-}
-
-function messageOf(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
 }

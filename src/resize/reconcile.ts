@@ -4,6 +4,7 @@
 //
 // A thrown error means "retry with backoff" (the worker requeues rate-limited); a returned
 // `retryAfter` is the infeasible slow path, which waits without growing the backoff.
+import { messageOf } from '../base/errors.js';
 import { classifyCsiError, type CsiError } from '../csi/errors.js';
 import { Annotation, EventReason, Message, ResizeStatus } from '../model/names.js';
 import type { Pv, Pvc } from '../model/objects.js';
@@ -329,8 +330,4 @@ function quantityFor(pvc: Pvc, bytes: bigint): string {
   const allocated = pvc.status?.allocatedResources?.[STORAGE];
   if (allocated !== undefined && allocatedBytes(pvc) === bytes) return allocated;
   return formatBytes(bytes, 'BinarySI');
-}
-
-function messageOf(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
 }
