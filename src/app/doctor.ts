@@ -19,7 +19,7 @@ import type { Pv, Pvc } from '../model/objects.js';
 import { pvcKey } from '../model/pvc.js';
 import type { Logger } from '../observability/logger.js';
 import { createMetrics } from '../observability/metrics.js';
-import { canSupport } from '../resize/support.js';
+import { canSupport } from '../model/volume-scope.js';
 import { formatAge, modifyProgress, resizeProgress, type ClaimProgress } from '../diagnose/claim-state.js';
 import type { Config } from './config.js';
 import { leaseNamespace } from './lifecycle.js';

@@ -15,7 +15,7 @@ import {
 import { formatBytes } from '../model/quantity.js';
 import { modifyFacts, planModify } from '../modify/plan.js';
 import { legacyNeedsResize, planExpansion, pvcNeedsResize } from '../resize/plan.js';
-import { canSupport } from '../resize/support.js';
+import { canSupport } from '../model/volume-scope.js';
 import { formatAge } from './claim-state.js';
 
 export interface StorageClassFacts {

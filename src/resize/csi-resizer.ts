@@ -12,7 +12,7 @@ import { MIGRATION_TARGET_DRIVERS } from '../model/names.js';
 import type { CsiPersistentVolumeSource, Pv, Pvc } from '../model/objects.js';
 import { translateInTreePv } from './migration.js';
 import type { Resizer, ResizeResult, ResizeTarget } from './resizer.js';
-import { canSupport } from './support.js';
+import { canSupport } from '../model/volume-scope.js';
 import { readSecret, type SecretReader } from '../kube/secrets.js';
 
 export interface CsiResizerOptions {
