@@ -180,7 +180,6 @@ function explainResize(f: ClaimFacts, pvc: Pvc, pv: Pv, requested: bigint, capac
   const hasFinalError = pvc.status?.conditions?.some((c) => c.type === ConditionType.ControllerResizeError) ?? false;
   const plan = planExpansion({
     requestedBytes: requested,
-    capacityBytes: capacity,
     pvBytes: pvSize,
     allocatedBytes: allocated,
     resizeStatus: status,

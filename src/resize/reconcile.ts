@@ -144,7 +144,6 @@ export class ResizeReconciler {
 
     const plan = planExpansion({
       requestedBytes: requestedBytes(pvc),
-      capacityBytes: capacityBytes(pvc),
       pvBytes: pvBytes(pv),
       allocatedBytes: allocatedBytes(pvc),
       resizeStatus: resizeStatus(pvc),
