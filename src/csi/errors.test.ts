@@ -36,6 +36,7 @@ for (const [code, name, expand, modify] of table) {
     assert.equal(e.codeName, name);
     assert.equal(e.failure, expand);
     assert.equal(e.message, `rpc error: code = ${name} desc = driver says no`);
+    assert.equal(e.details, 'driver says no', 'the status message is a field, not parsed back out of the text');
     assert.equal(e.cause, err);
     assert.equal(classifyCsiError(err, 'modify').failure, modify);
     assert.equal(isFinal(err), expand !== 'inProgress');
@@ -53,6 +54,7 @@ test('a non-gRPC error is non-final and labelled unknown-non-grpc', () => {
   assert.equal(e.codeName, NON_GRPC_CODE_NAME);
   assert.equal(e.failure, 'inProgress');
   assert.equal(e.message, 'secret lookup failed');
+  assert.equal(e.details, 'secret lookup failed');
   assert.equal(isFinal(err), false);
   assert.equal(isInfeasibleForExpand(err), false);
   // An object with a numeric code but no gRPC shape is not a status.
@@ -66,6 +68,14 @@ test('a CsiError is re-classified for the other operation, keeping the code', ()
   const modify = classifyCsiError(expand, 'modify');
   assert.equal(modify.failure, 'final');
   assert.equal(modify.code, status.NOT_FOUND);
+  assert.equal(modify.details, 'boom', 'the status message survives re-classification');
   assert.equal(classifyCsiError(expand, 'expand'), expand);
   assert.equal(isInfeasibleForExpand(expand), true);
+});
+
+test('details of a gRPC status whose message looks like a framed error is taken as sent', () => {
+  // A driver message that itself contains "desc = " is not split again.
+  const e = classifyCsiError(grpcError(status.INVALID_ARGUMENT, 'outer: rpc error: code = Internal desc = inner'), 'modify');
+  assert.equal(e.details, 'outer: rpc error: code = Internal desc = inner');
+  assert.equal(e.message, 'rpc error: code = InvalidArgument desc = outer: rpc error: code = Internal desc = inner');
 });

@@ -225,7 +225,7 @@ export class ModifyReconciler {
     const status = err.failure === 'infeasible' ? ModifyStatus.Infeasible : ModifyStatus.InProgress;
     // A failed status write is returned instead of the driver's error (and no event is recorded).
     await this.markStatus(pvc, markModifyFailed(pvc, {
-      target, status, final, codeName: err.codeName, details: grpcDetails(err),
+      target, status, final, codeName: err.codeName, details: err.details,
     }, this.now()), signal);
     if (status === ModifyStatus.Infeasible) this.o.slowSet.add(key);
     const text = final ? err.message : `${err.message}. Still modifying to VAC ${target}`;
@@ -246,12 +246,4 @@ export class ModifyReconciler {
   private now(): string {
     return metaTime(this.o.clock.now());
   }
-}
-
-/** The gRPC status message (what Go's status.Message() returns), not the "rpc error: ..." text. */
-function grpcDetails(err: CsiError): string {
-  const details = (err.cause as { details?: unknown } | undefined)?.details;
-  if (typeof details === 'string') return details;
-  const match = /^rpc error: code = \w+ desc = ([\s\S]*)$/.exec(err.message);
-  return match?.[1] ?? err.message;
 }
