@@ -39,15 +39,6 @@ export class TokenBucket {
     this.lastMs = nowMs;
   }
 
-  /** Takes a token now if one is available. */
-  tryTake(): boolean {
-    if (this.unlimited) return true;
-    this.refill();
-    if (this.tokens < 1) return false;
-    this.tokens -= 1;
-    return true;
-  }
-
   /** Reserves the next token and returns how many ms until it exists (0: available now). */
   reserve(): number {
     if (this.unlimited) return 0;

@@ -126,23 +126,3 @@ export function classifyCsiError(err: unknown, operation: CsiOperation = 'expand
   const details = (err as StatusLike).details ?? '';
   return new CsiError(code, codeName, failure, `rpc error: code = ${codeName} desc = ${details}`, { cause: err, details });
 }
-
-/** Upstream IsFinalError: false for non-gRPC errors and the five "may still happen" codes. */
-export function isFinal(err: unknown): boolean {
-  const code = grpcCodeOf(err);
-  return code !== null && !NON_FINAL_CODES.has(code);
-}
-
-export function isInfeasibleForExpand(err: unknown): boolean {
-  const code = grpcCodeOf(err);
-  return code !== null && INFEASIBLE_FOR_EXPAND.has(code);
-}
-
-export function isInfeasibleForModify(err: unknown): boolean {
-  const code = grpcCodeOf(err);
-  return code !== null && INFEASIBLE_FOR_MODIFY.has(code);
-}
-
-export function isInUse(err: unknown): boolean {
-  return grpcCodeOf(err) === GrpcStatus.FAILED_PRECONDITION;
-}

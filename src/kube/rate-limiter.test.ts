@@ -35,7 +35,7 @@ test('--kube-api-qps/--kube-api-burst read as client-go reads rest.Config QPS/Bu
 test('an unlimited bucket (QPS 0 here, or +Inf) never waits', async () => {
   for (const qps of [0, -1, Infinity]) {
     const b = new TokenBucket({ qps, burst: 1 });
-    for (let i = 0; i < 1000; i++) assert.equal(b.tryTake(), true);
+    for (let i = 0; i < 1000; i++) assert.equal(b.reserve(), 0);
     await b.take(AbortSignal.timeout(100));
   }
 });
