@@ -26,13 +26,13 @@ const load = () =>
     import('./kube/rate-limiter.js'),
     import('./kube/leader-election.js'),
     import('./model/pvc.js'),
-    import('./resize/select-resizer.js'),
+    import('./app/startup-error.js'),
     import('./observability/http-server.js'),
     import('./observability/metrics.js'),
     import('./observability/resize-state.js'),
     import('./app/permission-check.js'),
-  ]).then(([build, client, rateLimiter, leaderElection, pvc, selectResizer, httpServer, metrics, resizeState, permissionCheck]) => ({
-    ...build, ...client, ...rateLimiter, ...leaderElection, ...pvc, ...selectResizer, ...httpServer, ...metrics, ...resizeState, ...permissionCheck,
+  ]).then(([build, client, rateLimiter, leaderElection, pvc, startupError, httpServer, metrics, resizeState, permissionCheck]) => ({
+    ...build, ...client, ...rateLimiter, ...leaderElection, ...pvc, ...startupError, ...httpServer, ...metrics, ...resizeState, ...permissionCheck,
   }));
 type Modules = Awaited<ReturnType<typeof load>>;
 

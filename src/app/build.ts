@@ -2,6 +2,7 @@
 // connects them. `startApp` does everything every replica does before leader election (API
 // client, VolumeAttributesClass detection, CSI connection, driver name, capabilities, back-end
 // choice); `App.run` is what the leader runs (informers, controllers) until its signal aborts.
+import { messageOf } from '../base/errors.js';
 import { realClock, type Clock } from '../base/clock.js';
 import { linkedSignal } from '../base/signals.js';
 import { discoverCapabilities, DriverNameError, GrpcCsiClient } from '../csi/client.js';
@@ -10,7 +11,7 @@ import { HttpKubeClient } from '../kube/client.js';
 import { Informer } from '../kube/informer.js';
 import { loadKubeConfig, type ClientConfig } from '../kube/kubeconfig.js';
 import { clientRateLimit, ClientRateLimitError } from '../kube/rate-limiter.js';
-import type { KubeObject } from '../kube/keys.js';
+import type { KubeObject } from '../model/objects.js';
 import { resourcePath, Resources } from '../kube/resources.js';
 import { everyVolume, NodeVolumeScope, type VolumeScope } from '../model/volume-scope.js';
 import { scopedResizer } from '../resize/resizer.js';
@@ -27,7 +28,8 @@ import { ModifyReconciler } from '../modify/reconcile.js';
 import { ResizeController } from '../resize/controller.js';
 import { ClaimUsage, toPodClaimUsage, type PodClaimUsage } from '../resize/in-use.js';
 import { ResizeReconciler } from '../resize/reconcile.js';
-import { selectBackends, StartupError } from '../resize/select-resizer.js';
+import { selectBackends } from './select-backends.js';
+import { StartupError } from './startup-error.js';
 import type { Config } from './config.js';
 import { withGate, type FeatureGates } from './feature-gates.js';
 
@@ -326,8 +328,4 @@ async function runLogged(runnable: Runnable, signal: AbortSignal, cancelSignal: 
     log.error('Component stopped with an error', { component: runnable.name, err });
     throw err;
   }
-}
-
-function messageOf(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
 }

@@ -3,6 +3,7 @@
 // args) plus --output text|json, print their report on stdout, and say with the exit status
 // whether anything is wrong: 0 healthy, 1 a problem found (doctor) or the claim could not be read
 // (explain), 2 a usage error.
+import { messageOf } from '../base/errors.js';
 import { ConfigError, parseConfig, type Config } from './config.js';
 import type { FlagSet } from './go-flags.js';
 import { ExitCode } from './lifecycle.js';
@@ -86,7 +87,7 @@ export async function runSubcommand(
       io.err(`${err.message}\n`);
       return ExitCode.Usage;
     }
-    io.err(`explain ${claim}: ${err instanceof Error ? err.message : String(err)}\n`);
+    io.err(`explain ${claim}: ${messageOf(err)}\n`);
     return ExitCode.Failure;
   }
 }

@@ -1,5 +1,6 @@
 // The command line, parsed once into a frozen Config (§2): every flag of upstream external-resizer
 // v2.2 with the same name, type and default, in Go flag syntax. Durations are in ms.
+import { messageOf } from '../base/errors.js';
 import { FeatureGateError, knownFeatures, resolveFeatureGates, type FeatureGates, type GateWarning } from './feature-gates.js';
 import { FlagError, FlagSet, MapStringBoolValue, MapStringStringValue, type FlagValue } from './go-flags.js';
 import { defineLoggingFlags, type LoggingFlags } from './logging-flags.js';
@@ -129,7 +130,7 @@ export function parseCommandLine(args: readonly string[], programName = 'csi-res
     return read(rest);
   } catch (err) {
     const help = err instanceof FlagError && err.kind === 'help';
-    throw new ConfigError(err instanceof Error ? err.message : String(err), usage, help, { cause: err });
+    throw new ConfigError(messageOf(err), usage, help, { cause: err });
   }
 }
 

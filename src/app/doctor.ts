@@ -6,6 +6,7 @@
 // forbid expansion, PVs whose claimRef no longer matches their claim, and every claim of the
 // driver that is waiting, in progress, infeasible, in backoff or waiting for kubelet, with how long.
 // A failed check makes the exit status 1; warnings do not.
+import { messageOf } from '../base/errors.js';
 import { statSync } from 'node:fs';
 import { discoverCapabilities, GrpcCsiClient, type DriverCapabilities } from '../csi/client.js';
 import { parseCsiAddress } from '../csi/connection.js';
@@ -18,7 +19,7 @@ import type { Pv, Pvc } from '../model/objects.js';
 import { pvcKey } from '../model/pvc.js';
 import type { Logger } from '../observability/logger.js';
 import { createMetrics } from '../observability/metrics.js';
-import { canSupport } from '../resize/support.js';
+import { canSupport } from '../model/volume-scope.js';
 import { formatAge, modifyProgress, resizeProgress, type ClaimProgress } from '../diagnose/claim-state.js';
 import type { Config } from './config.js';
 import { leaseNamespace } from './lifecycle.js';
@@ -64,10 +65,6 @@ interface StorageClass {
   metadata: { name: string };
   provisioner?: string;
   allowVolumeExpansion?: boolean;
-}
-
-function messageOf(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
 }
 
 export async function runDoctor(options: DoctorOptions, signal: AbortSignal): Promise<DoctorReport> {

@@ -2,6 +2,7 @@
 // VolumeAttributesClass, the pods that use it and its events, asks the driver what it can do, and
 // hands the facts to diagnose/explain.ts for the decision. Read-only. A fact it cannot read (no
 // driver socket, no permission to list pods) is left unknown and the explanation says less.
+import { messageOf } from '../base/errors.js';
 import { discoverCapabilities, GrpcCsiClient } from '../csi/client.js';
 import { HttpKubeClient } from '../kube/client.js';
 import { isNotFound } from '../kube/errors.js';
@@ -100,7 +101,7 @@ export async function runExplain(
       try {
         attributesClass = await orMissing<VolumeAttributesClass>(() => kube.getVolumeAttributesClass(vacName, signal));
       } catch (err) {
-        unknown.push(`VolumeAttributesClass ${vacName}: ${err instanceof Error ? err.message : String(err)}`);
+        unknown.push(`VolumeAttributesClass ${vacName}: ${messageOf(err)}`);
       }
     }
 
@@ -114,7 +115,7 @@ export async function runExplain(
         .map((e) => ({ type: e.type ?? '', reason: e.reason ?? '', message: e.message ?? '', at: eventTime(e), count: e.series?.count ?? e.count ?? 1 }))
         .sort((a, b) => (a.at?.getTime() ?? 0) - (b.at?.getTime() ?? 0));
     } catch (err) {
-      unknown.push(`events: ${err instanceof Error ? err.message : String(err)}`);
+      unknown.push(`events: ${messageOf(err)}`);
     }
 
     let usedBy: string[] | undefined;
@@ -125,7 +126,7 @@ export async function runExplain(
         .filter((p) => p.spec?.volumes?.some((v) => v.persistentVolumeClaim?.claimName === name))
         .map((p) => p.metadata.name);
     } catch (err) {
-      unknown.push(`pods using the claim: ${err instanceof Error ? err.message : String(err)}`);
+      unknown.push(`pods using the claim: ${messageOf(err)}`);
     }
 
     const driver = await driverFacts(options, pv, unknown, signal);
@@ -175,7 +176,7 @@ async function driverFacts(
       csi.close();
     }
   } catch (err) {
-    unknown.push(`the CSI driver at ${options.config.csiAddress} (assuming the PV's driver ${fallback || 'unknown'}, capabilities unknown): ${err instanceof Error ? err.message : String(err)}`);
+    unknown.push(`the CSI driver at ${options.config.csiAddress} (assuming the PV's driver ${fallback || 'unknown'}, capabilities unknown): ${messageOf(err)}`);
     return { name: fallback, controllerExpand: undefined, nodeExpand: undefined, modify: undefined, offlineOnly: undefined };
   }
 }

@@ -6,6 +6,7 @@
 //
 // Hand-written because util.parseArgs misreads `-v=5` and rejects `--bool=false`, and commander
 // has no single-dash long flags.
+import { messageOf } from '../base/errors.js';
 import { formatGoDuration, parseGoDuration } from './go-duration.js';
 import { goQuote } from './go-quote.js';
 
@@ -409,8 +410,8 @@ export class FlagSet {
           flag.holder.set(raw ?? 'true');
         } catch (err) {
           const message = raw === undefined
-            ? `invalid boolean flag ${name}: ${errorMessage(err)}`
-            : `invalid boolean value ${goQuote(raw)} for -${name}: ${errorMessage(err)}`;
+            ? `invalid boolean flag ${name}: ${messageOf(err)}`
+            : `invalid boolean value ${goQuote(raw)} for -${name}: ${messageOf(err)}`;
           throw new FlagError(FlagErrorKind.InvalidValue, message, { cause: err });
         }
       } else {
@@ -421,7 +422,7 @@ export class FlagSet {
         try {
           flag.holder.set(raw);
         } catch (err) {
-          throw new FlagError(FlagErrorKind.InvalidValue, `invalid value ${goQuote(raw)} for flag -${name}: ${errorMessage(err)}`, { cause: err });
+          throw new FlagError(FlagErrorKind.InvalidValue, `invalid value ${goQuote(raw)} for flag -${name}: ${messageOf(err)}`, { cause: err });
         }
       }
       flag.isSet = true;
@@ -475,11 +476,6 @@ function unquoteUsage(flag: Flag<unknown>): { typeName: string; usage: string } 
   if (match) return { typeName: match[1] ?? '', usage: flag.usage.replace(/`([^`]*)`/, '$1') };
   return { typeName: flag.holder.typeName ?? (flag.holder.isBoolFlag ? '' : 'value'), usage: flag.usage };
 }
-
-function errorMessage(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
-}
-
 
 /**
  * `key=bool` pairs separated by commas (component-base MapStringBool, the shape of --feature-gates).

@@ -17,7 +17,7 @@ import { settleWithin } from './lifecycle.js';
 import { realClock } from '../base/clock.js';
 import { Informer } from '../kube/informer.js';
 import type { KubeList, ListWatcher } from '../kube/client.js';
-import type { KubeObject } from '../kube/keys.js';
+import type { KubeObject } from '../model/objects.js';
 import { Resources } from '../kube/resources.js';
 import type { WatchEvent } from '../kube/watch.js';
 import { KubeApiError } from '../kube/errors.js';

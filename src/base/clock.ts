@@ -9,17 +9,15 @@ export interface TimerHandle {
 export interface Clock {
   /** Milliseconds since the epoch. */
   now(): number;
-  /** Calls fn once after ms; background timers never keep the process alive. */
-  setTimer(fn: () => void, ms: number): TimerHandle;
-}
-
-/** A Kubernetes metav1.Time: RFC 3339 in UTC with whole seconds, as conditions carry it. */
-export function metaTime(ms: number): string {
-  return new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
+  /**
+   * Calls fn once after ms. A background timer (the default) never keeps the process alive;
+   * keepAlive is for a caller that is itself waiting on the timer, like a plain setTimeout.
+   */
+  setTimer(fn: () => void, ms: number, options?: { keepAlive?: boolean }): TimerHandle;
 }
 
 export const realClock: Clock = {
   now: () => Date.now(),
-  // Any delay, also beyond Node's 2^31-1 ms limit; unreferenced.
-  setTimer: (fn, ms) => setLongTimeout(fn, ms),
+  // Any delay, also beyond Node's 2^31-1 ms limit; unreferenced unless asked.
+  setTimer: (fn, ms, options) => setLongTimeout(fn, ms, { unref: !options?.keepAlive }),
 };

@@ -5,7 +5,7 @@
 // reconcile (`reconcile.ts`) and its lifecycle lines; the informers themselves are shared and run
 // by the app, so the engine only waits for their first sync.
 import type { Informer, InformerHandlers } from '../kube/informer.js';
-import type { KubeObject } from '../kube/keys.js';
+import type { KubeObject } from '../model/objects.js';
 import type { Logger } from '../observability/logger.js';
 import type { RateLimitingQueue } from '../queue/rate-limiters.js';
 import { runWorkers, type Reconcile } from '../queue/workers.js';

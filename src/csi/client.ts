@@ -3,6 +3,7 @@
 // reference, losing the connection later is not fatal: the channel reconnects, and the driver's
 // name is checked again before the client trusts it; only a different or empty name is fatal
 // (reported through onFatal so the app can exit).
+import { messageOf } from '../base/errors.js';
 import { status as GrpcStatus } from '@grpc/grpc-js';
 import type { Logger } from '../observability/logger.js';
 import type { Metrics } from '../observability/metrics.js';
@@ -94,15 +95,15 @@ export interface DriverCapabilities extends PluginCapabilities {
  */
 export async function discoverCapabilities(client: CsiClient, signal: AbortSignal): Promise<DriverCapabilities> {
   const plugin = await client.getPluginCapabilities(signal).catch((err: unknown) => {
-    throw new Error(`failed to check if plugin supports controller service: ${errorText(err)}`, { cause: err });
+    throw new Error(`failed to check if plugin supports controller service: ${messageOf(err)}`, { cause: err });
   });
   const controller = await client.getControllerCapabilities(signal).catch((err: unknown) => {
-    throw new Error(`failed to check if plugin supports controller resize or modify: ${errorText(err)}`, { cause: err });
+    throw new Error(`failed to check if plugin supports controller resize or modify: ${messageOf(err)}`, { cause: err });
   });
   let nodeExpand: boolean | undefined;
   if (!controller.expandVolume) {
     const node = await client.getNodeCapabilities(signal).catch((err: unknown) => {
-      throw new Error(`failed to check if plugin supports node resize: ${errorText(err)}`, { cause: err });
+      throw new Error(`failed to check if plugin supports node resize: ${messageOf(err)}`, { cause: err });
     });
     nodeExpand = node.expandVolume;
   }
@@ -168,7 +169,7 @@ export class GrpcCsiClient implements CsiClient {
       try {
         info = await client.getPluginInfo(signal);
       } catch (err) {
-        throw new DriverNameError(errorText(err), { cause: err });
+        throw new DriverNameError(messageOf(err), { cause: err });
       }
       if (info.name === '') throw new DriverNameError('driver name is empty');
       client.name = info.name;
@@ -295,7 +296,7 @@ export class GrpcCsiClient implements CsiClient {
       } catch (err) {
         if (signal.aborted) throw signal.reason instanceof Error ? signal.reason : new AbortError();
         if (grpcCodeOf(err) !== GrpcStatus.DEADLINE_EXCEEDED) {
-          throw new Error(`CSI driver probe failed: ${errorText(err)}`, { cause: err });
+          throw new Error(`CSI driver probe failed: ${messageOf(err)}`, { cause: err });
         }
         this.log.info('CSI driver probe timed out');
       }
@@ -329,7 +330,7 @@ export class GrpcCsiClient implements CsiClient {
           return;
         } catch (err) {
           if (signal.aborted) return;
-          this.log.warn('Checking the CSI driver name after reconnecting failed, retrying', { err: errorText(err) });
+          this.log.warn('Checking the CSI driver name after reconnecting failed, retrying', { err: messageOf(err) });
           await sleep(backoff.next(), signal).catch(() => undefined);
         }
       }
@@ -345,7 +346,7 @@ export class GrpcCsiClient implements CsiClient {
       try {
         listener(err);
       } catch (listenerErr) {
-        this.log.error('CSI fatal listener failed', { err: errorText(listenerErr) });
+        this.log.error('CSI fatal listener failed', { err: messageOf(listenerErr) });
       }
     }
   }
@@ -363,8 +364,4 @@ function checkRequiredBytes(bytes: bigint): void {
   const problem = bytes < 0n ? 'is negative' : `exceeds the largest size CSI can carry (int64 ${INT64_MAX} bytes)`;
   throw new CsiError(GrpcStatus.INVALID_ARGUMENT, GRPC_CODE_NAMES[GrpcStatus.INVALID_ARGUMENT] ?? 'InvalidArgument', 'infeasible',
     `requested size ${bytes} bytes ${problem}; not sent to the driver`);
-}
-
-function errorText(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
 }

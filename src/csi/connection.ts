@@ -1,6 +1,7 @@
 // The one gRPC channel to the CSI driver's unix socket: dial and wait until connected, run unary
 // calls with a deadline, a signal, metrics and sanitized logging, and watch the channel so that a
 // lost connection is reported (and re-established) instead of going unnoticed.
+import { messageOf } from '../base/errors.js';
 import * as grpc from '@grpc/grpc-js';
 import type { Logger } from '../observability/logger.js';
 import type { Metrics } from '../observability/metrics.js';
@@ -188,7 +189,7 @@ export class CsiConnection {
       return response;
     } catch (err) {
       record(err);
-      if (verbose) this.log.v(5).info('GRPC response', { response: {}, err: errorText(err) });
+      if (verbose) this.log.v(5).info('GRPC response', { response: {}, err: messageOf(err) });
       throw err;
     }
   }
@@ -284,8 +285,4 @@ function deadlineExceeded(timeoutMs: number, cause: unknown): grpc.ServiceError 
     details,
     metadata: new grpc.Metadata(),
   });
-}
-
-function errorText(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
 }

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Metadata, status } from '@grpc/grpc-js';
-import { classifyCsiError, CsiError, isFinal, isInfeasibleForExpand, isInfeasibleForModify, isInUse, NON_GRPC_CODE_NAME } from './errors.js';
+import { classifyCsiError, CsiError, NON_GRPC_CODE_NAME } from './errors.js';
 
 function grpcError(code: status, details = 'boom') {
   return Object.assign(new Error(`${code} ${status[code]}: ${details}`), { code, details, metadata: new Metadata() });
@@ -36,13 +36,11 @@ for (const [code, name, expand, modify] of table) {
     assert.equal(e.codeName, name);
     assert.equal(e.failure, expand);
     assert.equal(e.message, `rpc error: code = ${name} desc = driver says no`);
+    assert.equal(e.details, 'driver says no', 'the status message is a field, not parsed back out of the text');
     assert.equal(e.cause, err);
     assert.equal(classifyCsiError(err, 'modify').failure, modify);
-    assert.equal(isFinal(err), expand !== 'inProgress');
     assert.equal(e.isFinal, expand !== 'inProgress');
-    assert.equal(isInfeasibleForExpand(err), expand === 'infeasible');
-    assert.equal(isInfeasibleForModify(err), modify === 'infeasible');
-    assert.equal(isInUse(err), code === status.FAILED_PRECONDITION);
+    assert.equal(e.failure === 'inUse', code === status.FAILED_PRECONDITION);
   });
 }
 
@@ -53,10 +51,11 @@ test('a non-gRPC error is non-final and labelled unknown-non-grpc', () => {
   assert.equal(e.codeName, NON_GRPC_CODE_NAME);
   assert.equal(e.failure, 'inProgress');
   assert.equal(e.message, 'secret lookup failed');
-  assert.equal(isFinal(err), false);
-  assert.equal(isInfeasibleForExpand(err), false);
+  assert.equal(e.details, 'secret lookup failed');
+  assert.equal(e.isFinal, false);
   // An object with a numeric code but no gRPC shape is not a status.
-  assert.equal(isFinal({ code: 3 }), false);
+  assert.equal(classifyCsiError({ code: 3 }).isFinal, false);
+  assert.equal(classifyCsiError({ code: 3 }).code, null);
   assert.equal(classifyCsiError('plain string').failure, 'inProgress');
 });
 
@@ -66,6 +65,14 @@ test('a CsiError is re-classified for the other operation, keeping the code', ()
   const modify = classifyCsiError(expand, 'modify');
   assert.equal(modify.failure, 'final');
   assert.equal(modify.code, status.NOT_FOUND);
+  assert.equal(modify.details, 'boom', 'the status message survives re-classification');
   assert.equal(classifyCsiError(expand, 'expand'), expand);
-  assert.equal(isInfeasibleForExpand(expand), true);
+  assert.equal(expand.failure, 'infeasible', 'the expand error itself is left as it was');
+});
+
+test('details of a gRPC status whose message looks like a framed error is taken as sent', () => {
+  // A driver message that itself contains "desc = " is not split again.
+  const e = classifyCsiError(grpcError(status.INVALID_ARGUMENT, 'outer: rpc error: code = Internal desc = inner'), 'modify');
+  assert.equal(e.details, 'outer: rpc error: code = Internal desc = inner');
+  assert.equal(e.message, 'rpc error: code = InvalidArgument desc = outer: rpc error: code = Internal desc = inner');
 });

@@ -7,6 +7,7 @@
 //               OutOfRange, NotFound; for modify InvalidArgument only.
 //   inUse       final FailedPrecondition: typically an offline-only driver with a published volume.
 //   final       every other gRPC code.
+import { messageOf } from '../base/errors.js';
 import { status as GrpcStatus } from '@grpc/grpc-js';
 
 export type GrpcCode = GrpcStatus;
@@ -38,17 +39,31 @@ export const NON_GRPC_CODE_NAME = 'unknown-non-grpc';
 export type CsiFailure = 'final' | 'infeasible' | 'inUse' | 'inProgress';
 export type CsiOperation = 'expand' | 'modify';
 
+export interface CsiErrorOptions extends ErrorOptions {
+  /** The gRPC status message (Go's status.Message()); the error's message when not given. */
+  details?: string;
+}
+
 export class CsiError extends Error {
+  /**
+   * The gRPC status message as the driver sent it (what Go's status.Message() returns), without
+   * the "rpc error: code = ... desc = " frame of `message`; for a failure without a gRPC status,
+   * the message itself. Kept as a field where the error is made, so nobody reads it back out of
+   * the message text.
+   */
+  readonly details: string;
+
   constructor(
     /** The gRPC status code, or null when the failure carried none. */
     readonly code: GrpcCode | null,
     readonly codeName: string,
     readonly failure: CsiFailure,
     message: string,
-    options?: ErrorOptions,
+    options?: CsiErrorOptions,
   ) {
     super(message, options);
     this.name = 'CsiError';
+    this.details = options?.details ?? message;
   }
 
   get isFinal(): boolean {
@@ -104,34 +119,10 @@ export function classifyCsiError(err: unknown, operation: CsiOperation = 'expand
   const code = grpcCodeOf(err);
   const failure = failureOf(code, operation);
   if (err instanceof CsiError) {
-    return err.failure === failure ? err : new CsiError(err.code, err.codeName, failure, err.message, { cause: err.cause });
+    return err.failure === failure ? err : new CsiError(err.code, err.codeName, failure, err.message, { cause: err.cause, details: err.details });
   }
   const codeName = grpcCodeName(code);
-  const message =
-    code !== null
-      ? `rpc error: code = ${codeName} desc = ${(err as StatusLike).details ?? ''}`
-      : err instanceof Error
-        ? err.message
-        : String(err);
-  return new CsiError(code, codeName, failure, message, { cause: err });
-}
-
-/** Upstream IsFinalError: false for non-gRPC errors and the five "may still happen" codes. */
-export function isFinal(err: unknown): boolean {
-  const code = grpcCodeOf(err);
-  return code !== null && !NON_FINAL_CODES.has(code);
-}
-
-export function isInfeasibleForExpand(err: unknown): boolean {
-  const code = grpcCodeOf(err);
-  return code !== null && INFEASIBLE_FOR_EXPAND.has(code);
-}
-
-export function isInfeasibleForModify(err: unknown): boolean {
-  const code = grpcCodeOf(err);
-  return code !== null && INFEASIBLE_FOR_MODIFY.has(code);
-}
-
-export function isInUse(err: unknown): boolean {
-  return grpcCodeOf(err) === GrpcStatus.FAILED_PRECONDITION;
+  if (code === null) return new CsiError(code, codeName, failure, messageOf(err), { cause: err });
+  const details = (err as StatusLike).details ?? '';
+  return new CsiError(code, codeName, failure, `rpc error: code = ${codeName} desc = ${details}`, { cause: err, details });
 }

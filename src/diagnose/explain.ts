@@ -6,6 +6,7 @@
 // Two facts live only in a running resizer's memory: whether the last expansion ended in a final
 // error, and whether the key sits in the infeasible slow set. Both are inferred from what the PVC
 // shows (a ControllerResizeError condition, an Infeasible status), and the text says so.
+import { messageOf } from '../base/errors.js';
 import { ConditionType, ModifyStatus, ResizeStatus } from '../model/names.js';
 import type { Pv, Pvc, PvcCondition, VolumeAttributesClass } from '../model/objects.js';
 import {
@@ -14,7 +15,7 @@ import {
 import { formatBytes } from '../model/quantity.js';
 import { modifyFacts, planModify } from '../modify/plan.js';
 import { legacyNeedsResize, planExpansion, pvcNeedsResize } from '../resize/plan.js';
-import { canSupport } from '../resize/support.js';
+import { canSupport } from '../model/volume-scope.js';
 import { formatAge } from './claim-state.js';
 
 export interface StorageClassFacts {
@@ -127,7 +128,7 @@ export function explainClaim(f: ClaimFacts): Explanation {
     allocatedBytes(pvc);
   } catch (err) {
     out.verdict = 'Stuck: a size on the claim or its PV cannot be read, so the resizer fails on every attempt.';
-    out.reasons.push(err instanceof Error ? err.message : String(err));
+    out.reasons.push(messageOf(err));
     out.nextSteps.push('Fix the quantity (e.g. 10Gi) on the object named above.');
     return out;
   }
@@ -179,7 +180,6 @@ function explainResize(f: ClaimFacts, pvc: Pvc, pv: Pv, requested: bigint, capac
   const hasFinalError = pvc.status?.conditions?.some((c) => c.type === ConditionType.ControllerResizeError) ?? false;
   const { plan } = planExpansion({
     requestedBytes: requested,
-    capacityBytes: capacity,
     pvBytes: pvSize,
     allocatedBytes: allocated,
     resizeStatus: status,

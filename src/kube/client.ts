@@ -2,7 +2,7 @@
 // elector use, and its implementation over KubeHttp. Only the calls the resizer makes exist here;
 // every object is plain JSON as the server sent it, every failure a KubeApiError, every patch has an
 // explicit content type, and every call takes the caller's signal.
-import type { KubeObject } from './keys.js';
+import type { KubeObject } from '../model/objects.js';
 import { ContentType, KubeHttp, type KubeHttpOptions } from './http.js';
 import { isNotFound } from './errors.js';
 import { patchContentType, PatchType, withResourceVersion } from './patch.js';

@@ -11,12 +11,12 @@
 // Recording never blocks the caller and never throws: events go into a bounded queue drained by one
 // background loop; when the queue is full the newest event is dropped and counted, and API errors
 // are logged. Events are best effort, exactly as in client-go.
-import { metaTime } from '../base/clock.js';
+import { metaTime } from '../model/time.js';
 import { kRef, type Logger } from '../observability/logger.js';
 import { linkedSignal } from '../base/signals.js';
 import type { KubeClient } from './client.js';
 import { isNotFound } from './errors.js';
-import type { KubeObject } from './keys.js';
+import type { KubeObject } from '../model/objects.js';
 import { PatchType } from './patch.js';
 
 export const EventType = { Normal: 'Normal', Warning: 'Warning' } as const;
@@ -79,14 +79,14 @@ const COMBINED_PREFIX = '(combined from similar events): ';
 
 /** The object reference, as client-go's GetReference builds it (kind and apiVersion come from the object). */
 function involvedObject(obj: KubeObject) {
-  const m = obj.metadata ?? {};
+  const m = obj.metadata;
   return {
     kind: obj.kind,
     apiVersion: obj.apiVersion,
-    namespace: m.namespace,
-    name: m.name,
-    uid: m.uid,
-    resourceVersion: m.resourceVersion,
+    namespace: m?.namespace,
+    name: m?.name,
+    uid: m?.uid,
+    resourceVersion: m?.resourceVersion,
   };
 }
 

@@ -9,7 +9,7 @@ import http from 'node:http';
 import https from 'node:https';
 import { linkedSignal } from '../base/signals.js';
 import { KubeApiError, type RequestInfo } from './errors.js';
-import { TokenBucket } from './rate-limiter.js';
+import { TokenBucket } from '../base/token-bucket.js';
 import { resolveCredentials } from './credentials.js';
 import type { ClientConfig } from './kubeconfig.js';
 

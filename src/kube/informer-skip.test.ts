@@ -6,7 +6,8 @@ import { FakeApiServer } from '../../test/fakes/fake-apiserver.js';
 import { createLogger } from '../observability/logger.js';
 import { HttpKubeClient } from './client.js';
 import { Informer, type InformerOptions } from './informer.js';
-import { objectKey, type KubeObject } from './keys.js';
+import type { KubeObject } from '../model/objects.js';
+import { objectKey } from './keys.js';
 import { Resources } from './resources.js';
 
 const PVCS = 'v1/persistentvolumeclaims';

@@ -4,7 +4,8 @@ import { FakeApiServer } from '../../test/fakes/fake-apiserver.js';
 import { silentLogger } from '../observability/logger.js';
 import { HttpKubeClient } from './client.js';
 import { Informer } from './informer.js';
-import { objectKey, type KubeObject } from './keys.js';
+import type { KubeObject } from '../model/objects.js';
+import { objectKey } from './keys.js';
 import { Resources } from './resources.js';
 
 const PVCS = 'v1/persistentvolumeclaims';
@@ -186,7 +187,7 @@ test('a throwing handler is logged and does not stop other handlers or the infor
 
 test('transform keeps only chosen fields and can filter objects out; writeBack goes through it', async (t) => {
   const transform = (o: KubeObject) => (o.metadata?.labels?.['skip'] ? undefined
-    : { metadata: { name: o.metadata?.name, namespace: o.metadata?.namespace, resourceVersion: o.metadata?.resourceVersion } });
+    : { metadata: { name: o.metadata?.name ?? '', namespace: o.metadata?.namespace, resourceVersion: o.metadata?.resourceVersion } });
   const { server, informer, log } = await setup(t, { transform }, (s) => {
     s.put(PVCS, pvc('a'));
     s.put(PVCS, pvc('skipme', { metadata: { name: 'skipme', namespace: 'ns', labels: { skip: 'y' } } }));

@@ -7,6 +7,7 @@
 // needs is small and stable: a server, TLS material, and one of bearer token, token file
 // (re-read, so bound service-account tokens rotate), client certificate, basic auth or an exec
 // credential plugin. Legacy `auth-provider` plugins (gcp, azure, oidc) are refused by name.
+import { messageOf } from '../base/errors.js';
 import fs from 'node:fs';
 import nodePath from 'node:path';
 import yaml from 'js-yaml';
@@ -120,7 +121,7 @@ export function fromKubeconfigFile(path: string): ClientConfig {
     if (!parsed || typeof parsed !== 'object') throw new Error('not a kubeconfig object');
     raw = parsed as RawMap;
   } catch (err) {
-    throw new KubeConfigError(`${path}: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+    throw new KubeConfigError(`${path}: ${messageOf(err)}`, { cause: err });
   }
   const dir = nodePath.dirname(nodePath.resolve(path));
   const contextName = str(raw, 'current-context');

@@ -12,7 +12,7 @@ import type { Logger } from '../observability/logger.js';
 import type { Metrics } from '../observability/metrics.js';
 import type { KubeClient } from './client.js';
 import { isConflict, isNotFound } from './errors.js';
-import type { KubeObject } from './keys.js';
+import type { KubeObject } from '../model/objects.js';
 
 export interface LeaderCallbacks {
   /** Called once leadership is acquired; `signal` aborts when it is lost or the elector stops. */
@@ -283,7 +283,7 @@ export class LeaderElector {
       apiVersion: 'coordination.k8s.io/v1',
       kind: 'Lease',
       ...base,
-      metadata: { ...base.metadata, ...(Object.keys(labels).length ? { labels } : {}) },
+      metadata: { ...base.metadata, name: base.metadata?.name ?? this.options.name, ...(Object.keys(labels).length ? { labels } : {}) },
       spec: nextSpec,
     };
   }

@@ -35,6 +35,22 @@ export function withResourceVersion<T extends object>(patch: T, resourceVersion:
   return sortedKeys({ ...patch, metadata: sortedKeys({ ...(p.metadata ?? {}), resourceVersion }) }) as T;
 }
 
+/** A patch body, ready to send. */
+export type Patch = JsonObject;
+
+/**
+ * A write built from a cached object, as upstream builds its PVC and PV writes: `before` holds
+ * the cached object's fields the write may change, `change` edits a copy of them into the desired
+ * state, and the patch is the two-way strategic merge patch between the two, with
+ * `resourceVersion` as a precondition when the write must not apply to a stale copy.
+ */
+export function patchFromDraft<T extends object>(before: T, change: (draft: T) => void, precondition?: { resourceVersion: string | undefined }): Patch {
+  const draft = structuredClone(before);
+  change(draft);
+  const patch = twoWayMergePatch(before, draft);
+  return precondition ? withResourceVersion(patch, precondition.resourceVersion) : patch;
+}
+
 /**
  * Lists that strategic merge patch merges by a key (`patchStrategy:"merge"` in k8s.io/api), by
  * field name, for the objects we patch: PersistentVolumeClaimStatus.conditions and

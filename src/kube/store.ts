@@ -2,7 +2,8 @@
 // only writer, except writeBack, which controllers call with the object a PATCH returned so the
 // next reconcile doesn't act on a copy older than its own write (upstream does the same).
 // Objects are shared, never copied on read: callers must not mutate them (structuredClone first).
-import { objectKey, type KubeObject } from './keys.js';
+import type { KubeObject } from '../model/objects.js';
+import { objectKey } from './keys.js';
 
 export interface ReadonlyStore<T extends KubeObject = KubeObject> {
   get(key: string): T | undefined;

@@ -1,5 +1,6 @@
 // The ports both controllers use to read and write PVCs and PVs: the two patch calls typed with
 // the model's shapes, and the cache view a reconcile reads from and writes patched objects back to.
+import { messageOf } from '../base/errors.js';
 import type { Pv, Pvc } from '../model/objects.js';
 import type { KubeClient } from './client.js';
 
@@ -60,10 +61,6 @@ export async function patchPvCached(
   }
   cache.writeBack(updated);
   return updated;
-}
-
-function messageOf(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
 }
 
 /** Preconditions travel inside the patch bodies (metadata.resourceVersion), so no options here. */

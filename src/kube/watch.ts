@@ -1,7 +1,7 @@
 // Decoding a watch response: one JSON WatchEvent per line. Kept apart from the informer so the
 // informer only sees parsed events and the HTTP layer only sees bytes.
 import type http from 'node:http';
-import type { KubeObject } from './keys.js';
+import type { KubeObject } from '../model/objects.js';
 
 export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
 

@@ -16,6 +16,14 @@ export interface ObjectMeta {
   creationTimestamp?: string;
 }
 
+/** Any Kubernetes object as the API server sent it: plain JSON, never a typed model. */
+export interface KubeObject {
+  apiVersion?: string;
+  kind?: string;
+  metadata?: ObjectMeta;
+  [field: string]: unknown;
+}
+
 export interface PvcCondition {
   type: string;
   status: string;

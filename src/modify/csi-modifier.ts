@@ -4,7 +4,7 @@
 import type { CsiClient } from '../csi/client.js';
 import { Annotation } from '../model/names.js';
 import type { Pv, Pvc, VolumeAttributesClass } from '../model/objects.js';
-import { readSecret, type SecretReader } from '../resize/secrets.js';
+import { readSecret, type SecretReader } from '../kube/secrets.js';
 import type { Modifier } from './modifier.js';
 
 /** Keys --extra-modify-metadata adds to the mutable parameters (the provisioner's spelling). */

@@ -11,8 +11,10 @@
 // write back, which turns every overlap into a Conflict retry).
 //
 // A thrown error means "retry with backoff"; `retryAfter` is the infeasible slow path.
+import { messageOf } from '../base/errors.js';
 import { CsiError } from '../csi/errors.js';
-import { metaTime, type Clock } from '../base/clock.js';
+import type { Clock } from '../base/clock.js';
+import { metaTime } from '../model/time.js';
 import { EventReason, Message, ModifyStatus } from '../model/names.js';
 import type { VolumeScope } from '../model/volume-scope.js';
 import type { Pv, Pvc, VolumeAttributesClass } from '../model/objects.js';
@@ -223,7 +225,7 @@ export class ModifyReconciler {
     const status = err.failure === 'infeasible' ? ModifyStatus.Infeasible : ModifyStatus.InProgress;
     // A failed status write is returned instead of the driver's error (and no event is recorded).
     await this.markStatus(pvc, markModifyFailed(pvc, {
-      target, status, final, codeName: err.codeName, details: grpcDetails(err),
+      target, status, final, codeName: err.codeName, details: err.details,
     }, this.now()), signal);
     if (status === ModifyStatus.Infeasible) this.o.slowSet.add(key);
     const text = final ? err.message : `${err.message}. Still modifying to VAC ${target}`;
@@ -231,7 +233,7 @@ export class ModifyReconciler {
   }
 
   private patchStatus(pvc: Pvc, patch: PvcStatusPatch, signal: AbortSignal): Promise<Pvc> {
-    return patchPvcStatusCached(this.o.api, this.o.pvcs, pvc, patch.body, signal);
+    return patchPvcStatusCached(this.o.api, this.o.pvcs, pvc, patch, signal);
   }
 
   /** Pending, InProgress or a failure: upstream's markControllerModifyVolumeStatus, with its error text. */
@@ -244,16 +246,4 @@ export class ModifyReconciler {
   private now(): string {
     return metaTime(this.o.clock.now());
   }
-}
-
-/** The gRPC status message (what Go's status.Message() returns), not the "rpc error: ..." text. */
-function grpcDetails(err: CsiError): string {
-  const details = (err.cause as { details?: unknown } | undefined)?.details;
-  if (typeof details === 'string') return details;
-  const match = /^rpc error: code = \w+ desc = ([\s\S]*)$/.exec(err.message);
-  return match?.[1] ?? err.message;
-}
-
-function messageOf(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
 }

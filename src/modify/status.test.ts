@@ -6,6 +6,7 @@ import type { Pv, Pvc } from '../model/objects.js';
 import {
   markModifyCanceled, markModifyCompleted, markModifyFailed, markModifyInProgress, markModifyPending, pvClassPatch,
 } from './status.js';
+import type { Patch } from '../kube/patch.js';
 
 const NOW = '2025-01-02T03:04:05Z';
 const EARLIER = '2024-12-31T00:00:00Z';
@@ -16,12 +17,14 @@ function pvc(status: Pvc['status'] = {}): Pvc {
 
 const resizing = { type: 'Resizing', status: 'True', lastProbeTime: null, lastTransitionTime: EARLIER };
 const text = (body: unknown) => JSON.stringify(body);
+/** The resourceVersion the patch requires the stored object to have, if any. */
+const precondition = (patch: Patch) => (patch['metadata'] as { resourceVersion?: unknown } | undefined)?.resourceVersion;
 
 test('InProgress: target and status, ModifyingVolume=True with the reference message, RV-checked, resize conditions untouched', () => {
   const patch = markModifyInProgress(pvc({ conditions: [resizing] }), 'gold', NOW);
-  assert.equal(patch.checksResourceVersion, true);
+  assert.equal(precondition(patch), '42');
   // Appended after the resize condition: the order list names both.
-  assert.equal(text(patch.body), '{"metadata":{"resourceVersion":"42"},"status":{'
+  assert.equal(text(patch), '{"metadata":{"resourceVersion":"42"},"status":{'
     + '"$setElementOrder/conditions":[{"type":"Resizing"},{"type":"ModifyingVolume"}],'
     + '"conditions":[{"lastProbeTime":"2025-01-02T03:04:05Z","lastTransitionTime":"2025-01-02T03:04:05Z","message":"Modifying volume to \\"gold\\" is in progress.","status":"True","type":"ModifyingVolume"}],'
     + '"modifyVolumeStatus":{"status":"InProgress","targetVolumeAttributesClassName":"gold"}}}');
@@ -30,17 +33,15 @@ test('InProgress: target and status, ModifyingVolume=True with the reference mes
 test('InProgress again with an unchanged condition keeps its lastTransitionTime', () => {
   const existing = { type: 'ModifyingVolume', status: 'True', message: 'Modifying volume to "gold" is in progress.', lastProbeTime: EARLIER, lastTransitionTime: EARLIER };
   const patch = markModifyInProgress(pvc({ conditions: [existing] }), 'gold', NOW);
-  const conditions = (patch.body['status'] as { conditions: unknown[] }).conditions;
+  const conditions = (patch['status'] as { conditions: unknown[] }).conditions;
   // Only what changed is sent, keyed by type.
   assert.deepEqual(conditions, [{ type: 'ModifyingVolume', lastProbeTime: NOW }]);
 });
 
 test('Pending: only the status, target and conditions untouched, RV-checked', () => {
   const patch = markModifyPending(pvc({ conditions: [resizing] }));
-  assert.deepEqual(patch, {
-    body: { metadata: { resourceVersion: '42' }, status: { modifyVolumeStatus: { status: 'Pending' } } },
-    checksResourceVersion: true,
-  });
+  assert.deepEqual(patch, { metadata: { resourceVersion: '42' }, status: { modifyVolumeStatus: { status: 'Pending' } } });
+  assert.equal(precondition(patch), '42');
 });
 
 test('final InvalidArgument: Infeasible, "failed. Waiting for retry.", ModifyVolumeError with the code name and gRPC message', () => {
@@ -51,9 +52,9 @@ test('final InvalidArgument: Infeasible, "failed. Waiting for retry.", ModifyVol
   const patch = markModifyFailed(before, {
     target: 'gold', status: 'Infeasible', final: true, codeName: 'InvalidArgument', details: 'iops must be at most 3000',
   }, NOW);
-  assert.equal(patch.checksResourceVersion, true);
+  assert.equal(precondition(patch), '42');
   // ModifyingVolume's status is unchanged: its transition time stays, only message and probe time change.
-  assert.equal(text(patch.body), '{"metadata":{"resourceVersion":"42"},"status":{'
+  assert.equal(text(patch), '{"metadata":{"resourceVersion":"42"},"status":{'
     + '"$setElementOrder/conditions":[{"type":"ModifyingVolume"},{"type":"ModifyVolumeError"}],'
     + '"conditions":[{"lastProbeTime":"2025-01-02T03:04:05Z","message":"Modifying volume to \\"gold\\" failed. Waiting for retry.","type":"ModifyingVolume"},'
     + '{"lastProbeTime":"2025-01-02T03:04:05Z","lastTransitionTime":"2025-01-02T03:04:05Z","message":"iops must be at most 3000","reason":"InvalidArgument","status":"True","type":"ModifyVolumeError"}],'
@@ -66,7 +67,7 @@ test('non-final error: stays InProgress, "is still in progress."; a changed reas
     conditions: [{ type: 'ModifyVolumeError', status: 'True', reason: 'Internal', message: 'x', lastProbeTime: EARLIER, lastTransitionTime: EARLIER }],
   });
   const patch = markModifyFailed(before, { target: 'gold', status: 'InProgress', final: false, codeName: 'Unavailable', details: 'busy' }, NOW);
-  const status = patch.body['status'] as Record<string, unknown>;
+  const status = patch['status'] as Record<string, unknown>;
   assert.deepEqual(status['conditions'], [
     { type: 'ModifyVolumeError', reason: 'Unavailable', message: 'busy', lastProbeTime: NOW, lastTransitionTime: NOW },
     { type: 'ModifyingVolume', status: 'True', message: 'Modifying volume to "gold" is still in progress.', lastProbeTime: NOW, lastTransitionTime: NOW },
@@ -85,9 +86,9 @@ test('completed: modifyVolumeStatus deleted (null), current class set, both modi
     ],
   });
   const patch = markModifyCompleted(before, 'gold');
-  assert.equal(patch.checksResourceVersion, false);
+  assert.equal(precondition(patch), undefined);
   // Deletions in merge-key order, as apimachinery sorts them.
-  assert.equal(text(patch.body), '{"status":{"$setElementOrder/conditions":[{"type":"Resizing"}],'
+  assert.equal(text(patch), '{"status":{"$setElementOrder/conditions":[{"type":"Resizing"}],'
     + '"conditions":[{"$patch":"delete","type":"ModifyVolumeError"},{"$patch":"delete","type":"ModifyingVolume"}],'
     + '"currentVolumeAttributesClassName":"gold","modifyVolumeStatus":null}}');
 });
@@ -97,12 +98,12 @@ test('completed with only modify conditions: the emptied list is null', () => {
     modifyVolumeStatus: { targetVolumeAttributesClassName: 'gold', status: 'InProgress' },
     conditions: [{ type: 'ModifyingVolume', status: 'True', lastTransitionTime: EARLIER }],
   }), 'gold');
-  assert.equal(text(patch.body), '{"status":{"conditions":null,"currentVolumeAttributesClassName":"gold","modifyVolumeStatus":null}}');
+  assert.equal(text(patch), '{"status":{"conditions":null,"currentVolumeAttributesClassName":"gold","modifyVolumeStatus":null}}');
 });
 
 test('completed without modify conditions sends no condition changes', () => {
   const patch = markModifyCompleted(pvc({ modifyVolumeStatus: { targetVolumeAttributesClassName: 'gold', status: 'InProgress' } }), 'gold');
-  assert.deepEqual(patch.body, { status: { modifyVolumeStatus: null, currentVolumeAttributesClassName: 'gold' } });
+  assert.deepEqual(patch, { status: { modifyVolumeStatus: null, currentVolumeAttributesClassName: 'gold' } });
 });
 
 test('canceled: only ModifyingVolume goes (ModifyVolumeError and the status stay); not RV-checked', () => {
@@ -114,8 +115,8 @@ test('canceled: only ModifyingVolume goes (ModifyVolumeError and the status stay
     ],
   });
   const patch = markModifyCanceled(before);
-  assert.equal(patch.checksResourceVersion, false);
-  assert.equal(text(patch.body), '{"status":{"$setElementOrder/conditions":[{"type":"ModifyVolumeError"}],"conditions":[{"$patch":"delete","type":"ModifyingVolume"}]}}');
+  assert.equal(precondition(patch), undefined);
+  assert.equal(text(patch), '{"status":{"$setElementOrder/conditions":[{"type":"ModifyVolumeError"}],"conditions":[{"$patch":"delete","type":"ModifyingVolume"}]}}');
 });
 
 test('PV patch names the class, and is empty when the PV already has it', () => {

@@ -7,26 +7,19 @@
 // ones it drops, and `$setElementOrder/conditions` with every condition's type in the desired
 // order. Resize conditions are never added, changed or deleted by these patches. A field the
 // desired status drops is sent as `null`, which deletes it (modifyVolumeStatus on completion).
-import { twoWayMergePatch, withResourceVersion } from '../kube/patch.js';
+import { patchFromDraft, type Patch } from '../kube/patch.js';
 import { mergeModifyConditions } from '../model/conditions.js';
 import { ConditionType, Message, ModifyStatus } from '../model/names.js';
 import type { Pv, Pvc, PvcCondition } from '../model/objects.js';
 
-export type Patch = Record<string, unknown>;
 type PvcStatus = NonNullable<Pvc['status']>;
 
-/** A patch body and whether it carries the cached object's resourceVersion as a precondition. */
-export interface PvcStatusPatch {
-  readonly body: Patch;
-  readonly checksResourceVersion: boolean;
-}
+/** A PVC status patch body, RV-checked unless its builder says otherwise. */
+export type PvcStatusPatch = Patch;
 
 function statusPatch(pvc: Pvc, checksResourceVersion: boolean, change: (status: PvcStatus) => void): PvcStatusPatch {
-  const before = { status: pvc.status ?? {} };
-  const after = structuredClone(before);
-  change(after.status);
-  const body: Patch = twoWayMergePatch(before, after);
-  return { body: checksResourceVersion ? withResourceVersion(body, pvc.metadata.resourceVersion) : body, checksResourceVersion };
+  return patchFromDraft({ status: pvc.status ?? {} }, (draft) => change(draft.status),
+    checksResourceVersion ? { resourceVersion: pvc.metadata.resourceVersion } : undefined);
 }
 
 function mergeConditions(status: PvcStatus, updates: Omit<PvcCondition, 'lastProbeTime' | 'lastTransitionTime'>[], now: string): void {
@@ -97,6 +90,7 @@ export function markModifyCanceled(pvc: Pvc): PvcStatusPatch {
 
 /** §4.6 success, first write: the PV records the class the volume now has. */
 export function pvClassPatch(pv: Pv, target: string): Patch {
-  const before = { spec: { volumeAttributesClassName: pv.spec.volumeAttributesClassName } };
-  return twoWayMergePatch(before, { spec: { volumeAttributesClassName: target } });
+  return patchFromDraft({ spec: { volumeAttributesClassName: pv.spec.volumeAttributesClassName } }, (draft) => {
+    draft.spec.volumeAttributesClassName = target;
+  });
 }

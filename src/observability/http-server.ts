@@ -2,6 +2,7 @@
 // the Prometheus text at --metrics-path and, with --http-endpoint and leader election,
 // /healthz/leader-election. It runs on every replica, leader or not. Addresses are Go's
 // `host:port`: an empty host (":8080") listens on all interfaces.
+import { messageOf } from '../base/errors.js';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Registry } from 'prom-client';
@@ -92,7 +93,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Diagn
       try {
         result = check();
       } catch (err) {
-        result = { ok: false, message: err instanceof Error ? err.message : String(err) };
+        result = { ok: false, message: messageOf(err) };
       }
       if (result.ok) {
         res.writeHead(200, { 'Content-Type': 'text/plain; charset=utf-8' });

@@ -8,6 +8,7 @@
 //         that cannot be encoded leaves the key out and adds `<key>Error` with the reason.
 // Neither throws, whatever the value: cycles, null prototypes, BigInt, throwing getters and
 // toJSON methods, proxies, symbols and functions all end as text.
+import { messageOf } from '../base/errors.js';
 
 /** klog.ObjectRef: `ns/name` in text, `{"name":…,"namespace":…}` in JSON (klog.KObj, klog.KRef). */
 export class ObjectRef {
@@ -35,8 +36,7 @@ export function kKey(key: string): ObjectRef {
 
 function describeThrown(err: unknown): string {
   try {
-    if (err instanceof Error) return err.message;
-    return typeof err === 'symbol' ? err.toString() : String(err);
+    return messageOf(err);
   } catch {
     return 'unprintable exception';
   }

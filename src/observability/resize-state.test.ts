@@ -126,3 +126,26 @@ test('a ModifyingVolume condition counts toward the oldest age', () => {
   assert.equal(state.snapshot().oldestSeconds, 60);
   assert.deepEqual(Object.values(state.snapshot().counts), [0, 0, 0, 0, 0]);
 });
+
+test('ownership is the controllers\' decision: a migrated in-tree PV counts, the annotation alone does not, the scope applies', () => {
+  const EBS = 'ebs.csi.aws.com'; // a CSI migration target
+  const annotated = (o: Parameters<typeof pvc>[0], driver: string): Pvc => {
+    const claim = pvc(o);
+    return { ...claim, metadata: { ...claim.metadata, annotations: { 'volume.kubernetes.io/storage-resizer': driver } } };
+  };
+  const inTree: Pv = { metadata: { name: 'pv-intree' }, spec: { capacity: { storage: '1Gi' }, awsElasticBlockStore: { volumeID: 'vol-1' } } } as Pv;
+  const migrated = annotated({ name: 'migrated', request: '2Gi', capacity: '1Gi', volumeName: 'pv-intree' }, EBS);
+  const count = (driverName: string, pvcs: Pvc[], pvs: Pv[], scope?: { includes(pv: Pv): boolean }) =>
+    registerResizeStateMetrics({ registry: createMetrics({ processMetrics: false }).registry, driverName, pvcs: storeOf(pvcs), pvs: storeOf(pvs), ...(scope ? { scope } : {}) })
+      .snapshot().counts.waiting;
+
+  assert.equal(count(EBS, [migrated], [inTree]), 1, 'the in-tree PV migrated to the driver is counted');
+  assert.equal(count(EBS, [migrated], []), 0, 'no PV in the cache: the controllers would not act either');
+  // Not a migration target: the annotation does not make another driver's volume ours.
+  const foreign = annotated({ name: 'foreign', request: '2Gi', capacity: '1Gi', volumeName: 'pv-other' }, DRIVER);
+  assert.equal(count(DRIVER, [foreign], [pv('pv-other', 'other.csi.example.com')]), 0);
+  // --node-deployment: a volume outside this replica's scope is another replica's to count.
+  const mine = pvc({ name: 'mine', request: '2Gi', capacity: '1Gi', volumeName: 'pv-a' });
+  assert.equal(count(DRIVER, [mine], [pv('pv-a')], { includes: () => false }), 0);
+  assert.equal(count(DRIVER, [mine], [pv('pv-a')], { includes: (p) => p.metadata.name === 'pv-a' }), 1);
+});

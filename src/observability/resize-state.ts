@@ -9,8 +9,9 @@ import { Gauge, type Registry } from 'prom-client';
 import type { Clock } from '../base/clock.js';
 import { realClock } from '../base/clock.js';
 import type { Pv, Pvc, PvcCondition } from '../model/objects.js';
-import { ConditionType, Annotation, ResizeStatus } from '../model/names.js';
+import { ConditionType, ResizeStatus } from '../model/names.js';
 import { capacityBytes, pvcKey, requestedBytes, resizeStatus } from '../model/pvc.js';
+import { canSupport, everyVolume, type VolumeScope } from '../model/volume-scope.js';
 
 export const ResizeState = {
   /** A bigger size was requested and the resizer has not started on it yet. */
@@ -106,6 +107,8 @@ export interface ResizeStateOptions {
   pvs: PvSource;
   /** The resize queue's failure count for a key; without it "backoff" comes from conditions only. */
   requeues?: (key: string) => number;
+  /** The volumes this replica acts on (--node-deployment); default every volume of the driver. */
+  scope?: VolumeScope;
   clock?: Clock;
 }
 
@@ -119,12 +122,14 @@ export interface ResizeStateMetrics {
   snapshot(): { counts: Record<ResizeState, number>; oldestSeconds: number };
 }
 
-/** True when the PVC's volume is served by this driver (its PV, or the migration annotation). */
-export function belongsToDriver(pvc: Pvc, pvs: PvSource, driverName: string): boolean {
-  if (pvc.metadata.annotations?.[Annotation.StorageResizer] === driverName) return true;
+/**
+ * True when the controllers would act on the PVC's volume: its PV is in the cache, canSupport
+ * (§3.8) says the driver serves it (a migrated in-tree PV included) and it is in this replica's scope.
+ */
+export function belongsToDriver(pvc: Pvc, pvs: PvSource, driverName: string, scope: VolumeScope = everyVolume): boolean {
   const volumeName = pvc.spec.volumeName;
-  if (!volumeName) return false;
-  return pvs.get(volumeName)?.spec.csi?.driver === driverName;
+  const pv = volumeName ? pvs.get(volumeName) : undefined;
+  return pv !== undefined && canSupport(driverName, pv, pvc) && scope.includes(pv);
 }
 
 export function registerResizeStateMetrics(options: ResizeStateOptions): ResizeStateMetrics {
@@ -139,7 +144,7 @@ export function registerResizeStateMetrics(options: ResizeStateOptions): ResizeS
     let oldestMs = 0;
     const live = new Set<string>();
     for (const pvc of pvcs.list()) {
-      if (!belongsToDriver(pvc, pvs, driverName)) continue;
+      if (!belongsToDriver(pvc, pvs, driverName, options.scope)) continue;
       const key = pvcKey(pvc);
       const state = classifyResize(pvc, options.requeues?.(key) ?? 0);
       if (state) counts[state] += 1;

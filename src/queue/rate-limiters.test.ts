@@ -1,8 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import {
-  BucketRateLimiter, ItemExponentialFailureRateLimiter, MaxOfRateLimiter, RateLimitingQueue, defaultControllerRateLimiter,
-} from './rate-limiters.js';
+import { ItemExponentialFailureRateLimiter, RateLimitingQueue } from './rate-limiters.js';
 import { FakeClock } from '../../test/fakes/fake-clock.js';
 
 test('per-item exponential: base × 2^failures, capped, per key, reset by forget', () => {
@@ -21,30 +19,6 @@ test('per-item exponential does not overflow after many failures', () => {
   let last = 0;
   for (let i = 0; i < 2000; i++) last = limiter.when('k');
   assert.equal(last, 1_000_000);
-});
-
-test('token bucket: burst free, then 1/qps apart, refilled over time', () => {
-  const clock = new FakeClock();
-  const limiter = new BucketRateLimiter<string>({ qps: 10, burst: 2, clock });
-  assert.deepEqual([limiter.when('a'), limiter.when('b'), limiter.when('c'), limiter.when('d')], [0, 0, 100, 200]);
-  clock.advance(1000);
-  assert.equal(limiter.when('e'), 0);
-  assert.equal(limiter.numRequeues('e'), 0);
-});
-
-test('max-of takes the longest delay and forgets in all', () => {
-  const clock = new FakeClock();
-  const limiter = new MaxOfRateLimiter<string>(
-    new ItemExponentialFailureRateLimiter({ baseDelayMs: 50, maxDelayMs: 10_000 }),
-    new BucketRateLimiter({ qps: 1, burst: 1, clock }),
-  );
-  assert.equal(limiter.when('a'), 50);
-  assert.equal(limiter.when('a'), 1000);
-  assert.equal(limiter.numRequeues('a'), 2);
-  limiter.forget('a');
-  assert.equal(limiter.numRequeues('a'), 0);
-  const dflt = defaultControllerRateLimiter<string>(clock);
-  assert.equal(dflt.when('x'), 5);
 });
 
 test('rate-limiting queue: addRateLimited waits the limiter delay; forget resets', () => {

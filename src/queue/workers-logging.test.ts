@@ -3,10 +3,12 @@
 // the worker goes on with the next key, in both log formats.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Outcomes, runWorkers } from './workers.js';
+import { runWorkers, type Outcome } from './workers.js';
 import { ItemExponentialFailureRateLimiter, RateLimitingQueue } from './rate-limiters.js';
 import { createLogger } from '../observability/logger.js';
 import { FakeClock, flushMicrotasks } from '../../test/fakes/fake-clock.js';
+
+const doneOutcome: Outcome = { kind: 'done' };
 
 function thrownValues(): Record<string, unknown> {
   const circular: Record<string, unknown> = { reason: 'loop' };
@@ -43,7 +45,7 @@ for (const format of ['text', 'json'] as const) {
       reconcile: async (key) => {
         if (key in values) throw values[key];
         done.push(key);
-        return Outcomes.done;
+        return doneOutcome;
       },
     });
     for (const key of Object.keys(values)) queue.add(key);

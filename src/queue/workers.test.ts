@@ -1,9 +1,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Outcomes, runWorkers, type Outcome } from './workers.js';
+import { runWorkers, type Outcome } from './workers.js';
 import { ItemExponentialFailureRateLimiter, RateLimitingQueue } from './rate-limiters.js';
 import { createLogger } from '../observability/logger.js';
 import { FakeClock, flushMicrotasks } from '../../test/fakes/fake-clock.js';
+
+const done: Outcome = { kind: 'done' };
+const retryAfter = (ms: number): Outcome => ({ kind: 'retryAfter', ms });
 
 function setup() {
   const clock = new FakeClock();
@@ -17,16 +20,16 @@ function setup() {
 test('outcomes: done forgets, retryAfter waits without backoff, a throw logs and backs off', async () => {
   const { clock, queue, lines, log, controller } = setup();
   const plans: Record<string, Array<Outcome | Error>> = {
-    ok: [Outcomes.done],
-    later: [Outcomes.retryAfter(5000), Outcomes.done],
-    flaky: [new Error('driver said no'), new Error('again'), Outcomes.done],
+    ok: [done],
+    later: [retryAfter(5000), done],
+    flaky: [new Error('driver said no'), new Error('again'), done],
   };
   const calls: string[] = [];
   const running = runWorkers({
     queue, workers: 2, log, signal: controller.signal,
     reconcile: async (key) => {
       calls.push(key);
-      const next = plans[key]?.shift() ?? Outcomes.done;
+      const next = plans[key]?.shift() ?? done;
       if (next instanceof Error) throw next;
       return next;
     },
@@ -66,7 +69,7 @@ test('a key is never reconciled by two workers at once', async () => {
       maxActive = Math.max(maxActive, active);
       await flushMicrotasks();
       active--;
-      return Outcomes.done;
+      return done;
     },
   });
   for (let i = 0; i < 5; i++) {
@@ -88,7 +91,7 @@ test('shutdown waits for reconciles in flight and starts no new ones', async () 
     queue, workers: 1, log, signal: controller.signal,
     reconcile: (key) => {
       started.push(key);
-      return new Promise<Outcome>((resolve) => { release = () => resolve(Outcomes.done); });
+      return new Promise<Outcome>((resolve) => { release = () => resolve(done); });
     },
   });
   queue.add('a'); queue.add('b');
@@ -106,7 +109,7 @@ test('shutdown waits for reconciles in flight and starts no new ones', async () 
 test('an aborted signal before start returns at once; non-Error throws are handled', async () => {
   const { queue, log, controller, lines } = setup();
   controller.abort();
-  await runWorkers({ queue, workers: 3, log, signal: controller.signal, reconcile: async () => Outcomes.done });
+  await runWorkers({ queue, workers: 3, log, signal: controller.signal, reconcile: async () => done });
 
   const s = setup();
   const running = runWorkers({
@@ -129,7 +132,7 @@ test('0 or fewer workers (as the Go sidecar\'s `for range workers`): nothing is 
     let finished = false;
     const running = runWorkers({
       queue, workers, log, signal: controller.signal,
-      reconcile: async (key) => { reconciled.push(key); return Outcomes.done; },
+      reconcile: async (key) => { reconciled.push(key); return done; },
     }).then(() => { finished = true; });
     queue.add('a');
     await flushMicrotasks();

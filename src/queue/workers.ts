@@ -11,11 +11,6 @@ import type { RateLimitingQueue } from './rate-limiters.js';
 
 export type Outcome = { kind: 'done' } | { kind: 'retryAfter'; ms: number };
 
-export const Outcomes = {
-  done: { kind: 'done' } as Outcome,
-  retryAfter: (ms: number): Outcome => ({ kind: 'retryAfter', ms }),
-} as const;
-
 export type Reconcile<K> = (key: K, signal: AbortSignal) => Promise<Outcome>;
 
 export interface RunWorkersOptions<K> {

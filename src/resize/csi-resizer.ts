@@ -3,6 +3,7 @@
 // built from the PV, one ControllerExpandVolume.
 // Unlike upstream, SINGLE_NODE_MULTI_WRITER is taken from the capabilities discovered at startup
 // instead of asking the driver again before every expansion.
+import { messageOf } from '../base/errors.js';
 import { volumeCapabilityFor } from '../csi/capabilities.js';
 import type { VolumeCapability } from '../csi/proto/types.js';
 import { formatBytes } from '../model/quantity.js';
@@ -11,8 +12,8 @@ import { MIGRATION_TARGET_DRIVERS } from '../model/names.js';
 import type { CsiPersistentVolumeSource, Pv, Pvc } from '../model/objects.js';
 import { translateInTreePv } from './migration.js';
 import type { Resizer, ResizeResult, ResizeTarget } from './resizer.js';
-import { canSupport } from './support.js';
-import { readSecret, type SecretReader } from './secrets.js';
+import { canSupport } from '../model/volume-scope.js';
+import { readSecret, type SecretReader } from '../kube/secrets.js';
 
 export interface CsiResizerOptions {
   driverName: string;
@@ -46,7 +47,7 @@ export class CsiResizer implements Resizer {
     try {
       capability = volumeCapabilityFor({ ...pv.spec, csi: source }, { supportsSingleNodeMultiWriter: this.o.supportsSingleNodeMultiWriter });
     } catch (err) {
-      throw new Error(`failed to get capabilities of volume ${pv.metadata.name} with ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+      throw new Error(`failed to get capabilities of volume ${pv.metadata.name} with ${messageOf(err)}`, { cause: err });
     }
     const result = await this.o.csi.expandVolume({ volumeId: source.volumeHandle, requiredBytes: target.bytes, secrets, capability }, signal);
     return { ...result, capacity: formatBytes(result.capacityBytes, 'BinarySI') };

@@ -7,7 +7,6 @@ const Gi = 1024n ** 3n;
 function facts(overrides: Partial<ExpansionFacts>): ExpansionFacts {
   return {
     requestedBytes: 2n * Gi,
-    capacityBytes: 1n * Gi,
     pvBytes: 1n * Gi,
     allocatedBytes: undefined,
     resizeStatus: '',

@@ -8,8 +8,6 @@ import { ResizeStatus } from '../model/names.js';
 export interface ExpansionFacts {
   /** S: spec.resources.requests.storage */
   requestedBytes: bigint;
-  /** C: status.capacity.storage */
-  capacityBytes: bigint;
   /** P: the PV's spec.capacity.storage */
   pvBytes: bigint;
   /** A: status.allocatedResources.storage, when present */

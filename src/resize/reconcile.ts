@@ -4,6 +4,7 @@
 //
 // A thrown error means "retry with backoff" (the worker requeues rate-limited); a returned
 // `retryAfter` is the infeasible slow path, which waits without growing the backoff.
+import { messageOf } from '../base/errors.js';
 import { classifyCsiError, type CsiError } from '../csi/errors.js';
 import { Annotation, EventReason, Message } from '../model/names.js';
 import type { Pv, Pvc } from '../model/objects.js';
@@ -12,7 +13,8 @@ import {
 } from '../model/pvc.js';
 import { formatBytes } from '../model/quantity.js';
 import { kKey, kObj, type Logger } from '../observability/logger.js';
-import { metaTime, type Clock } from '../base/clock.js';
+import type { Clock } from '../base/clock.js';
+import { metaTime } from '../model/time.js';
 import type { Outcome } from '../queue/workers.js';
 import type { KeyLock } from '../queue/key-lock.js';
 import type { SlowSetView } from '../queue/slow-set.js';
@@ -159,7 +161,6 @@ export class ResizeReconciler {
     const { slowSet, log } = this.o;
     const { slowSet: slowSetAction, plan } = planExpansion({
       requestedBytes: requestedBytes(pvc),
-      capacityBytes: capacityBytes(pvc),
       pvBytes: pvBytes(pv),
       allocatedBytes: allocatedBytes(pvc),
       resizeStatus: resizeStatus(pvc),
@@ -351,7 +352,7 @@ export class ResizeReconciler {
   }
 
   private patchStatus(pvc: Pvc, patch: PvcStatusPatch, signal: AbortSignal): Promise<Pvc> {
-    return patchPvcStatusCached(this.o.api, this.o.pvcs, pvc, patch.body, signal);
+    return patchPvcStatusCached(this.o.api, this.o.pvcs, pvc, patch, signal);
   }
 
   private now(): string {
@@ -372,8 +373,4 @@ function quantityFor(pvc: Pvc, bytes: bigint): string {
   const allocated = pvc.status?.allocatedResources?.[STORAGE];
   if (allocated !== undefined && allocatedBytes(pvc) === bytes) return allocated;
   return formatBytes(bytes, 'BinarySI');
-}
-
-function messageOf(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
 }

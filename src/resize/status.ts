@@ -3,19 +3,14 @@
 // between the two (kube/patch.ts), as upstream builds it: conditions merge by type, and
 // `$setElementOrder/conditions` keeps them in the desired order, so an added condition ends up
 // after the existing ones. Building is pure; the reconcile sends the patches.
-import { twoWayMergePatch, withResourceVersion } from '../kube/patch.js';
+import { patchFromDraft, type Patch } from '../kube/patch.js';
 import { mergeResizeConditions, withoutResizeConditions } from '../model/conditions.js';
 import { Annotation, ConditionType, Message, ResizeStatus } from '../model/names.js';
 import type { Pv, Pvc, PvcCondition } from '../model/objects.js';
 import { STORAGE } from '../model/pvc.js';
 
-export type Patch = Record<string, unknown>;
-
-/** A patch body and whether it carries the cached object's resourceVersion as a precondition. */
-export interface PvcStatusPatch {
-  readonly body: Patch;
-  readonly checksResourceVersion: boolean;
-}
+/** A PVC status patch body (status and annotations), RV-checked unless its builder says otherwise. */
+export type PvcStatusPatch = Patch;
 
 type PvcStatus = NonNullable<Pvc['status']>;
 
@@ -26,10 +21,7 @@ interface Draft {
 
 function statusPatch(pvc: Pvc, checksResourceVersion: boolean, change: (draft: Draft) => void): PvcStatusPatch {
   const before: Draft = { metadata: { annotations: pvc.metadata.annotations ?? {} }, status: pvc.status ?? {} };
-  const draft = structuredClone(before);
-  change(draft);
-  const body: Patch = twoWayMergePatch(before, draft);
-  return { body: checksResourceVersion ? withResourceVersion(body, pvc.metadata.resourceVersion) : body, checksResourceVersion };
+  return patchFromDraft(before, change, checksResourceVersion ? { resourceVersion: pvc.metadata.resourceVersion } : undefined);
 }
 
 function condition(type: string, now: string, message?: string): PvcCondition {
@@ -151,8 +143,5 @@ interface PvDraft {
 }
 
 function pvPatch(pv: Pv, change: (draft: PvDraft) => void): Patch {
-  const before: PvDraft = { metadata: { annotations: pv.metadata.annotations ?? {} }, spec: { capacity: pv.spec.capacity } };
-  const draft = structuredClone(before);
-  change(draft);
-  return twoWayMergePatch(before, draft);
+  return patchFromDraft<PvDraft>({ metadata: { annotations: pv.metadata.annotations ?? {} }, spec: { capacity: pv.spec.capacity } }, change);
 }

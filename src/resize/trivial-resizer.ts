@@ -2,7 +2,7 @@
 // PVC's own spelling, as upstream hands the quantity back) and ask kubelet to do the work.
 import type { Pv, Pvc } from '../model/objects.js';
 import type { Resizer, ResizeResult, ResizeTarget } from './resizer.js';
-import { canSupport } from './support.js';
+import { canSupport } from '../model/volume-scope.js';
 
 export class TrivialResizer implements Resizer {
   readonly supportsControlPlaneExpansion = false;

@@ -3,7 +3,7 @@
 // started again with its volumes intact. Ready means GetPluginInfo answers on the socket.
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { officialCsiProtoPath } from '../../src/csi/proto/official.js';
+import { officialCsiProtoPath } from '../support/official-csi-proto.js';
 import { getPluginInfo } from '../cluster/csi-proto.js';
 import { spawnLogged, tail, type Managed } from '../cluster/process.js';
 import { readCallLog, readFaultDriverState, writeFaultDriverState, type CallLogEntry } from './fault-driver.js';

@@ -9,7 +9,7 @@ import { status } from '@grpc/grpc-js';
 import { FaultDriver } from './fault-driver.js';
 import { startFaultDriverProcess } from './fault-driver-process.js';
 import { csiTestClient } from '../cluster/csi-proto.js';
-import { officialCsiProtoPath } from '../../src/csi/proto/official.js';
+import { officialCsiProtoPath } from '../support/official-csi-proto.js';
 
 const protoPath = officialCsiProtoPath();
 

@@ -1,6 +1,6 @@
 // An EventRecorder that keeps what it was told, for asserting on events in controller tests.
 import type { EventRecorder, EventType } from '../../src/kube/events.js';
-import type { KubeObject } from '../../src/kube/keys.js';
+import type { KubeObject } from '../../src/model/objects.js';
 
 export interface RecordedEvent {
   /** "ns/name" of the involved object. */

@@ -1,7 +1,7 @@
 // deploy/kubernetes/rbac.yaml grants exactly what the resizer asks the API server for: the list the
 // startup RBAC check verifies (src/app/permission-check.ts, the calls of src/kube/client.ts) with
 // every controller on, no more (a rule nothing uses fails here) and no less. Secrets come only
-// from the opt-in manifest, and only `get`, the one call src/resize/secrets.ts makes.
+// from the opt-in manifest, and only `get`, the one call src/kube/secrets.ts makes.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';

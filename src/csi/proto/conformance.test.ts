@@ -5,7 +5,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import protobuf from 'protobufjs';
 import { parseCsiProto } from './descriptor-source.js';
-import { officialCsiProtoPath } from './official.js';
+import { officialCsiProtoPath } from '../../../test/support/official-csi-proto.js';
 
 const ours = parseCsiProto();
 const official = parseCsiProto(officialCsiProtoPath());

@@ -1,4 +1,4 @@
-// Test support: where the official CSI v1.12.0 csi.proto lives on this machine. The Go build of
+// Where the official CSI v1.12.0 csi.proto lives on this machine. The Go build of
 // the test components downloads the spec module, so it is found (in order) through
 // $CSI_SPEC_DIR, the components manifest (<cache>/bin/components.env, CSI_SPEC_DIR=...), or the Go
 // module cache. Absent means the machine is not set up: callers fail loudly rather than skip.

@@ -3,17 +3,11 @@
 // Failures carry the reference's messages and exit codes.
 import type { CsiClient, DriverCapabilities } from '../csi/client.js';
 import type { Logger } from '../observability/logger.js';
-import { CsiResizer } from './csi-resizer.js';
-import type { Resizer } from './resizer.js';
-import type { SecretReader } from './secrets.js';
-import { TrivialResizer } from './trivial-resizer.js';
-
-export class StartupError extends Error {
-  constructor(message: string, readonly exitCode: number, options?: ErrorOptions) {
-    super(message, options);
-    this.name = 'StartupError';
-  }
-}
+import type { SecretReader } from '../kube/secrets.js';
+import { CsiResizer } from '../resize/csi-resizer.js';
+import type { Resizer } from '../resize/resizer.js';
+import { TrivialResizer } from '../resize/trivial-resizer.js';
+import { StartupError } from './startup-error.js';
 
 export interface Backends {
   resizer: Resizer | undefined;

@@ -1,5 +1,6 @@
 // Secrets for driver calls, read with a direct GET (no Secret informer, so the resizer never
 // caches or lists secrets; RBAC grants only get). Values are decoded to strings and never logged.
+import { messageOf } from '../base/errors.js';
 
 export interface SecretReader {
   getSecret(namespace: string, name: string, signal: AbortSignal): Promise<Record<string, unknown>>;
@@ -10,7 +11,7 @@ export async function readSecret(reader: SecretReader, namespace: string, name: 
   try {
     secret = await reader.getSecret(namespace, name, signal);
   } catch (err) {
-    throw new Error(`error getting secret ${name} in namespace ${namespace}: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+    throw new Error(`error getting secret ${name} in namespace ${namespace}: ${messageOf(err)}`, { cause: err });
   }
   const out: Record<string, string> = {};
   const data = typeof secret['data'] === 'object' && secret['data'] !== null ? (secret['data'] as Record<string, unknown>) : {};

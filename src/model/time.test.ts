@@ -1,0 +1,9 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { metaTime } from './time.js';
+
+test('metaTime: RFC 3339 in UTC, the milliseconds dropped (not rounded)', () => {
+  assert.equal(metaTime(Date.parse('2026-03-04T05:06:07.999Z')), '2026-03-04T05:06:07Z');
+  assert.equal(metaTime(Date.parse('2026-03-04T05:06:07.000Z')), '2026-03-04T05:06:07Z');
+  assert.equal(metaTime(0), '1970-01-01T00:00:00Z');
+});
