@@ -283,10 +283,9 @@ function assemble(parts: {
   /** Another client of the same API server, with its own rate limiter (startApp has checked the flags). */
   const newClient = (purpose: string, minBurst = 0) => {
     const rateLimit = clientRateLimit(config.kubeApiQps, config.kubeApiBurst);
-    const client = new HttpKubeClient({
+    return new HttpKubeClient({
       kubeConfig: clientConfig, qps: rateLimit.qps, burst: Math.max(rateLimit.burst, minBurst), userAgent: `csi-resizer/${purpose}`,
     });
-    return client;
   };
 
   return {
@@ -400,8 +399,4 @@ async function runLogged(runnable: Runnable, signal: AbortSignal, cancelSignal: 
     log.error('Component stopped with an error', { component: runnable.name, err });
     throw err;
   }
-}
-
-function messageOf(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
 }
