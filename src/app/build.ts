@@ -1,14 +1,16 @@
 // The composition root (§1 steps 6–18): the only place that creates concrete classes and
 // connects them. `startApp` does everything every replica does before leader election (API
 // client, VolumeAttributesClass detection, CSI connection, driver name, capabilities, back-end
-// choice); `App.run` is what the leader runs (informers, controllers) until its signal aborts.
-import { messageOf } from '../base/errors.js';
+// choice, the resize-state gauges); `App.run` is what the leader runs (informers, controllers)
+// until its signal aborts. The other clients of the process (the RBAC check's, the elector's)
+// are made here too, each with its own rate limiter.
 import { realClock, type Clock } from '../base/clock.js';
 import { linkedSignal } from '../base/signals.js';
 import { discoverCapabilities, DriverNameError, GrpcCsiClient } from '../csi/client.js';
 import { ApiEventRecorder } from '../kube/events.js';
 import { HttpKubeClient } from '../kube/client.js';
 import { Informer } from '../kube/informer.js';
+import { LeaderElectionConfigError, LeaderElector, leaseNameForDriver, type LeaderCallbacks } from '../kube/leader-election.js';
 import { loadKubeConfig, type ClientConfig } from '../kube/kubeconfig.js';
 import { clientRateLimit, ClientRateLimitError } from '../kube/rate-limiter.js';
 import type { KubeObject } from '../model/objects.js';
@@ -17,8 +19,11 @@ import { everyVolume, NodeVolumeScope, type VolumeScope } from '../model/volume-
 import { scopedResizer } from '../resize/resizer.js';
 import { volumeApi } from '../kube/volume-api.js';
 import type { Pv, Pvc, VolumeAttributesClass } from '../model/objects.js';
+import { requestedBytes } from '../model/pvc.js';
+import type { HealthResult } from '../observability/http-server.js';
 import type { Logger } from '../observability/logger.js';
 import type { Metrics } from '../observability/metrics.js';
+import { registerResizeStateMetrics } from '../observability/resize-state.js';
 import { RateLimitingQueue, ItemExponentialFailureRateLimiter } from '../queue/rate-limiters.js';
 import { SlowSet } from '../queue/slow-set.js';
 import { KeyLock } from '../queue/key-lock.js';
@@ -32,6 +37,8 @@ import { selectBackends } from './select-backends.js';
 import { StartupError } from './startup-error.js';
 import type { Config } from './config.js';
 import { withGate, type FeatureGates } from './feature-gates.js';
+import { leaderIdentity, leaseNamespace } from './lifecycle.js';
+import { checkPermissions } from './permission-check.js';
 
 export interface AppDeps {
   log: Logger;
@@ -48,28 +55,28 @@ export interface Runnable {
   run(signal: AbortSignal, cancelSignal?: AbortSignal): Promise<void>;
 }
 
+/** The Lease elector as the process runner drives it. */
+export interface Elector {
+  /** Acquires, then renews until leadership is lost or `signal` aborts (then releases the Lease when configured). */
+  run(signal: AbortSignal): Promise<void>;
+  /** The leader-election health check of the diagnostics server. */
+  healthCheck(toleranceMs: number): HealthResult;
+}
+
 export interface App {
   readonly driverName: string;
-  readonly gates: FeatureGates;
-  readonly kube: HttpKubeClient;
-  /** The client configuration the app loaded, for other clients of the process (leader election). */
-  readonly clientConfig: ClientConfig;
-  readonly csi: GrpcCsiClient;
-  /** The PVC cache, for the resize-state gauges. */
-  readonly pvcs: Informer<Pvc>;
-  readonly pvs: Informer<Pv>;
-  readonly controllers: readonly Runnable[];
-  /** Pods are watched (a resizer runs with --handle-volume-inuse-error). */
-  readonly watchesPods: boolean;
-  /** The modify controller runs. */
-  readonly modifies: boolean;
-  /** How many times the resize queue has retried a PVC key since its last success (0 without a resizer). */
-  resizeRequeues(key: string): number;
   /**
    * Informers and controllers until `signal` aborts (stop taking work) and in-flight work has
    * finished; aborting `cancelSignal` (default: `signal`) cancels what is still in flight.
    */
   run(signal: AbortSignal, cancelSignal?: AbortSignal): Promise<void>;
+  /** Called once if the CSI driver comes back under another name after a reconnect: the process must end. */
+  onFatal(listener: (err: Error) => void): void;
+  /** The startup RBAC check (logs what is missing), with a client of its own. */
+  checkPermissions(signal: AbortSignal): Promise<void>;
+  /** The Lease elector for --leader-election, with a client of its own. Throws StartupError. */
+  createElector(callbacks: LeaderCallbacks): Elector;
+  /** Closes every client the app made. */
   close(): void;
 }
 
@@ -258,18 +265,33 @@ function assemble(parts: {
     }));
   }
 
+  // The resize-state gauges (§5.4) read the caches the controllers keep; a changed request
+  // starts a PVC's clock.
+  const resizeState = registerResizeStateMetrics({
+    registry: metrics.registry, driverName, pvcs: pvcs.store, pvs: pvs.store, requeues: (key) => resizeQueue?.numRequeues(key) ?? 0,
+    scope,
+  });
+  pvcs.addEventHandler({
+    update: (before, after) => {
+      try {
+        if (requestedBytes(before) !== requestedBytes(after)) resizeState.requestChanged(after);
+      } catch {
+        // a malformed quantity is the controller's to report
+      }
+    },
+  });
+
+  const closers: (() => void)[] = [() => resizeEvents.close(), () => modifyEvents.close(), () => csi.close(), () => kube.close()];
+  /** Another client of the same API server, with its own rate limiter (startApp has checked the flags). */
+  const newClient = (purpose: string, minBurst = 0) => {
+    const rateLimit = clientRateLimit(config.kubeApiQps, config.kubeApiBurst);
+    return new HttpKubeClient({
+      kubeConfig: clientConfig, qps: rateLimit.qps, burst: Math.max(rateLimit.burst, minBurst), userAgent: `csi-resizer/${purpose}`,
+    });
+  };
+
   return {
     driverName,
-    gates,
-    kube,
-    clientConfig,
-    csi,
-    pvcs,
-    pvs,
-    controllers,
-    watchesPods: resizer !== undefined && config.handleVolumeInUseError,
-    modifies: backends.canModify && gates.volumeAttributesClass,
-    resizeRequeues: (key) => resizeQueue?.numRequeues(key) ?? 0,
     async run(signal: AbortSignal, cancelSignal: AbortSignal = signal): Promise<void> {
       for (const set of slowSets) set.start();
       try {
@@ -286,11 +308,62 @@ function assemble(parts: {
         for (const set of slowSets) set.stop();
       }
     },
+    onFatal(listener: (err: Error) => void): void {
+      csi.onFatal(listener);
+    },
+    async checkPermissions(signal: AbortSignal): Promise<void> {
+      // Its own client (and rate limiter), so its dozen reviews never take the tokens the first
+      // resizes need.
+      const client = newClient('permission-check', 20);
+      try {
+        await checkPermissions(client, {
+          pods: resizer !== undefined && config.handleVolumeInUseError,
+          volumeAttributesClasses: backends.canModify && gates.volumeAttributesClass,
+          leaseNamespace: config.leaderElection ? leaseNamespace(config.leaderElectionNamespace) : undefined,
+          node: config.nodeDeployment,
+        }, log, signal);
+      } finally {
+        client.close();
+      }
+    },
+    createElector(callbacks: LeaderCallbacks): Elector {
+      // Its own client and rate limiter, so controller traffic never starves lease renewals.
+      let client: HttpKubeClient;
+      try {
+        client = newClient('leader-election');
+      } catch (err) {
+        throw new StartupError('Failed to create leaderelection client', 1, { cause: err });
+      }
+      closers.push(() => client.close());
+      const name = leaseNameForDriver(driverName);
+      const namespace = leaseNamespace(config.leaderElectionNamespace);
+      const identity = leaderIdentity();
+      let elector: LeaderElector;
+      try {
+        elector = new LeaderElector({
+          client,
+          namespace,
+          name,
+          identity,
+          leaseDurationMs: config.leaderElectionLeaseDurationMs,
+          renewDeadlineMs: config.leaderElectionRenewDeadlineMs,
+          retryPeriodMs: config.leaderElectionRetryPeriodMs,
+          labels: { ...config.leaderElectionLabels },
+          releaseOnCancel: gates.releaseLeaderElectionOnExit,
+          log,
+          metrics,
+          callbacks,
+        });
+      } catch (err) {
+        // client-go's RunOrDie panics on these settings, so the Go sidecar exits 2.
+        if (err instanceof LeaderElectionConfigError) throw new StartupError('Invalid leader election configuration', 2, { cause: err });
+        throw new StartupError('Invalid leader election configuration', 1, { cause: err });
+      }
+      log.info('Leader election enabled', { lease: `${namespace}/${name}`, identity });
+      return elector;
+    },
     close(): void {
-      resizeEvents.close();
-      modifyEvents.close();
-      csi.close();
-      kube.close();
+      for (const close of closers) close();
     },
   };
 }

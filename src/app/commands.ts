@@ -6,7 +6,7 @@
 import { messageOf } from '../base/errors.js';
 import { ConfigError, parseConfig, type Config } from './config.js';
 import type { FlagSet } from './go-flags.js';
-import { ExitCode } from './lifecycle.js';
+import { ExitCode } from './exit.js';
 import { createLogger } from '../observability/logger.js';
 
 export const SUBCOMMANDS = ['doctor', 'explain'] as const;

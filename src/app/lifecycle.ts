@@ -1,5 +1,5 @@
-// The process lifecycle around the app: which OS signals start a graceful shutdown, how long the
-// drain may take, and the small facts main needs to run under leader election (lease namespace,
+// The pieces the process runner (process-runner.ts) is made of: the two-phase stop, which OS
+// signals start it, the drain bound, and the small facts leader election needs (Lease namespace,
 // identity). The states are a closed set: running → draining (first signal: stop taking work,
 // let in-flight work finish) → stopped (release the lease, exit 0). A second signal while
 // draining exits 1 at once, as the Go sidecar's SetupSignalHandler does.
@@ -8,18 +8,10 @@ import os from 'node:os';
 import { sanitizeName } from '../kube/leader-election.js';
 import type { TimerHandle } from '../base/clock.js';
 import { setLongTimeout } from '../base/long-timer.js';
+import { ExitCode } from './exit.js';
 
-export const ExitCode = {
-  Ok: 0,
-  Failure: 1,
-  /** Go's flag package after an unknown flag or a bad value. */
-  Usage: 2,
-  /** A Go panic, e.g. client-go's RunOrDie on leader-election durations it refuses. */
-  Panic: 2,
-  /** klog.Fatalf, e.g. "CSI driver does not support resize nor modify". */
-  Fatal: 255,
-} as const;
-export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode];
+/** Where SIGTERM and SIGINT arrive and what a signal may do to the process: `process`, or a fake in tests. */
+export type ProcessSignals = Pick<NodeJS.Process, 'on' | 'off' | 'removeAllListeners' | 'kill' | 'exit' | 'pid'>;
 
 export type LifecycleState = 'running' | 'draining' | 'stopped';
 

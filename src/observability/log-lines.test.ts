@@ -4,7 +4,7 @@
 // the table says where it comes from.
 //
 // Kinds: info/warn/error are klog.InfoS/ErrorS (structured); infof/warnf/errorf/fatalf are
-// klog.Infof/Warningf/Errorf/Fatalf (the text as is); startupError is a StartupError that main logs
+// klog.Infof/Warningf/Errorf/Fatalf (the text as is); startupError is a StartupError that app/exit.ts logs
 // with klog.ErrorS(cause, message) (exit code in `level`; 255 is klog.Fatalf's line).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -22,13 +22,13 @@ const CG = 'client-go v0.36.1';
 
 const TABLE: readonly Row[] = [
   // startup (cmd/csi-resizer/main.go)
-  ['main.ts', 'error', 0, 'LoggingConfiguration is invalid', 'err', `${ER} cmd/csi-resizer/main.go:94`],
-  ['main.ts', 'info', 0, 'Version', 'version', `${ER} cmd/csi-resizer/main.go:102`],
-  ['main.ts', 'error', 0, 'Only one of `--metrics-address` and `--http-endpoint` can be set.', '', `${ER} cmd/csi-resizer/main.go:105`],
-  ['main.ts', 'error', 0, 'Failed to set feature gates', 'err', `${ER} cmd/csi-resizer/main.go:113`],
+  ['app/exit.ts', 'error', 0, 'LoggingConfiguration is invalid', 'err', `${ER} cmd/csi-resizer/main.go:94`],
+  ['app/run.ts', 'info', 0, 'Version', 'version', `${ER} cmd/csi-resizer/main.go:102`],
+  ['app/exit.ts', 'error', 0, 'Only one of `--metrics-address` and `--http-endpoint` can be set.', '', `${ER} cmd/csi-resizer/main.go:105`],
+  ['app/exit.ts', 'error', 0, 'Failed to set feature gates', 'err', `${ER} cmd/csi-resizer/main.go:113`],
   ['app/build.ts', 'startupError', 1, 'Failed to create cluster config', 'cause', `${ER} cmd/csi-resizer/main.go:125`],
   ['app/build.ts', 'startupError', 1, 'Failed to create kube client', 'cause', `${ER} cmd/csi-resizer/main.go:130 (client-go's rate-limiter check)`],
-  ['main.ts', 'info', 0, 'w.message', 'featureGate,value', 'component-base featuregate: the warning for setting a GA or deprecated gate'],
+  ['app/run.ts', 'info', 0, 'w.message', 'featureGate,value', 'component-base featuregate: the warning for setting a GA or deprecated gate'],
   ['app/build.ts', 'startupError', 1, '--node-deployment needs the node name in the NODE_NAME environment variable (fieldRef spec.nodeName in the DaemonSet)', '', 'ours: --node-deployment (docs/differences/node-deployment.md)'],
   ['app/build.ts', 'startupError', 1, '`Failed to get node ${name} for --node-deployment`', 'cause', 'ours: --node-deployment reads its Node once'],
   ['app/build.ts', 'info', 0, 'Node deployment: acting only on volumes whose node affinity selects this node', 'node', 'ours: --node-deployment'],
@@ -45,21 +45,20 @@ const TABLE: readonly Row[] = [
   ['app/select-backends.ts', 'info', 0, 'Modify not supported', 'message', `${ER} cmd/csi-resizer/main.go:210`],
   ['app/select-backends.ts', 'startupError', 255, 'CSI driver does not support resize nor modify', '', `${ER} cmd/csi-resizer/main.go:217 (klog.Fatalf)`],
   ['app/select-backends.ts', 'info', 0, 'The CSI driver supports node resize only, using trivial resizer to handle resize requests', '', `${ER} pkg/resizer/csi_resizer.go:70`],
-  ['main.ts', 'info', 0, 'ServeMux listening', 'address', `${ER} cmd/csi-resizer/main.go:225`],
-  ['main.ts', 'error', 0, 'Failed to start HTTP server', 'err,address,metricsPath', `${ER} cmd/csi-resizer/main.go:228`],
-  ['main.ts', 'infof', 0, 'Received SIGTERM or SIGINT signal, shutting down controller.', '', `${ER} cmd/csi-resizer/main.go:279`],
-  ['main.ts', 'fatalf', 0, 'err.message', '', 'relays a StartupError with exit code 255 (klog.Fatalf)'],
-  ['main.ts', 'error', 0, 'err.message', '<err.cause === undefined ? undefined : { err: err.cause }>', 'relays a StartupError: its fixed message, the cause in err'],
-  ['main.ts', 'error', 0, 'Failed to create leaderelection client', 'err', `${LIB} leaderelection/leader_election.go:239`],
-  ['main.ts', 'error', 0, 'Invalid leader election configuration', 'err', `ours: ${LIB} panics (RunOrDie) where we log`],
-  ['main.ts', 'warn', 0, 'Ignoring arguments after the flags', 'args', 'ours: Go ignores them silently; a warning helps'],
-  ['main.ts', 'info', 0, 'Received second signal, exiting immediately', 'signal', 'ours: a second signal forces the exit'],
-  ['main.ts', 'error', 0, 'CSI driver name changed, exiting', 'err', 'ours: upstream exits on any connection loss instead'],
-  ['main.ts', 'info', 0, 'In-flight operations did not finish within --timeout; exiting anyway', 'timeoutMs', 'ours: the drain bound (leader)'],
-  ['main.ts', 'info', 0, 'In-flight operations did not finish within --timeout; exiting anyway', 'timeoutMs', 'ours: the drain bound (no leader election)'],
-  ['main.ts', 'error', 0, 'Controllers stopped unexpectedly', 'err', 'ours: a controller failing outside shutdown'],
-  ['main.ts', 'error', 0, 'Controllers stopped unexpectedly', 'err', 'ours: a controller failing outside shutdown, while leading'],
-  ['main.ts', 'info', 0, 'Leader election enabled', 'lease,identity', 'ours: names the lease and identity once'],
+  ['app/process-runner.ts', 'info', 0, 'ServeMux listening', 'address', `${ER} cmd/csi-resizer/main.go:225`],
+  ['app/exit.ts', 'error', 0, 'Failed to start HTTP server', 'err,address,metricsPath', `${ER} cmd/csi-resizer/main.go:228`],
+  ['app/process-runner.ts', 'infof', 0, 'Received SIGTERM or SIGINT signal, shutting down controller.', '', `${ER} cmd/csi-resizer/main.go:279`],
+  ['app/exit.ts', 'fatalf', 0, 'err.message', '', 'relays a StartupError with exit code 255 (klog.Fatalf)'],
+  ['app/exit.ts', 'error', 0, 'err.message', '<err.cause === undefined ? undefined : { err: err.cause }>', 'relays a StartupError: its fixed message, the cause in err'],
+  ['app/build.ts', 'startupError', 1, 'Failed to create leaderelection client', 'cause', `${LIB} leaderelection/leader_election.go:239`],
+  ['app/build.ts', 'startupError', 2, 'Invalid leader election configuration', 'cause', `ours: ${LIB} panics (RunOrDie) where we log; exit 2 as Go's panic`],
+  ['app/build.ts', 'startupError', 1, 'Invalid leader election configuration', 'cause', 'ours: any other error building the elector'],
+  ['app/run.ts', 'warn', 0, 'Ignoring arguments after the flags', 'args', 'ours: Go ignores them silently; a warning helps'],
+  ['app/exit.ts', 'info', 0, 'Received second signal, exiting immediately', 'signal', 'ours: a second signal forces the exit'],
+  ['app/exit.ts', 'error', 0, 'CSI driver name changed, exiting', 'err', 'ours: upstream exits on any connection loss instead'],
+  ['app/process-runner.ts', 'info', 0, 'In-flight operations did not finish within --timeout; exiting anyway', 'timeoutMs', 'ours: the drain bound (after a signal or a lost Lease)'],
+  ['app/exit.ts', 'error', 0, 'Controllers stopped unexpectedly', 'err', 'ours: a controller failing outside shutdown'],
+  ['app/build.ts', 'info', 0, 'Leader election enabled', 'lease,identity', 'ours: names the lease and identity once'],
   ['app/build.ts', 'error', 0, 'Component stopped with an error', 'component,err', 'ours: a runnable failing'],
   ['app/permission-check.ts', 'warn', 0, 'Could not check RBAC permissions', 'err', 'ours: the startup RBAC check'],
   ['app/permission-check.ts', 'error', 0, 'Missing RBAC permission: resizes will not happen until it is granted (see deploy/kubernetes/rbac.yaml)', 'permission', 'ours: the startup RBAC check'],

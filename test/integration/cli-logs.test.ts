@@ -17,15 +17,15 @@ writeFileSync(kubeconfig, unreachableKubeconfig());
 const BOTH_HTTP_FLAGS = ['--metrics-address=:9000', '--http-endpoint=:9001'];
 
 suite('log output', { concurrency: 3, timeout: 600_000 }, () => {
-  test('text: klog header with the pid right-aligned in 7 columns and main.ts:line', async () => {
+  test('text: klog header with the pid right-aligned in 7 columns and the calling file:line', async () => {
     const proc = new CliProcess(BOTH_HTTP_FLAGS);
     const exit = await proc.exited;
     assert.equal(exit.code, 1);
     const pid = String(proc.pid).padStart(7, ' ');
     const lines = proc.stderr.trimEnd().split('\n');
     assert.equal(lines.length, 2, proc.stderr);
-    assert.match(lines[0]!, new RegExp(`^I\\d{4} \\d{2}:\\d{2}:\\d{2}\\.\\d{6} ${pid} main\\.ts:\\d+\\] "Version" version="0\\.1\\.0(-g[0-9a-f]{12}(-dirty)?)?"$`));
-    assert.match(lines[1]!, new RegExp(`^E\\d{4} \\d{2}:\\d{2}:\\d{2}\\.\\d{6} ${pid} main\\.ts:\\d+\\] "Only one of \`--metrics-address\` and \`--http-endpoint\` can be set\\."$`));
+    assert.match(lines[0]!, new RegExp(`^I\\d{4} \\d{2}:\\d{2}:\\d{2}\\.\\d{6} ${pid} run\\.ts:\\d+\\] "Version" version="0\\.1\\.0(-g[0-9a-f]{12}(-dirty)?)?"$`));
+    assert.match(lines[1]!, new RegExp(`^E\\d{4} \\d{2}:\\d{2}:\\d{2}\\.\\d{6} ${pid} exit\\.ts:\\d+\\] "Only one of \`--metrics-address\` and \`--http-endpoint\` can be set\\."$`));
     assert.equal(proc.stdout, '');
   });
 
@@ -41,8 +41,9 @@ suite('log output', { concurrency: 3, timeout: 600_000 }, () => {
     for (const e of entries) {
       const ts = e['ts'] as number;
       assert.ok(ts >= before - 1 && ts <= after + 1, `ts ${ts} is epoch milliseconds between ${before} and ${after}`);
-      assert.match(String(e['caller']), /^src\/main\.ts:\d+$/);
     }
+    assert.match(String(entries[0]!['caller']), /^app\/run\.ts:\d+$/);
+    assert.match(String(entries[1]!['caller']), /^app\/exit\.ts:\d+$/);
     assert.deepEqual([entries[0]!['msg'], entries[0]!['v']], ['Version', 0]);
     assert.match(String(entries[0]!['version']), /^0\.1\.0(-g[0-9a-f]{12}(-dirty)?)?$/);
   });

@@ -1,4 +1,4 @@
-// What the resizer's /metrics can contain (the registry main.ts builds: createMetrics plus the
+// What the resizer's /metrics can contain (the registry the process builds: createMetrics plus the
 // resize-state gauges), and the metric names a PromQL expression reads, so that alerts and
 // dashboards are checked against what we export rather than against a hand-written list.
 import { createMetrics } from '../../src/observability/metrics.js';

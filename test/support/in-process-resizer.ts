@@ -1,19 +1,32 @@
-// Runs the real resizer (startApp + App.run, exactly what main runs) inside the test process,
-// against the real API server as the csi-resizer identity, with its log lines captured.
+// Runs the real resizer inside the test process: the process runner (app/process-runner.ts, what
+// main runs) with the real app, against the real API server as the csi-resizer identity, with its
+// log lines captured. Only the OS signals are not the process's: the test stops the runner
+// through its lifecycle instead.
+import { EventEmitter } from 'node:events';
 import { parseConfig } from '../../src/app/config.js';
-import { startApp, type App } from '../../src/app/build.js';
+import { Lifecycle, type ProcessSignals } from '../../src/app/lifecycle.js';
+import { loadProcessParts, runProcess } from '../../src/app/process-runner.js';
 import { createLogger } from '../../src/observability/logger.js';
 import { createMetrics, type Metrics } from '../../src/observability/metrics.js';
 
 export interface RunningResizer {
-  readonly app: App;
   readonly metrics: Metrics;
   readonly logs: string[];
   /**
    * Stops: by default cancels in-flight work at once; with `graceful` stops taking work and lets
-   * in-flight reconciles finish first (what SIGTERM does). Idempotent.
+   * in-flight reconciles finish first, up to --timeout (what SIGTERM does). Idempotent.
    */
   stop(options?: { graceful?: boolean }): Promise<void>;
+}
+
+/** Signals nobody sends: the test process's own SIGTERM and SIGINT are left alone. */
+function noSignals(): ProcessSignals {
+  const emitter = new EventEmitter();
+  return Object.assign(emitter, {
+    pid: -1,
+    kill: () => true,
+    exit: (code?: number | string | null) => { throw new Error(`the in-process resizer tried to exit the test process (${String(code)})`); },
+  }) as unknown as ProcessSignals;
 }
 
 export async function startResizer(options: { kubeconfig: string; csiAddress: string; args?: string[]; env?: NodeJS.ProcessEnv }): Promise<RunningResizer> {
@@ -30,22 +43,37 @@ export async function startResizer(options: { kubeconfig: string; csiAddress: st
   const logs: string[] = [];
   const log = createLogger({ verbosity: config.verbosity, format: 'text', write: (line) => logs.push(line) });
   const metrics = createMetrics({ processMetrics: false });
-  const lifetime = new AbortController();
-  const work = new AbortController();
-  const app = await startApp(config, { log, metrics, version: 'test', env: options.env }, lifetime.signal);
-  const running = app.run(work.signal, lifetime.signal);
+  const real = await loadProcessParts();
+  let started!: () => void;
+  const isStarted = new Promise<'started'>((resolve) => { started = () => resolve('started'); });
+  const lifecycle = new Lifecycle();
+  const ended = runProcess({
+    config, log, version: 'test', signals: noSignals(), lifecycle,
+    parts: {
+      ...real,
+      createMetrics: () => metrics,
+      startApp: async (appConfig, deps, signal) => {
+        const app = await real.startApp(appConfig, { ...deps, env: options.env }, signal);
+        started();
+        return app;
+      },
+    },
+  });
+  const first = await Promise.race([isStarted, ended]);
+  if (first !== 'started') {
+    if (first.kind === 'startupFailed') throw first.error;
+    throw new Error(`the resizer ended before it started: ${JSON.stringify(first)}`);
+  }
   let stopped: Promise<void> | undefined;
   return {
-    app,
     metrics,
     logs,
     stop(stopOptions = {}) {
       stopped ??= (async () => {
-        work.abort();
-        if (!stopOptions.graceful) lifetime.abort();
-        await running.catch(() => {});
-        lifetime.abort();
-        app.close();
+        if (stopOptions.graceful) lifecycle.beginShutdown('test');
+        else lifecycle.finish();
+        const end = await ended;
+        if (end.kind !== 'stopped') throw new Error(`the resizer ended with ${end.kind}`);
       })();
       return stopped;
     },
