@@ -77,7 +77,9 @@ test('infeasible size: ControllerResizeInfeasible and an error condition, then r
   assert.equal((await readPv(admin, s.pvName)).spec.capacity?.['storage'], '1Gi');
 
   // The slow set holds further attempts at the same size (retention 1m): at most the one immediate retry.
-  await new Promise((r) => setTimeout(r, 1500));
+  // The resizer says when it holds one; after that line, no more calls can have been made for this size.
+  await eventually('the slow set holding a retry', () =>
+    s.resizer.logs.some((l) => l.includes(`skipping volume expansion for pvc ${s.namespace}/${s.pvcName}, because expansion previously failed with infeasible error`)));
   assert.ok(expandCalls(s).length <= 2, `expected at most 2 attempts, saw ${expandCalls(s).length}`);
 
   await grow(s, '3Gi');
@@ -123,7 +125,9 @@ test('volume in use: after FailedPrecondition no call while a pod uses the claim
   await grow(s, '2Gi');
   await eventually('in-use warning', async () =>
     (await eventsFor(admin, s.namespace, s.pvcName)).some((e) => e.message.includes('only supports offline expansion and volume is currently in-use')));
-  await new Promise((r) => setTimeout(r, 1000));
+  // Two retries refused by the in-use guard: the retries after the FailedPrecondition ran and did not call the driver.
+  await eventually('two retries refused while the pod lives', () =>
+    s.resizer.logs.filter((l) => l.includes('Error syncing PVC') && l.includes(`Unable to expand ${s.namespace}/${s.pvcName} because`)).length >= 2);
   assert.equal(expandCalls(s).length, 1, 'the driver must not be called again while the pod lives');
   const inUse = (await eventsFor(admin, s.namespace, s.pvcName)).find((e) => e.message.includes('currently in-use'));
   assert.equal(inUse?.message, `Unable to expand ${s.namespace}/${s.pvcName} because CSI driver ${s.driver.name} only supports offline expansion and volume is currently in-use`);
@@ -152,7 +156,9 @@ test('PVC deleted mid-resize: nothing crashes, the PV keeps what the driver did,
   await eventually('call in flight', async () => expandCalls(s).length === 1);
   await deletePvc(admin, s.namespace, s.pvcName);
   await eventually('PV grown by the finished call', async () => (await readPv(admin, s.pvName)).spec.capacity?.['storage'] === '2Gi');
-  await new Promise((r) => setTimeout(r, 1000));
+  // The resizer has taken the key again after the call ended and found the PVC gone: nothing left to retry.
+  await eventually('the deleted PVC processed', () =>
+    s.resizer.logs.some((l) => l.includes('"PVC is deleted or does not exist"') && l.includes(`${s.namespace}/${s.pvcName}`)));
   assert.equal(expandCalls(s).length, 1, 'a deleted PVC is not retried');
 
   const control = await provisionVolume(admin, s.driver.address, {
