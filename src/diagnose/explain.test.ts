@@ -1,5 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import type { Pvc } from '../model/objects.js';
 import { pv, pvc, volumeAttributesClass } from '../../test/support/builders.js';
 import { explainClaim, renderExplanation, type ClaimFacts, type DriverFacts, type EventFacts } from './explain.js';
 import { formatAge, modifyProgress, resizeProgress } from './claim-state.js';
