@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { FakeClock } from '../../test/fakes/fake-clock.js';
 import type { Pvc, PvcCondition } from '../model/objects.js';
 import { pv, pvc } from '../../test/support/builders.js';
-import { createMetrics } from './metrics.js';
+import { createMetrics, type Metrics } from './metrics.js';
 import { classifyResize, OLDEST_METRIC, PVCS_METRIC, registerResizeStateMetrics, type ResizeState } from './resize-state.js';
 
 const DRIVER = 'mock.csi.k8s.io';
@@ -50,6 +50,13 @@ async function scrape(text: Promise<string>, metric: string): Promise<Map<string
   return out;
 }
 
+/** The two gauges as a scrape shows them: PVCs by state, and the age of the oldest unfinished one. */
+async function gauges(metrics: Metrics): Promise<{ counts: Record<string, number>; oldestSeconds: number | undefined }> {
+  const byState = await scrape(metrics.registry.metrics(), PVCS_METRIC);
+  const counts = Object.fromEntries([...byState].map(([labels, value]) => [/state="(\w+)"/.exec(labels)?.[1] ?? labels, value]));
+  return { counts, oldestSeconds: (await scrape(metrics.registry.metrics(), OLDEST_METRIC)).get('') };
+}
+
 test('gauges count this driver\'s PVCs by state, every state always present, never a PVC name', async () => {
   const clock = new FakeClock(Date.parse('2024-01-01T00:10:00Z'));
   const metrics = createMetrics({ processMetrics: false });
@@ -63,7 +70,7 @@ test('gauges count this driver\'s PVCs by state, every state always present, nev
     pvc({ name: 'f', uid: 'uid-f', request: '2Gi', capacity: '1Gi', volumeName: '' }),
   ];
   const pvs = [pv({ ...ours, name: 'pv-a' }), pv({ ...ours, name: 'pv-b' }), pv({ ...ours, name: 'pv-c' }), pv({ ...ours, name: 'pv-d' }), pv({ ...ours, name: 'pv-other', driver: 'other.csi.example.com' })];
-  const state = registerResizeStateMetrics({ registry: metrics.registry, driverName: DRIVER, pvcs: storeOf(pvcs), pvs: storeOf(pvs), clock });
+  registerResizeStateMetrics({ registry: metrics.registry, driverName: DRIVER, pvcs: storeOf(pvcs), pvs: storeOf(pvs), clock });
 
   const counts = await scrape(metrics.registry.metrics(), PVCS_METRIC);
   assert.deepEqual(Object.fromEntries(counts), {
@@ -75,15 +82,15 @@ test('gauges count this driver\'s PVCs by state, every state always present, nev
 
   // Time passes; "a" has no condition, so its age counts from when we first saw it (00:10).
   clock.advance(900_000);
-  assert.equal(state.snapshot().oldestSeconds, 1200);
+  assert.equal((await gauges(metrics)).oldestSeconds, 1200);
   // Everything finishes: counts drop to zero, the age to 0, and the first-seen times are forgotten.
   pvcs.splice(0, pvcs.length, pvc({ name: 'a', uid: 'uid-a', request: '2Gi', capacity: '2Gi', volumeName: 'pv-a' }));
-  const done = state.snapshot();
+  const done = await gauges(metrics);
   assert.equal(done.oldestSeconds, 0);
   assert.deepEqual(Object.values(done.counts), [0, 0, 0, 0, 0]);
 });
 
-test('the request change starts the clock; the queue\'s requeue count marks backoff', () => {
+test('the request change starts the clock; the queue\'s requeue count marks backoff', async () => {
   const clock = new FakeClock(Date.parse('2024-01-01T00:00:00Z'));
   const metrics = createMetrics({ processMetrics: false });
   const claim = pvc({ name: 'a', uid: 'uid-a', request: '2Gi', capacity: '1Gi', volumeName: 'pv-a' });
@@ -94,18 +101,18 @@ test('the request change starts the clock; the queue\'s requeue count marks back
   });
   state.requestChanged(claim);
   clock.advance(42_000);
-  assert.equal(state.snapshot().oldestSeconds, 42);
-  assert.equal(state.snapshot().counts.waiting, 1);
+  assert.equal((await gauges(metrics)).oldestSeconds, 42);
+  assert.equal((await gauges(metrics)).counts['waiting'], 1);
   requeues.set('ns/a', 1);
-  assert.equal(state.snapshot().counts.backoff, 1);
-  assert.equal(state.snapshot().counts.waiting, 0);
+  assert.equal((await gauges(metrics)).counts['backoff'], 1);
+  assert.equal((await gauges(metrics)).counts['waiting'], 0);
 });
 
-test('a ModifyingVolume condition counts toward the oldest age', () => {
+test('a ModifyingVolume condition counts toward the oldest age', async () => {
   const clock = new FakeClock(Date.parse('2024-01-01T01:00:00Z'));
   const metrics = createMetrics({ processMetrics: false });
   const claim = pvc({ name: 'm', uid: 'uid-m', request: '1Gi', capacity: '1Gi', volumeName: 'pv-m', conditions: [cond('ModifyingVolume', '2024-01-01T00:59:00Z')] });
-  const state = registerResizeStateMetrics({ registry: metrics.registry, driverName: DRIVER, pvcs: storeOf([claim]), pvs: storeOf([pv({ ...ours, name: 'pv-m' })]), clock });
-  assert.equal(state.snapshot().oldestSeconds, 60);
-  assert.deepEqual(Object.values(state.snapshot().counts), [0, 0, 0, 0, 0]);
+  registerResizeStateMetrics({ registry: metrics.registry, driverName: DRIVER, pvcs: storeOf([claim]), pvs: storeOf([pv({ ...ours, name: 'pv-m' })]), clock });
+  assert.equal((await gauges(metrics)).oldestSeconds, 60);
+  assert.deepEqual(Object.values((await gauges(metrics)).counts), [0, 0, 0, 0, 0]);
 });
