@@ -17,6 +17,7 @@ import { LeaderElector } from '../../src/kube/leader-election.js';
 import { Resources } from '../../src/kube/resources.js';
 import { createLogger, silentLogger } from '../../src/observability/logger.js';
 import { eventually } from '../support/eventually.js';
+import { asApiBody, pvc } from '../support/builders.js';
 
 let cluster: ClusterHandle;
 let admin: KubeClients;
@@ -43,7 +44,7 @@ after(async () => {
 async function createPvc(name: string) {
   return admin.core.createNamespacedPersistentVolumeClaim({
     namespace,
-    body: { metadata: { name }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } }, storageClassName: 'none' } },
+    body: asApiBody(pvc({ name, namespace, volumeName: null, phase: null, accessModes: ['ReadWriteOnce'], request: '1Gi', storageClassName: 'none' })),
   });
 }
 
@@ -100,9 +101,9 @@ test('events are created in the object namespace and aggregated', async (t) => {
   const created = await createPvc(name);
   const recorder = new ApiEventRecorder({ client: resizerClient(), component: `external-resizer ${cluster.driverName}`, log: silentLogger });
   t.after(() => recorder.close());
-  const pvc = { kind: 'PersistentVolumeClaim', apiVersion: 'v1', metadata: created.metadata as any };
-  recorder.event(pvc, EventType.Normal, 'Resizing', `External resizer is resizing volume pv-${name}`);
-  recorder.event(pvc, EventType.Normal, 'Resizing', `External resizer is resizing volume pv-${name}`);
+  const involved = { kind: 'PersistentVolumeClaim', apiVersion: 'v1', metadata: created.metadata as any };
+  recorder.event(involved, EventType.Normal, 'Resizing', `External resizer is resizing volume pv-${name}`);
+  recorder.event(involved, EventType.Normal, 'Resizing', `External resizer is resizing volume pv-${name}`);
   await recorder.flush();
   assert.equal(recorder.dropped, 0);
   const list = await admin.core.listNamespacedEvent({ namespace, fieldSelector: `involvedObject.name=${name}` });

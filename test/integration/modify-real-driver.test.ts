@@ -135,14 +135,20 @@ test('a PV of another driver is left alone', async (t) => {
   const own = await volume(t);
   // --v=7 for the line that says a PV of another driver was skipped.
   const r = await resizer(t, ['--v=7']);
+  const skipped = (l: string) => l.includes('"Skipping PV provisioned by different driver"') && l.includes(foreign.pvName);
+  // The resizer is past its initial sync and has looked at the foreign PVC once, so the class
+  // change below reaches it as an update.
+  await eventually('the foreign PVC skipped once', () => r.logs.some(skipped));
+  const from = r.logs.length;
   await setClass(admin, namespace, foreign.pvcName, foreignClass);
   await setClass(admin, namespace, own.pvcName, ownClass);
   await pvcWhen(admin, namespace, own.pvcName, `current class ${ownClass}`, modifiedTo(ownClass));
   // The class change of the foreign PVC was enqueued and its reconcile ended at the driver check:
   // whatever it would have written, it would have written by then.
   await eventually('the foreign PVC skipped after its class change', () => {
-    const enqueued = r.logs.findIndex((l) => l.includes('"Enqueueing PVC for modify"') && l.includes(`${namespace}/${foreign.pvcName}`));
-    return enqueued >= 0 && r.logs.slice(enqueued).some((l) => l.includes('"Skipping PV provisioned by different driver"') && l.includes(foreign.pvName));
+    const later = r.logs.slice(from);
+    const enqueued = later.findIndex((l) => l.includes('"Enqueueing PVC for modify"') && l.includes(`${namespace}/${foreign.pvcName}`));
+    return enqueued >= 0 && later.slice(enqueued).some(skipped);
   });
 
   const pvc = await readPvc(admin, namespace, foreign.pvcName);

@@ -11,6 +11,7 @@ import { FaultDriver } from '../fakes/fault-driver.js';
 import { startResizer, eventually } from '../support/in-process-resizer.js';
 import { faultScenario, GiB, type FaultScenario, type FaultScenarioOptions, type TestContextLike } from '../support/fault-scenario.js';
 import { readPv, readPvc, eventsFor, reasons } from '../support/api-reads.js';
+import { asApiBody, pod, pv as volume, pvc as claim } from '../support/builders.js';
 
 const cluster = await useCluster();
 const admin = clientsFromKubeconfig(cluster.adminKubeconfigPath);
@@ -32,16 +33,7 @@ const capacityReaches = (s: Scenario, size: string) =>
 
 async function createPodUsing(namespace: string, claimName: string): Promise<string> {
   const name = uniqueName('rz-pod');
-  await admin.core.createNamespacedPod({
-    namespace,
-    body: {
-      metadata: { name },
-      spec: {
-        containers: [{ name: 'c', image: 'registry.invalid/none' }],
-        volumes: [{ name: 'data', persistentVolumeClaim: { claimName } }],
-      },
-    },
-  });
+  await admin.core.createNamespacedPod({ namespace, body: asApiBody(pod({ name, namespace, claims: [claimName] })) });
   return name;
 }
 
@@ -240,22 +232,17 @@ test('an in-tree volume migrated to the driver is expanded through its translate
   const pvName = uniqueName('rz-pv');
   const pvc = await admin.core.createNamespacedPersistentVolumeClaim({
     namespace,
-    body: {
-      metadata: { name: pvcName, annotations: { 'volume.kubernetes.io/storage-resizer': 'ebs.csi.aws.com' } },
-      spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } }, storageClassName, volumeName: pvName },
-    },
+    body: asApiBody(claim({
+      name: pvcName, namespace, annotations: { 'volume.kubernetes.io/storage-resizer': 'ebs.csi.aws.com' }, phase: null,
+      accessModes: ['ReadWriteOnce'], request: '1Gi', storageClassName, volumeName: pvName,
+    })),
   });
   await admin.core.createPersistentVolume({
-    body: {
-      metadata: { name: pvName },
-      spec: {
-        capacity: { storage: '1Gi' },
-        accessModes: ['ReadWriteOnce'],
-        storageClassName,
-        awsElasticBlockStore: { volumeID: 'aws://us-east-1a/vol-0abc', fsType: 'xfs' },
-        claimRef: { namespace, name: pvcName, uid: pvc.metadata!.uid! },
-      },
-    },
+    body: asApiBody(volume({
+      name: pvName, capacity: '1Gi', accessModes: ['ReadWriteOnce'], storageClassName,
+      inTreeSource: { awsElasticBlockStore: { volumeID: 'aws://us-east-1a/vol-0abc', fsType: 'xfs' } },
+      claim: { namespace, name: pvcName, uid: pvc.metadata!.uid! },
+    })),
   });
   await admin.core.patchPersistentVolumeStatus({ name: pvName, body: { status: { phase: 'Bound' } } }, patchAs());
   await admin.core.patchNamespacedPersistentVolumeClaimStatus(

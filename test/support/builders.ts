@@ -58,10 +58,13 @@ export interface PvOptions extends MetaOptions {
   /** An in-tree source instead, e.g. `{ awsElasticBlockStore: { volumeID: 'vol-1' } }`. */
   inTreeSource?: Record<string, unknown>;
   /** spec.claimRef (a PVC's namespace, name and uid). */
-  claim?: { namespace?: string; name?: string; uid?: string };
+  claim?: Pv['spec']['claimRef'];
   storageClassName?: string;
   accessModes?: string[];
   volumeMode?: string;
+  mountOptions?: string[];
+  /** spec.persistentVolumeReclaimPolicy. */
+  reclaimPolicy?: string;
   /** spec.volumeAttributesClassName. */
   attributesClass?: string;
   /** spec.nodeAffinity.required.nodeSelectorTerms. */
@@ -174,6 +177,8 @@ export function pv(o: PvOptions = {}): Pv {
       capacity: storage(o.capacity),
       accessModes: o.accessModes,
       volumeMode: o.volumeMode,
+      mountOptions: o.mountOptions,
+      persistentVolumeReclaimPolicy: o.reclaimPolicy,
       storageClassName: o.storageClassName,
       volumeAttributesClassName: o.attributesClass,
       claimRef: o.claim,
