@@ -1,5 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { eventually } from '../../test/support/eventually.js';
 import { linkedSignal, sleep, TimeoutError, AbortError, isAbortError } from './signals.js';
 
 test('a linked signal follows its parent, its own abort and its timeout, and dispose unlinks', async () => {
@@ -14,7 +15,7 @@ test('a linked signal follows its parent, its own abort and its timeout, and dis
   assert.ok(own.signal.reason instanceof AbortError);
 
   const timed = linkedSignal(new AbortController().signal, 5);
-  await sleep(20);
+  await eventually('the timeout', () => timed.signal.aborted, 5000, 5);
   assert.ok(timed.signal.reason instanceof TimeoutError);
 
   const root = new AbortController();

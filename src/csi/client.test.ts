@@ -8,6 +8,7 @@ import { status } from '@grpc/grpc-js';
 import { createLogger, silentLogger, type Logger } from '../observability/logger.js';
 import { createMetrics, type Metrics } from '../observability/metrics.js';
 import { FaultDriver } from '../../test/fakes/fault-driver.js';
+import { eventually } from '../../test/support/eventually.js';
 import { discoverCapabilities, GrpcCsiClient, type GrpcCsiClientOptions } from './client.js';
 import { CsiError } from './errors.js';
 
@@ -29,14 +30,6 @@ async function startPair(t: { after(fn: () => unknown): void }, driverOptions: P
 function capture(verbosity: number): { log: Logger; lines: string[] } {
   const lines: string[] = [];
   return { log: createLogger({ verbosity, format: 'text', write: (l) => lines.push(l) }), lines };
-}
-
-async function until(cond: () => boolean, timeoutMs = 10_000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 20));
-  }
 }
 
 test('startup: connect, probe until ready, learn the name', async (t) => {
@@ -226,8 +219,10 @@ test('abort: the caller\'s signal cancels a call in flight (Canceled, non-final)
   driver.createVolume('v', 1n);
   driver.script('ControllerExpandVolume', { hang: true });
   const ac = new AbortController();
-  setTimeout(() => ac.abort(), 100);
-  const err = await client.expandVolume({ volumeId: 'v', requiredBytes: 2n, secrets: {}, capability: null }, ac.signal).catch((e: unknown) => e);
+  const call = client.expandVolume({ volumeId: 'v', requiredBytes: 2n, secrets: {}, capability: null }, ac.signal).catch((e: unknown) => e);
+  await eventually('the call reached the driver', () => driver.callsOf('ControllerExpandVolume').length === 1);
+  ac.abort();
+  const err = await call;
   assert.ok(err instanceof CsiError);
   assert.equal(err.codeName, 'Canceled');
   assert.equal(err.failure, 'inProgress');
@@ -244,10 +239,10 @@ test('crash mid-call: the call fails non-final; after a restart with the same na
   const err = await client.expandVolume({ volumeId: 'v', requiredBytes: 2n, secrets: {}, capability: null }, never).catch((e: unknown) => e);
   assert.ok(err instanceof CsiError);
   assert.equal(err.failure, 'inProgress', err.message);
-  await until(() => states.includes('lost'));
+  await eventually('connection lost', () => states.includes('lost'));
   await driver.restart();
-  await until(() => driver.callsOf('GetPluginInfo').length >= 2);
-  await until(() => client.connectionState === 'ready');
+  await eventually('name asked again', () => driver.callsOf('GetPluginInfo').length >= 2);
+  await eventually('ready again', () => client.connectionState === 'ready');
   assert.deepEqual(fatal, []);
   assert.equal((await client.expandVolume({ volumeId: 'v', requiredBytes: 5n, secrets: {}, capability: null }, never)).capacityBytes, 5n);
 });
@@ -257,18 +252,19 @@ test('restart with another driver name on the socket → fatal callback', async 
   const fatal: Error[] = [];
   client.onFatal((e) => fatal.push(e));
   await driver.restart({ name: 'second.csi' });
-  await until(() => fatal.length > 0);
+  await eventually('fatal reported', () => fatal.length > 0);
   assert.match(fatal[0]!.message, /CSI driver name changed after reconnecting: was "first.csi", now "second.csi"/);
 });
 
 test('a fatal error seen before anyone listened reaches a later listener', async (t) => {
-  const { driver, client } = await startPair(t, { name: 'first.csi' });
+  const { log, lines } = capture(0);
+  const { driver, client } = await startPair(t, { name: 'first.csi' }, { log });
   await driver.restart({ name: 'second.csi' });
   // Nobody listens yet; the connection recovers and the name check fails meanwhile.
-  await new Promise((r) => setTimeout(r, 2000));
+  await eventually('the name check failed', () => lines.some((l) => l.includes('"CSI driver can no longer be used"')));
   const fatal: Error[] = [];
   client.onFatal((e) => fatal.push(e));
-  await until(() => fatal.length > 0);
+  await eventually('fatal reported', () => fatal.length > 0);
   assert.match(fatal[0]!.message, /was "first.csi", now "second.csi"/);
 });
 

@@ -1,60 +1,23 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { Pv, Pvc, PvcCondition, VolumeAttributesClass } from '../model/objects.js';
+import type { Pvc } from '../model/objects.js';
+import { pv, pvc, volumeAttributesClass } from '../../test/support/builders.js';
 import { explainClaim, renderExplanation, type ClaimFacts, type DriverFacts, type EventFacts } from './explain.js';
 import { formatAge, modifyProgress, resizeProgress } from './claim-state.js';
 
 const NOW = new Date('2026-12-01T10:00:00Z');
 const minutesAgo = (m: number) => new Date(NOW.getTime() - m * 60_000).toISOString();
 
-interface ClaimShape {
-  request?: string;
-  capacity?: string;
-  allocated?: string;
-  status?: string;
-  phase?: string;
-  conditions?: PvcCondition[];
-  vac?: string;
-  currentVac?: string;
-  modifyStatus?: { targetVolumeAttributesClassName: string; status: string };
-}
 
-function pvc(o: ClaimShape = {}): Pvc {
-  return {
-    metadata: { name: 'data', namespace: 'app', uid: 'uid-1' },
-    spec: {
-      volumeName: 'pv-1', storageClassName: 'fast',
-      resources: { requests: { storage: o.request ?? '2Gi' } },
-      ...(o.vac ? { volumeAttributesClassName: o.vac } : {}),
-    },
-    status: {
-      phase: o.phase ?? 'Bound',
-      capacity: { storage: o.capacity ?? '1Gi' },
-      ...(o.allocated ? { allocatedResources: { storage: o.allocated } } : {}),
-      ...(o.status ? { allocatedResourceStatuses: { storage: o.status } } : {}),
-      ...(o.conditions ? { conditions: o.conditions } : {}),
-      ...(o.currentVac ? { currentVolumeAttributesClassName: o.currentVac } : {}),
-      ...(o.modifyStatus ? { modifyVolumeStatus: o.modifyStatus } : {}),
-    },
-  };
-}
-
-function pv(o: { size?: string; driver?: string; claimUid?: string } = {}): Pv {
-  return {
-    metadata: { name: 'pv-1' },
-    spec: {
-      capacity: { storage: o.size ?? '1Gi' },
-      csi: { driver: o.driver ?? 'hostpath.csi.k8s.io', volumeHandle: 'vol-1' },
-      claimRef: { namespace: 'app', name: 'data', uid: o.claimUid ?? 'uid-1' },
-    },
-  };
-}
+// The claim app/data bound to pv-1: asks for 2Gi, has 1Gi.
+const claim = { namespace: 'app', uid: 'uid-1', storageClassName: 'fast', request: '2Gi', capacity: '1Gi' };
+const volume = { capacity: '1Gi', driver: 'hostpath.csi.k8s.io', claim: { namespace: 'app', name: 'data', uid: 'uid-1' } };
 
 const driver: DriverFacts = { name: 'hostpath.csi.k8s.io', controllerExpand: true, nodeExpand: undefined, modify: true, offlineOnly: false };
 
 function facts(over: Partial<ClaimFacts> = {}): ClaimFacts {
   return {
-    key: 'app/data', pvc: pvc(), pv: pv(),
+    key: 'app/data', pvc: pvc(claim), pv: pv(volume),
     storageClass: { name: 'fast', provisioner: driver.name, allowVolumeExpansion: true },
     attributesClass: undefined, events: [], driver,
     gates: { recoverVolumeExpansionFailure: true, volumeAttributesClass: true },
@@ -69,30 +32,30 @@ const outOfRange: EventFacts = {
 
 const rows: { name: string; facts: ClaimFacts; verdict: RegExp; reason?: RegExp; next?: RegExp }[] = [
   { name: 'missing claim', facts: facts({ pvc: undefined, pv: undefined }), verdict: /does not exist/ },
-  { name: 'unbound claim', facts: facts({ pvc: pvc({ phase: 'Pending' }) }), verdict: /not bound/ },
+  { name: 'unbound claim', facts: facts({ pvc: pvc({ ...claim, phase: 'Pending' }) }), verdict: /not bound/ },
   { name: 'PV gone', facts: facts({ pv: undefined }), verdict: /PV pv-1 .* does not exist/ },
-  { name: 'PV of another driver', facts: facts({ pv: pv({ driver: 'other.csi.io' }) }), verdict: /belongs to CSI driver other\.csi\.io/, next: /resizer runs beside other\.csi\.io/ },
-  { name: 'claimRef UID mismatch', facts: facts({ pv: pv({ claimUid: 'uid-old' }) }), verdict: /claimed by another PVC .*uid-old/ },
+  { name: 'PV of another driver', facts: facts({ pv: pv({ ...volume, driver: 'other.csi.io' }) }), verdict: /belongs to CSI driver other\.csi\.io/, next: /resizer runs beside other\.csi\.io/ },
+  { name: 'claimRef UID mismatch', facts: facts({ pv: pv({ ...volume, claim: { ...volume.claim, uid: 'uid-old' } }) }), verdict: /claimed by another PVC .*uid-old/ },
   { name: 'class forbids expansion', facts: facts({ storageClass: { name: 'fast', provisioner: driver.name, allowVolumeExpansion: false } }), verdict: /Expand the volume to 2Gi/, reason: /does not set allowVolumeExpansion/, next: /allowVolumeExpansion: true/ },
   { name: 'class missing', facts: facts({ storageClass: null }), verdict: /Expand/, reason: /StorageClass fast does not exist/ },
   { name: 'fresh request', facts: facts(), verdict: /Expand the volume to 2Gi: the driver will be called/ },
-  { name: 'already big enough', facts: facts({ pvc: pvc({ request: '1Gi' }) }), verdict: /Nothing to resize/ },
+  { name: 'already big enough', facts: facts({ pvc: pvc({ ...claim, request: '1Gi' }) }), verdict: /Nothing to resize/ },
   {
     name: 'out of range, retried with backoff',
     facts: facts({
-      pvc: pvc({ request: '10Ti', allocated: '10Ti', status: 'ControllerResizeInProgress', conditions: [{ type: 'ControllerResizeError', status: 'True', message: 'failed to expand pvc with ...' }] }),
+      pvc: pvc({ ...claim, request: '10Ti', allocated: '10Ti', resizeStatus: 'ControllerResizeInProgress', conditions: [{ type: 'ControllerResizeError', status: 'True', message: 'failed to expand pvc with ...' }] }),
       events: [outOfRange],
     }),
     verdict: /Retry with backoff: expand the volume to 10Ti/, reason: /answered 3m0s ago: .*OutOfRange/, next: /lower the request \(to at least the current capacity, 1Gi\)/,
   },
   {
     name: 'infeasible, unchanged request',
-    facts: facts({ pvc: pvc({ request: '10Ti', allocated: '10Ti', status: 'ControllerResizeInfeasible' }), events: [outOfRange] }),
+    facts: facts({ pvc: pvc({ ...claim, request: '10Ti', allocated: '10Ti', resizeStatus: 'ControllerResizeInfeasible' }), events: [outOfRange] }),
     verdict: /infeasible, so the resizer retries only after --retry-interval-max/, next: /Lower the request/,
   },
   {
     name: 'kubelet must finish',
-    facts: facts({ pvc: pvc({ allocated: '2Gi', status: 'NodeResizePending' }), pv: pv({ size: '2Gi' }) }),
+    facts: facts({ pvc: pvc({ ...claim, allocated: '2Gi', resizeStatus: 'NodeResizePending' }), pv: pv({ ...volume, capacity: '2Gi' }) }),
     verdict: /Waiting for kubelet: node expansion pending/, next: /No pod uses the claim/,
   },
   {
@@ -100,27 +63,27 @@ const rows: { name: string; facts: ClaimFacts; verdict: RegExp; reason?: RegExp;
     facts: facts({ driver: { ...driver, offlineOnly: true }, usedBy: ['web-0'] }),
     verdict: /once no pod uses the volume/, reason: /Used by web-0/,
   },
-  { name: 'unreadable size on the PV', facts: facts({ pv: pv({ size: '1.x.Gi' }) }), verdict: /cannot be read/, reason: /spec\.capacity\.storage/ },
+  { name: 'unreadable size on the PV', facts: facts({ pv: pv({ ...volume, capacity: '1.x.Gi' }) }), verdict: /cannot be read/, reason: /spec\.capacity\.storage/ },
   { name: 'no expansion at all', facts: facts({ driver: { ...driver, controllerExpand: false, nodeExpand: false } }), verdict: /Never/ },
   { name: 'legacy path', facts: facts({ gates: { recoverVolumeExpansionFailure: false, volumeAttributesClass: true } }), verdict: /legacy path/ },
   {
     name: 'modify to a class that does not exist',
-    facts: facts({ pvc: pvc({ request: '1Gi', vac: 'gold' }), attributesClass: null }),
+    facts: facts({ pvc: pvc({ ...claim, request: '1Gi', attributesClass: 'gold' }), attributesClass: null }),
     verdict: /Nothing to resize/, reason: /VolumeAttributesClass gold does not exist/, next: /Create VolumeAttributesClass gold/,
   },
   {
     name: 'modify to an existing class',
-    facts: facts({ pvc: pvc({ request: '1Gi', vac: 'gold' }), attributesClass: { metadata: { name: 'gold' }, driverName: driver.name } as VolumeAttributesClass }),
+    facts: facts({ pvc: pvc({ ...claim, request: '1Gi', attributesClass: 'gold' }), attributesClass: volumeAttributesClass({ name: 'gold', driverName: driver.name }) }),
     verdict: /Nothing to resize/, reason: /call ControllerModifyVolume with the parameters of class gold/,
   },
   {
     name: 'modify infeasible',
-    facts: facts({ pvc: pvc({ request: '1Gi', vac: 'gold', modifyStatus: { targetVolumeAttributesClassName: 'gold', status: 'Infeasible' } }) }),
+    facts: facts({ pvc: pvc({ ...claim, request: '1Gi', attributesClass: 'gold', modifyVolumeStatus: { targetVolumeAttributesClassName: 'gold', status: 'Infeasible' } }) }),
     verdict: /Nothing to resize/, reason: /called class gold infeasible/, next: /another VolumeAttributesClass/,
   },
   {
     name: 'modify on a driver without MODIFY_VOLUME',
-    facts: facts({ pvc: pvc({ request: '1Gi', vac: 'gold' }), driver: { ...driver, modify: false } }),
+    facts: facts({ pvc: pvc({ ...claim, request: '1Gi', attributesClass: 'gold' }), driver: { ...driver, modify: false } }),
     verdict: /Nothing to resize/, reason: /does not support ControllerModifyVolume/,
   },
 ];
@@ -136,7 +99,7 @@ for (const row of rows) {
 
 test('explain: the rendered text carries the decision, conditions, events and next steps', () => {
   const f = facts({
-    pvc: pvc({ request: '10Ti', allocated: '10Ti', status: 'ControllerResizeInProgress', conditions: [{ type: 'ControllerResizeError', status: 'True', lastTransitionTime: minutesAgo(3), message: 'failed to expand pvc' }] }),
+    pvc: pvc({ ...claim, request: '10Ti', allocated: '10Ti', resizeStatus: 'ControllerResizeInProgress', conditions: [{ type: 'ControllerResizeError', status: 'True', lastTransitionTime: minutesAgo(3), message: 'failed to expand pvc' }] }),
     events: [outOfRange],
   });
   const text = renderExplanation('app/data', explainClaim(f), NOW);
@@ -147,20 +110,20 @@ test('explain: the rendered text carries the decision, conditions, events and ne
 });
 
 const progressRows: { name: string; claim: Pvc; expect: { operation: string; state: string; since?: string } | undefined }[] = [
-  { name: 'nothing asked', claim: pvc({ request: '1Gi' }), expect: undefined },
-  { name: 'asked, untouched', claim: pvc(), expect: { operation: 'resize', state: 'waiting' } },
+  { name: 'nothing asked', claim: pvc({ ...claim, request: '1Gi' }), expect: undefined },
+  { name: 'asked, untouched', claim: pvc(claim), expect: { operation: 'resize', state: 'waiting' } },
   {
-    name: 'in progress', claim: pvc({ status: 'ControllerResizeInProgress', conditions: [{ type: 'Resizing', status: 'True', lastTransitionTime: minutesAgo(5) }] }),
+    name: 'in progress', claim: pvc({ ...claim, resizeStatus: 'ControllerResizeInProgress', conditions: [{ type: 'Resizing', status: 'True', lastTransitionTime: minutesAgo(5) }] }),
     expect: { operation: 'resize', state: 'in progress', since: minutesAgo(5) },
   },
   {
-    name: 'failing', claim: pvc({ status: 'ControllerResizeInProgress', conditions: [{ type: 'ControllerResizeError', status: 'True', lastTransitionTime: minutesAgo(2) }] }),
+    name: 'failing', claim: pvc({ ...claim, resizeStatus: 'ControllerResizeInProgress', conditions: [{ type: 'ControllerResizeError', status: 'True', lastTransitionTime: minutesAgo(2) }] }),
     expect: { operation: 'resize', state: 'in backoff', since: minutesAgo(2) },
   },
-  { name: 'infeasible', claim: pvc({ status: 'ControllerResizeInfeasible' }), expect: { operation: 'resize', state: 'infeasible' } },
-  { name: 'node infeasible', claim: pvc({ status: 'NodeResizeInfeasible' }), expect: { operation: 'resize', state: 'infeasible' } },
+  { name: 'infeasible', claim: pvc({ ...claim, resizeStatus: 'ControllerResizeInfeasible' }), expect: { operation: 'resize', state: 'infeasible' } },
+  { name: 'node infeasible', claim: pvc({ ...claim, resizeStatus: 'NodeResizeInfeasible' }), expect: { operation: 'resize', state: 'infeasible' } },
   {
-    name: 'waiting for kubelet', claim: pvc({ request: '2Gi', capacity: '1Gi', status: 'NodeResizePending', conditions: [{ type: 'FileSystemResizePending', status: 'True', lastTransitionTime: minutesAgo(90) }] }),
+    name: 'waiting for kubelet', claim: pvc({ ...claim, request: '2Gi', capacity: '1Gi', resizeStatus: 'NodeResizePending', conditions: [{ type: 'FileSystemResizePending', status: 'True', lastTransitionTime: minutesAgo(90) }] }),
     expect: { operation: 'resize', state: 'waiting for kubelet', since: minutesAgo(90) },
   },
 ];
@@ -176,19 +139,19 @@ for (const row of progressRows) {
 }
 
 test('claim state: modify waiting, in progress, infeasible, failing', () => {
-  assert.equal(modifyProgress(pvc({ request: '1Gi' })), undefined);
-  assert.equal(modifyProgress(pvc({ vac: 'gold', currentVac: 'gold' })), undefined);
-  assert.equal(modifyProgress(pvc({ vac: 'gold' }))?.state, 'waiting');
-  assert.equal(modifyProgress(pvc({ vac: 'gold', modifyStatus: { targetVolumeAttributesClassName: 'gold', status: 'InProgress' } }))?.state, 'in progress');
-  assert.equal(modifyProgress(pvc({ vac: 'gold', modifyStatus: { targetVolumeAttributesClassName: 'gold', status: 'Infeasible' } }))?.state, 'infeasible');
-  assert.equal(modifyProgress(pvc({
-    vac: 'gold', modifyStatus: { targetVolumeAttributesClassName: 'gold', status: 'InProgress' },
+  assert.equal(modifyProgress(pvc({ ...claim, request: '1Gi' })), undefined);
+  assert.equal(modifyProgress(pvc({ ...claim, attributesClass: 'gold', currentAttributesClass: 'gold' })), undefined);
+  assert.equal(modifyProgress(pvc({ ...claim, attributesClass: 'gold' }))?.state, 'waiting');
+  assert.equal(modifyProgress(pvc({ ...claim, attributesClass: 'gold', modifyVolumeStatus: { targetVolumeAttributesClassName: 'gold', status: 'InProgress' } }))?.state, 'in progress');
+  assert.equal(modifyProgress(pvc({ ...claim, attributesClass: 'gold', modifyVolumeStatus: { targetVolumeAttributesClassName: 'gold', status: 'Infeasible' } }))?.state, 'infeasible');
+  assert.equal(modifyProgress(pvc({ ...claim,
+    attributesClass: 'gold', modifyVolumeStatus: { targetVolumeAttributesClassName: 'gold', status: 'InProgress' },
     conditions: [{ type: 'ModifyVolumeError', status: 'True' }],
   }))?.state, 'in backoff');
 });
 
 test('claim state: a malformed request is left to explain, not thrown', () => {
-  assert.equal(resizeProgress(pvc({ request: 'Pi' })), undefined);
+  assert.equal(resizeProgress(pvc({ ...claim, request: 'Pi' })), undefined);
 });
 
 test('ages read like kubectl', () => {

@@ -124,8 +124,11 @@ test('never blocks or throws: API errors are logged, the queue is bounded', asyn
   t.after(() => recorder.close());
   server.failNext({ status: 403, reason: 'Forbidden', times: 100 });
   for (let i = 0; i < 10; i++) recorder.event(pvc, EventType.Normal, 'R', `m${i}`);
-  assert.ok(recorder.dropped >= 6, `dropped ${recorder.dropped}`);
   await recorder.flush();
+  // Three queued and at most one taken off the queue already: the server is asked for at most four
+  // of the ten events, six or more were dropped.
+  const attempted = new Set(server.requests.map((r) => (r.body as { message?: unknown } | undefined)?.message).filter((m) => m !== undefined));
+  assert.ok(attempted.size >= 1 && attempted.size <= 4, `attempted ${[...attempted].join(',')}`);
   assert.ok(warnings.length >= 1);
   assert.equal(server.list(EVENTS).length, 0);
 });

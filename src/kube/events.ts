@@ -9,7 +9,7 @@
 // client-node has no recorder at all.
 //
 // Recording never blocks the caller and never throws: events go into a bounded queue drained by one
-// background loop; when the queue is full the newest event is dropped and counted, and API errors
+// background loop; when the queue is full the newest event is dropped (it was logged), and API errors
 // are logged. Events are best effort, exactly as in client-go.
 import { metaTime } from '../model/time.js';
 import { kRef, type Logger } from '../observability/logger.js';
@@ -99,8 +99,6 @@ export class ApiEventRecorder implements EventRecorder {
   private draining: Promise<void> | undefined;
   private nameCounter = 0;
   private closed = false;
-  /** Events dropped because the queue was full or the recorder closed. */
-  dropped = 0;
 
   constructor(private readonly options: ApiEventRecorderOptions) {}
 
@@ -110,10 +108,7 @@ export class ApiEventRecorder implements EventRecorder {
     log.info('Event occurred', {
       object: kRef(obj.metadata?.namespace ?? '', obj.metadata?.name ?? ''), fieldPath: '', kind: obj.kind ?? '', apiVersion: obj.apiVersion ?? '', type, reason, message,
     });
-    if (this.closed || this.queue.length >= (this.options.maxQueue ?? 1000)) {
-      this.dropped++;
-      return;
-    }
+    if (this.closed || this.queue.length >= (this.options.maxQueue ?? 1000)) return;
     this.queue.push({ obj, type, reason, message, atMs: this.now() });
     this.draining ??= this.drain().finally(() => {
       this.draining = undefined;
@@ -128,7 +123,6 @@ export class ApiEventRecorder implements EventRecorder {
   /** Drops what is queued and aborts the write in flight; later events are dropped. */
   close(): void {
     this.closed = true;
-    this.dropped += this.queue.length;
     this.queue.length = 0;
     this.stopController.abort();
   }

@@ -3,6 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { FakeApiServer } from '../../test/fakes/fake-apiserver.js';
+import { eventually } from '../../test/support/eventually.js';
 import { createLogger } from '../observability/logger.js';
 import { HttpKubeClient } from './client.js';
 import { Informer, type InformerOptions } from './informer.js';
@@ -22,13 +23,8 @@ function pickyTransform(obj: KubeObject): KubeObject {
   return obj;
 }
 
-async function until(what: string, cond: () => boolean, timeoutMs = 5000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!cond()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
+/** How many times the informer said a list or watch failed. */
+const failures = (logs: string[]) => logs.filter((l) => l.includes('"List/watch failed, retrying"')).length;
 
 async function setup(t: { after: (fn: () => unknown) => void }, opts: Partial<InformerOptions<KubeObject>>, before: (s: FakeApiServer) => void) {
   const server = await new FakeApiServer().start();
@@ -74,9 +70,8 @@ for (const watchList of [false, true]) {
     await informer.waitForSync(AbortSignal.timeout(5000));
     assert.deepEqual(informer.store.keys().sort(), ['ns/a', 'ns/b']);
     assert.deepEqual(events.sort(), ['add ns/a', 'add ns/b']);
-    assert.equal(informer.stats.skippedObjects, 3);
     assert.deepEqual(skipped, ['persistentvolumeclaims', 'persistentvolumeclaims', 'persistentvolumeclaims']);
-    assert.equal(informer.stats.errors, 0, 'no list failed');
+    assert.equal(failures(logs), 0, 'no list failed');
     const skipLines = logs.filter((l) => l.includes('"Skipping an object the informer cannot handle"'));
     assert.equal(skipLines.length, 3);
     assert.ok(skipLines.some((l) => /^E.* err="Cannot read properties of null \(reading 'storage'\)" resource="persistentvolumeclaims" key="ns\/poison"$/.test(l)), skipLines.join('\n'));
@@ -85,34 +80,34 @@ for (const watchList of [false, true]) {
 }
 
 test('watch: a bad object in the stream is skipped and the events after it still arrive, without a relist', async (t) => {
-  const { server, informer, skipped, events } = await setup(t, { watchList: false }, (s) => s.put(PVCS, pvc('a')));
+  const { server, informer, logs, skipped, events } = await setup(t, { watchList: false }, (s) => s.put(PVCS, pvc('a')));
   await informer.waitForSync(AbortSignal.timeout(5000));
-  await until('watch open', () => server.openWatches === 1);
+  await eventually('watch open', () => server.openWatches === 1);
   server.put(PVCS, pvc('poison', { spec: { size: 'poison' } }));
   server.put(PVCS, pvc(7));
   server.put(PVCS, pvc('c'));
-  await until('c arrives', () => informer.store.get('ns/c') !== undefined);
+  await eventually('c arrives', () => informer.store.get('ns/c') !== undefined);
   assert.equal(informer.store.get('ns/poison'), undefined);
   assert.equal(informer.resourceVersion, server.resourceVersion, 'the resourceVersion moved past the skipped objects');
   assert.deepEqual(skipped, ['persistentvolumeclaims', 'persistentvolumeclaims']);
-  assert.equal(informer.stats.lists, 1, 'no relist');
-  assert.equal(informer.stats.errors, 0, 'the watch never failed');
+  assert.equal(server.listRequests().length, 1, 'no relist');
+  assert.equal(failures(logs), 0, 'the watch never failed');
   assert.equal(server.watchRequests().length, 1, 'the same watch carried on');
   assert.deepEqual(events, ['add ns/a', 'add ns/c']);
 });
 
 test('watch: a known object whose new version the transform refuses leaves the cache (a delete), later events still flow', async (t) => {
-  const { server, informer, skipped, events } = await setup(t, { watchList: false }, (s) => s.put(PVCS, pvc('a')));
+  const { server, informer, logs, skipped, events } = await setup(t, { watchList: false }, (s) => s.put(PVCS, pvc('a')));
   await informer.waitForSync(AbortSignal.timeout(5000));
-  await until('watch open', () => server.openWatches === 1);
+  await eventually('watch open', () => server.openWatches === 1);
   server.put(PVCS, pvc('a', { spec: { size: 'poison' } }));
   server.put(PVCS, pvc('d'));
-  await until('d arrives', () => informer.store.get('ns/d') !== undefined);
+  await eventually('d arrives', () => informer.store.get('ns/d') !== undefined);
   assert.equal(informer.store.get('ns/a'), undefined, 'no stale copy of a stays cached');
   assert.deepEqual(events, ['add ns/a', 'delete ns/a', 'add ns/d']);
   assert.equal(skipped.length, 1);
   // Once the object is fixed, it is back.
   server.put(PVCS, pvc('a'));
-  await until('a is back', () => informer.store.get('ns/a') !== undefined);
-  assert.equal(informer.stats.errors, 0);
+  await eventually('a is back', () => informer.store.get('ns/a') !== undefined);
+  assert.equal(failures(logs), 0);
 });

@@ -96,8 +96,6 @@ export class Informer<T extends KubeObject = KubeObject> {
   private watchListSupported: boolean;
   /** The last watch-list reached its initial-events-end bookmark (the store is complete). */
   private initialStateDelivered = false;
-  /** Counters for tests and debugging: how often each recovery path ran. */
-  readonly stats = { lists: 0, watches: 0, relistsOnGone: 0, watchdogRestarts: 0, errors: 0, skippedObjects: 0 };
 
   constructor(private readonly options: InformerOptions<T>) {
     this.clock = options.clock ?? realClock;
@@ -177,7 +175,6 @@ export class Informer<T extends KubeObject = KubeObject> {
           if (signal.aborted) break;
           if (err instanceof ResourceVersionGone || isGone(err)) {
             // The server compacted past our resourceVersion: only a fresh list can catch us up.
-            this.stats.relistsOnGone++;
             this.options.log.v(2).info('Watch resourceVersion too old, relisting', { resource: this.name });
             needList = true;
             continue;
@@ -186,7 +183,6 @@ export class Informer<T extends KubeObject = KubeObject> {
           // resourceVersion seen, so resume with a plain watch from there (as after any dropped
           // watch) instead of streaming the whole state again.
           if (needList && this.initialStateDelivered) needList = false;
-          this.stats.errors++;
           const delayMs = backoff.next();
           this.options.log.warn('List/watch failed, retrying', { resource: this.name, err, delayMs: Math.round(delayMs) });
           await sleep(delayMs, signal).catch(() => {});
@@ -199,7 +195,6 @@ export class Informer<T extends KubeObject = KubeObject> {
   }
 
   private async listAndReplace(signal: AbortSignal): Promise<void> {
-    this.stats.lists++;
     const { resource } = this.options.listWatcher;
     const fresh = new Map<string, T>();
     let cont: string | undefined;
@@ -266,7 +261,6 @@ export class Informer<T extends KubeObject = KubeObject> {
    * 'unsupported' when the server refuses the request or never marks the end of the initial events.
    */
   private async watchListOnce(signal: AbortSignal): Promise<'healthy' | 'unhealthy' | 'unsupported'> {
-    this.stats.lists++;
     const { resource } = this.options.listWatcher;
     let initial: Map<string, T> | undefined = new Map();
     let outcome: { healthy: boolean };
@@ -311,7 +305,6 @@ export class Informer<T extends KubeObject = KubeObject> {
     options: Pick<WatchOptions, 'resourceVersion' | 'sendInitialEvents' | 'resourceVersionMatch'>,
     onEvent: (event: WatchEvent) => void,
   ): Promise<{ healthy: boolean }> {
-    this.stats.watches++;
     const { min, max } = this.options.watchTimeoutSeconds ?? DEFAULTS.watchTimeoutSeconds;
     const timeoutSeconds = Math.floor(min + this.random() * Math.max(0, max - min));
     const inactivityMs = this.options.inactivityTimeoutMs ?? DEFAULTS.inactivityTimeoutMs;
@@ -327,7 +320,6 @@ export class Informer<T extends KubeObject = KubeObject> {
       watchdog?.cancel();
       watchdog = this.clock.setTimer(() => {
         watchdogFired = true;
-        this.stats.watchdogRestarts++;
         this.options.log.v(2).info('Watch silent too long, restarting it', { resource: this.name, inactivityMs });
         call.abort(new AbortError('watch inactivity timeout'));
       }, inactivityMs);
@@ -415,7 +407,6 @@ export class Informer<T extends KubeObject = KubeObject> {
       if (obj && objectKey(obj) !== key) throw new Error(`transform changed the object's key to ${JSON.stringify(objectKey(obj))}`);
       return { key, obj };
     } catch (err) {
-      this.stats.skippedObjects++;
       try {
         this.options.skippedObjects?.inc({ resource: this.name });
       } catch {

@@ -1,20 +1,14 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { FakeApiServer } from '../../test/fakes/fake-apiserver.js';
-import { silentLogger } from '../observability/logger.js';
+import { FakeClock } from '../../test/fakes/fake-clock.js';
+import { eventually } from '../../test/support/eventually.js';
+import { createLogger, silentLogger } from '../observability/logger.js';
 import { createMetrics } from '../observability/metrics.js';
 import { HttpKubeClient } from './client.js';
 import { LeaderElectionConfigError, LeaderElector, leaseNameForDriver, microTime, sanitizeName } from './leader-election.js';
 
 const LEASES = 'coordination.k8s.io/v1/leases';
-
-async function until(what: string, cond: () => boolean, timeoutMs = 5000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!cond()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
 
 test('lease name sanitizing matches csi-lib-utils', () => {
   assert.equal(leaseNameForDriver('hostpath.csi.k8s.io'), 'external-resizer-hostpath-csi-k8s-io');
@@ -48,16 +42,18 @@ test('two electors: exactly one leads; releasing hands over to the other', async
   t.after(() => server.close());
   const events: string[] = [];
   const a = elector(server, 'a', events, { releaseOnCancel: true });
-  const b = elector(server, 'b', events, { releaseOnCancel: true });
+  const bLines: string[] = [];
+  const b = elector(server, 'b', events, { releaseOnCancel: true, log: createLogger({ verbosity: 4, format: 'text', write: (l) => bLines.push(l) }) });
   t.after(() => { a.client.close(); b.client.close(); });
   const ctlA = new AbortController();
   const runA = a.le.run(ctlA.signal);
-  await until('a leads', () => a.le.isLeader());
+  await eventually('a leads', () => a.le.isLeader());
   const ctlB = new AbortController();
   const runB = b.le.run(ctlB.signal);
   t.after(async () => { ctlA.abort(); ctlB.abort(); await Promise.all([runA, runB]); });
-  await until('b sees a', () => events.includes('b sees a'));
-  await new Promise((r) => setTimeout(r, 300));
+  await eventually('b sees a', () => events.includes('b sees a'));
+  // b has tried twice since and found the lease held: it had its chances and did not take over.
+  await eventually('b refused twice', () => bLines.filter((l) => l.includes('"Failed to acquire lease"')).length >= 2);
   assert.equal(b.le.isLeader(), false);
 
   const lease = server.get(LEASES, 'kube-system', 'external-resizer-x')!;
@@ -74,7 +70,7 @@ test('two electors: exactly one leads; releasing hands over to the other', async
   assert.ok(events.includes('a stopped'));
   assert.match(await a.metrics.registry.metrics(), /leader_election_master_status\{name=""\} 0/);
   // Released: b takes over well before the 1 s lease would have expired... at the next retry.
-  await until('b leads', () => b.le.isLeader(), 3000);
+  await eventually('b leads', () => b.le.isLeader(), 3000);
   const after = server.get(LEASES, 'kube-system', 'external-resizer-x')!;
   assert.equal(after.spec.holderIdentity, 'b');
   assert.equal(after.spec.leaseTransitions, 1);
@@ -89,10 +85,10 @@ test('a leader that cannot renew within the renew deadline stops leading; health
   const ctl = new AbortController();
   const run = a.le.run(ctl.signal);
   t.after(async () => { ctl.abort(); await run; });
-  await until('a leads', () => a.le.isLeader());
+  await eventually('a leads', () => a.le.isLeader());
   assert.deepEqual(a.le.healthCheck(0), { ok: true });
   server.failNext({ status: 500, times: 1000 });
-  await until('a stops', () => events.includes('a stopped'), 3000);
+  await eventually('a stops', () => events.includes('a stopped'), 3000);
   await run;
   assert.equal(a.le.isLeader(), false);
   assert.deepEqual(a.le.healthCheck(0), { ok: true }, 'not leader → healthy');
@@ -111,27 +107,33 @@ test('a lease held by someone else is taken only after it expires by our clock',
   const started = Date.now();
   const run = b.le.run(ctl.signal);
   t.after(async () => { ctl.abort(); await run; });
-  await until('b leads', () => b.le.isLeader(), 4000);
+  await eventually('b leads', () => b.le.isLeader(), 4000);
   assert.ok(Date.now() - started >= 900, 'waited for the ghost lease to expire');
   assert.ok(events.includes('b sees ghost'));
   assert.equal(server.get(LEASES, 'kube-system', 'external-resizer-x')!.spec.leaseTransitions, 5);
 });
 
-test('healthCheck fails when leading and renewal is overdue beyond lease duration + tolerance', () => {
-  let now = 1_000_000;
-  const clock = { now: () => now, setTimer: () => ({ cancel() {} }) };
-  const le = new LeaderElector({
-    client: {} as never, namespace: 'n', name: 'l', identity: 'i', leaseDurationMs: 15_000, renewDeadlineMs: 10_000,
-    retryPeriodMs: 5_000, callbacks: { onStartedLeading() {}, onStoppedLeading() {} }, log: silentLogger, clock,
+test('healthCheck fails when leading and renewal is overdue beyond lease duration + tolerance', async (t) => {
+  const server = await new FakeApiServer().start();
+  t.after(() => server.close());
+  const clock = new FakeClock();
+  const lines: string[] = [];
+  const a = elector(server, 'a', [], {
+    leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 5_000, clock,
+    log: createLogger({ verbosity: 5, format: 'text', write: (l) => lines.push(l) }),
   });
-  // Simulate: we led and last renewed at t0.
-  (le as any).leader = true;
-  (le as any).observedTimeMs = now;
-  now += 15_000 + 20_000;
-  assert.deepEqual(le.healthCheck(20_000), { ok: true });
-  now += 1;
+  t.after(() => a.client.close());
+  const ctl = new AbortController();
+  const run = a.le.run(ctl.signal);
+  t.after(async () => { ctl.abort(); await run; });
+  // Leading, and renewed once at the fake clock's now; the next renewal is 5 s of real time away,
+  // so the clock below moves while the renewal loop waits: a renewal that is overdue.
+  await eventually('a leads and renewed', () => a.le.isLeader() && lines.some((l) => l.includes('"Successfully renewed lease"')));
+  clock.advance(15_000 + 20_000);
+  assert.deepEqual(a.le.healthCheck(20_000), { ok: true });
+  clock.advance(1);
   // client-go names LeaderElectionConfig.Name, which csi-lib-utils leaves empty.
-  assert.deepEqual(le.healthCheck(20_000), { ok: false, message: 'failed election to renew leadership on lease ' });
+  assert.deepEqual(a.le.healthCheck(20_000), { ok: false, message: 'failed election to renew leadership on lease ' });
 });
 
 test('metrics carry the name client-go reports: empty, as csi-lib-utils sets no LeaderElectionConfig.Name', async () => {

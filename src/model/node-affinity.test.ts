@@ -1,18 +1,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { Pv } from './objects.js';
 import { nodeAffinitySelects, type NodeSelectorTerm } from './node-affinity.js';
 import { NodeVolumeScope } from './volume-scope.js';
 import { createLogger } from '../observability/logger.js';
+import { pv } from '../../test/support/builders.js';
 
 const node = { name: 'node-a', labels: { 'kubernetes.io/hostname': 'node-a', 'topology.example.io/zone': 'z1', cores: '8' } };
 
-function pv(terms: NodeSelectorTerm[] | undefined, name = 'pv-1'): Pv {
-  return {
-    metadata: { name },
-    spec: { csi: { driver: 'lvm.csi.io', volumeHandle: 'v' }, ...(terms ? { nodeAffinity: { required: { nodeSelectorTerms: terms } } } : {}) },
-  };
-}
+const lvm = { driver: 'lvm.csi.io', volumeHandle: 'v' };
 
 const rows: { name: string; terms: NodeSelectorTerm[] | undefined; expect: boolean | 'none' }[] = [
   { name: 'no affinity', terms: undefined, expect: 'none' },
@@ -38,16 +33,16 @@ const rows: { name: string; terms: NodeSelectorTerm[] | undefined; expect: boole
 
 for (const row of rows) {
   test(`node affinity: ${row.name}`, () => {
-    assert.equal(nodeAffinitySelects(pv(row.terms), node), row.expect);
+    assert.equal(nodeAffinitySelects(pv({ ...lvm, nodeAffinity: row.terms }), node), row.expect);
   });
 }
 
 test('node scope: a PV without node affinity is left alone and reported once', () => {
   const lines: string[] = [];
   const scope = new NodeVolumeScope(node, createLogger({ verbosity: 0, format: 'text', write: (l) => lines.push(l) }));
-  assert.equal(scope.includes(pv(undefined, 'shared')), false);
-  assert.equal(scope.includes(pv(undefined, 'shared')), false);
-  assert.equal(scope.includes(pv([{ matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: ['node-a'] }] }])), true);
+  assert.equal(scope.includes(pv({ ...lvm, name: 'shared' })), false);
+  assert.equal(scope.includes(pv({ ...lvm, name: 'shared' })), false);
+  assert.equal(scope.includes(pv({ ...lvm, nodeAffinity: [{ matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: ['node-a'] }] }] })), true);
   assert.equal(lines.length, 1);
   assert.match(lines[0]!, /PV has no node affinity; node-local resizers leave it alone.*pv="shared".*node="node-a"/);
 });

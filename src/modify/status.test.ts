@@ -2,7 +2,7 @@
 // (key order included: upstream's patches are Go-marshalled, keys sorted).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { Pv, Pvc } from '../model/objects.js';
+import { pv, pvc } from '../../test/support/builders.js';
 import {
   markModifyCanceled, markModifyCompleted, markModifyFailed, markModifyInProgress, markModifyPending, pvClassPatch,
 } from './status.js';
@@ -11,9 +11,8 @@ import type { Patch } from '../kube/patch.js';
 const NOW = '2025-01-02T03:04:05Z';
 const EARLIER = '2024-12-31T00:00:00Z';
 
-function pvc(status: Pvc['status'] = {}): Pvc {
-  return { metadata: { name: 'data', namespace: 'ns', resourceVersion: '42' }, spec: { volumeAttributesClassName: 'gold' }, status: { phase: 'Bound', ...status } };
-}
+// The claim ns/data asks for class gold.
+const data = { resourceVersion: '42', attributesClass: 'gold' };
 
 const resizing = { type: 'Resizing', status: 'True', lastProbeTime: null, lastTransitionTime: EARLIER };
 const text = (body: unknown) => JSON.stringify(body);
@@ -21,7 +20,7 @@ const text = (body: unknown) => JSON.stringify(body);
 const precondition = (patch: Patch) => (patch['metadata'] as { resourceVersion?: unknown } | undefined)?.resourceVersion;
 
 test('InProgress: target and status, ModifyingVolume=True with the reference message, RV-checked, resize conditions untouched', () => {
-  const patch = markModifyInProgress(pvc({ conditions: [resizing] }), 'gold', NOW);
+  const patch = markModifyInProgress(pvc({ ...data, conditions: [resizing] }), 'gold', NOW);
   assert.equal(precondition(patch), '42');
   // Appended after the resize condition: the order list names both.
   assert.equal(text(patch), '{"metadata":{"resourceVersion":"42"},"status":{'
@@ -32,20 +31,20 @@ test('InProgress: target and status, ModifyingVolume=True with the reference mes
 
 test('InProgress again with an unchanged condition keeps its lastTransitionTime', () => {
   const existing = { type: 'ModifyingVolume', status: 'True', message: 'Modifying volume to "gold" is in progress.', lastProbeTime: EARLIER, lastTransitionTime: EARLIER };
-  const patch = markModifyInProgress(pvc({ conditions: [existing] }), 'gold', NOW);
+  const patch = markModifyInProgress(pvc({ ...data, conditions: [existing] }), 'gold', NOW);
   const conditions = (patch['status'] as { conditions: unknown[] }).conditions;
   // Only what changed is sent, keyed by type.
   assert.deepEqual(conditions, [{ type: 'ModifyingVolume', lastProbeTime: NOW }]);
 });
 
 test('Pending: only the status, target and conditions untouched, RV-checked', () => {
-  const patch = markModifyPending(pvc({ conditions: [resizing] }));
+  const patch = markModifyPending(pvc({ ...data, conditions: [resizing] }));
   assert.deepEqual(patch, { metadata: { resourceVersion: '42' }, status: { modifyVolumeStatus: { status: 'Pending' } } });
   assert.equal(precondition(patch), '42');
 });
 
 test('final InvalidArgument: Infeasible, "failed. Waiting for retry.", ModifyVolumeError with the code name and gRPC message', () => {
-  const before = pvc({
+  const before = pvc({ ...data,
     modifyVolumeStatus: { targetVolumeAttributesClassName: 'gold', status: 'InProgress' },
     conditions: [{ type: 'ModifyingVolume', status: 'True', message: 'Modifying volume to "gold" is in progress.', lastProbeTime: EARLIER, lastTransitionTime: EARLIER }],
   });
@@ -62,7 +61,7 @@ test('final InvalidArgument: Infeasible, "failed. Waiting for retry.", ModifyVol
 });
 
 test('non-final error: stays InProgress, "is still in progress."; a changed reason moves the error condition\'s transition time', () => {
-  const before = pvc({
+  const before = pvc({ ...data,
     modifyVolumeStatus: { targetVolumeAttributesClassName: 'gold', status: 'InProgress' },
     conditions: [{ type: 'ModifyVolumeError', status: 'True', reason: 'Internal', message: 'x', lastProbeTime: EARLIER, lastTransitionTime: EARLIER }],
   });
@@ -77,7 +76,7 @@ test('non-final error: stays InProgress, "is still in progress."; a changed reas
 });
 
 test('completed: modifyVolumeStatus deleted (null), current class set, both modify conditions deleted, others kept; not RV-checked', () => {
-  const before = pvc({
+  const before = pvc({ ...data,
     modifyVolumeStatus: { targetVolumeAttributesClassName: 'gold', status: 'InProgress' },
     conditions: [
       resizing,
@@ -94,7 +93,7 @@ test('completed: modifyVolumeStatus deleted (null), current class set, both modi
 });
 
 test('completed with only modify conditions: the emptied list is null', () => {
-  const patch = markModifyCompleted(pvc({
+  const patch = markModifyCompleted(pvc({ ...data,
     modifyVolumeStatus: { targetVolumeAttributesClassName: 'gold', status: 'InProgress' },
     conditions: [{ type: 'ModifyingVolume', status: 'True', lastTransitionTime: EARLIER }],
   }), 'gold');
@@ -102,12 +101,12 @@ test('completed with only modify conditions: the emptied list is null', () => {
 });
 
 test('completed without modify conditions sends no condition changes', () => {
-  const patch = markModifyCompleted(pvc({ modifyVolumeStatus: { targetVolumeAttributesClassName: 'gold', status: 'InProgress' } }), 'gold');
+  const patch = markModifyCompleted(pvc({ ...data, modifyVolumeStatus: { targetVolumeAttributesClassName: 'gold', status: 'InProgress' } }), 'gold');
   assert.deepEqual(patch, { status: { modifyVolumeStatus: null, currentVolumeAttributesClassName: 'gold' } });
 });
 
 test('canceled: only ModifyingVolume goes (ModifyVolumeError and the status stay); not RV-checked', () => {
-  const before = pvc({
+  const before = pvc({ ...data,
     modifyVolumeStatus: { targetVolumeAttributesClassName: 'bad', status: 'Infeasible' },
     conditions: [
       { type: 'ModifyingVolume', status: 'True', lastTransitionTime: EARLIER },
@@ -120,8 +119,7 @@ test('canceled: only ModifyingVolume goes (ModifyVolumeError and the status stay
 });
 
 test('PV patch names the class, and is empty when the PV already has it', () => {
-  const pv = (vac?: string): Pv => ({ metadata: { name: 'pv' }, spec: vac ? { volumeAttributesClassName: vac } : {} });
-  assert.equal(text(pvClassPatch(pv(), 'gold')), '{"spec":{"volumeAttributesClassName":"gold"}}');
-  assert.equal(text(pvClassPatch(pv('silver'), 'gold')), '{"spec":{"volumeAttributesClassName":"gold"}}');
-  assert.equal(text(pvClassPatch(pv('gold'), 'gold')), '{}');
+  assert.equal(text(pvClassPatch(pv({ name: 'pv' }), 'gold')), '{"spec":{"volumeAttributesClassName":"gold"}}');
+  assert.equal(text(pvClassPatch(pv({ name: 'pv', attributesClass: 'silver' }), 'gold')), '{"spec":{"volumeAttributesClassName":"gold"}}');
+  assert.equal(text(pvClassPatch(pv({ name: 'pv', attributesClass: 'gold' }), 'gold')), '{}');
 });

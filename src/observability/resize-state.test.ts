@@ -2,31 +2,14 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { FakeClock } from '../../test/fakes/fake-clock.js';
 import type { Pv, Pvc, PvcCondition } from '../model/objects.js';
-import { createMetrics } from './metrics.js';
+import { pv, pvc } from '../../test/support/builders.js';
+import { createMetrics, type Metrics } from './metrics.js';
 import { classifyResize, OLDEST_METRIC, PVCS_METRIC, registerResizeStateMetrics, type ResizeState } from './resize-state.js';
 
 const DRIVER = 'mock.csi.k8s.io';
 
-function pvc(o: {
-  name?: string; uid?: string; request: string; capacity?: string; allocated?: string; status?: string;
-  conditions?: PvcCondition[]; volumeName?: string; phase?: string;
-}): Pvc {
-  return {
-    metadata: { name: o.name ?? 'claim', namespace: 'ns', uid: o.uid ?? `uid-${o.name ?? 'claim'}` },
-    spec: { volumeName: o.volumeName ?? 'pv-1', resources: { requests: { storage: o.request } } },
-    status: {
-      phase: o.phase ?? 'Bound',
-      ...(o.capacity ? { capacity: { storage: o.capacity } } : {}),
-      ...(o.allocated ? { allocatedResources: { storage: o.allocated } } : {}),
-      ...(o.status ? { allocatedResourceStatuses: { storage: o.status } } : {}),
-      ...(o.conditions ? { conditions: o.conditions } : {}),
-    },
-  };
-}
-
-function pv(name: string, driver = DRIVER): Pv {
-  return { metadata: { name }, spec: { capacity: { storage: '1Gi' }, csi: { driver, volumeHandle: name } } } as Pv;
-}
+// A 1Gi volume of this driver.
+const ours = { capacity: '1Gi', driver: DRIVER };
 
 const cond = (type: string, at = '2024-01-01T00:00:00Z', status = 'True'): PvcCondition => ({ type, status, lastTransitionTime: at });
 
@@ -36,13 +19,13 @@ test('classification of one PVC', () => {
     { name: 'request > capacity, not started: waiting', pvc: pvc({ request: '2Gi', capacity: '1Gi' }), expect: 'waiting' },
     { name: 'request > capacity, failed before any status write: backoff', pvc: pvc({ request: '2Gi', capacity: '1Gi' }), requeues: 2, expect: 'backoff' },
     { name: 'request > capacity but not bound yet: not a resize', pvc: pvc({ request: '2Gi', phase: 'Pending' }), expect: undefined },
-    { name: 'ControllerResizeInProgress: in progress', pvc: pvc({ request: '2Gi', capacity: '1Gi', allocated: '2Gi', status: 'ControllerResizeInProgress', conditions: [cond('Resizing')] }), expect: 'in_progress' },
-    { name: 'ControllerResizeInProgress after a transient error: backoff', pvc: pvc({ request: '2Gi', capacity: '1Gi', allocated: '2Gi', status: 'ControllerResizeInProgress' }), requeues: 1, expect: 'backoff' },
-    { name: 'ControllerResizeInProgress with ControllerResizeError (final error): backoff', pvc: pvc({ request: '2Gi', capacity: '1Gi', allocated: '2Gi', status: 'ControllerResizeInProgress', conditions: [cond('ControllerResizeError')] }), expect: 'backoff' },
-    { name: 'ControllerResizeInfeasible: infeasible', pvc: pvc({ request: '2Gi', capacity: '1Gi', allocated: '2Gi', status: 'ControllerResizeInfeasible' }), requeues: 3, expect: 'infeasible' },
-    { name: 'NodeResizeInfeasible: infeasible', pvc: pvc({ request: '2Gi', capacity: '1Gi', allocated: '2Gi', status: 'NodeResizeInfeasible' }), expect: 'infeasible' },
-    { name: 'NodeResizePending: node pending', pvc: pvc({ request: '2Gi', capacity: '1Gi', allocated: '2Gi', status: 'NodeResizePending', conditions: [cond('FileSystemResizePending')] }), expect: 'node_pending' },
-    { name: 'NodeResizeInProgress: node pending', pvc: pvc({ request: '2Gi', capacity: '1Gi', allocated: '2Gi', status: 'NodeResizeInProgress' }), expect: 'node_pending' },
+    { name: 'ControllerResizeInProgress: in progress', pvc: pvc({ request: '2Gi', capacity: '1Gi', allocated: '2Gi', resizeStatus: 'ControllerResizeInProgress', conditions: [cond('Resizing')] }), expect: 'in_progress' },
+    { name: 'ControllerResizeInProgress after a transient error: backoff', pvc: pvc({ request: '2Gi', capacity: '1Gi', allocated: '2Gi', resizeStatus: 'ControllerResizeInProgress' }), requeues: 1, expect: 'backoff' },
+    { name: 'ControllerResizeInProgress with ControllerResizeError (final error): backoff', pvc: pvc({ request: '2Gi', capacity: '1Gi', allocated: '2Gi', resizeStatus: 'ControllerResizeInProgress', conditions: [cond('ControllerResizeError')] }), expect: 'backoff' },
+    { name: 'ControllerResizeInfeasible: infeasible', pvc: pvc({ request: '2Gi', capacity: '1Gi', allocated: '2Gi', resizeStatus: 'ControllerResizeInfeasible' }), requeues: 3, expect: 'infeasible' },
+    { name: 'NodeResizeInfeasible: infeasible', pvc: pvc({ request: '2Gi', capacity: '1Gi', allocated: '2Gi', resizeStatus: 'NodeResizeInfeasible' }), expect: 'infeasible' },
+    { name: 'NodeResizePending: node pending', pvc: pvc({ request: '2Gi', capacity: '1Gi', allocated: '2Gi', resizeStatus: 'NodeResizePending', conditions: [cond('FileSystemResizePending')] }), expect: 'node_pending' },
+    { name: 'NodeResizeInProgress: node pending', pvc: pvc({ request: '2Gi', capacity: '1Gi', allocated: '2Gi', resizeStatus: 'NodeResizeInProgress' }), expect: 'node_pending' },
     { name: 'legacy: FileSystemResizePending condition only', pvc: pvc({ request: '2Gi', capacity: '1Gi', conditions: [cond('FileSystemResizePending')] }), expect: 'node_pending' },
     { name: 'legacy: Resizing condition only', pvc: pvc({ request: '2Gi', capacity: '1Gi', conditions: [cond('Resizing')] }), expect: 'in_progress' },
     { name: 'a False condition does not count', pvc: pvc({ request: '1Gi', capacity: '1Gi', conditions: [cond('Resizing', undefined, 'False')] }), expect: undefined },
@@ -67,20 +50,27 @@ async function scrape(text: Promise<string>, metric: string): Promise<Map<string
   return out;
 }
 
+/** The two gauges as a scrape shows them: PVCs by state, and the age of the oldest unfinished one. */
+async function gauges(metrics: Metrics): Promise<{ counts: Record<string, number>; oldestSeconds: number | undefined }> {
+  const byState = await scrape(metrics.registry.metrics(), PVCS_METRIC);
+  const counts = Object.fromEntries([...byState].map(([labels, value]) => [/state="(\w+)"/.exec(labels)?.[1] ?? labels, value]));
+  return { counts, oldestSeconds: (await scrape(metrics.registry.metrics(), OLDEST_METRIC)).get('') };
+}
+
 test('gauges count this driver\'s PVCs by state, every state always present, never a PVC name', async () => {
   const clock = new FakeClock(Date.parse('2024-01-01T00:10:00Z'));
   const metrics = createMetrics({ processMetrics: false });
   const pvcs = [
-    pvc({ name: 'a', request: '2Gi', capacity: '1Gi', volumeName: 'pv-a' }),
-    pvc({ name: 'b', request: '2Gi', capacity: '1Gi', volumeName: 'pv-b', status: 'ControllerResizeInfeasible', conditions: [cond('ControllerResizeError', '2024-01-01T00:05:00Z')] }),
-    pvc({ name: 'c', request: '2Gi', capacity: '1Gi', volumeName: 'pv-c', status: 'NodeResizePending', conditions: [cond('FileSystemResizePending', '2024-01-01T00:09:00Z')] }),
-    pvc({ name: 'd', request: '1Gi', capacity: '1Gi', volumeName: 'pv-d' }),
+    pvc({ name: 'a', uid: 'uid-a', request: '2Gi', capacity: '1Gi', volumeName: 'pv-a' }),
+    pvc({ name: 'b', uid: 'uid-b', request: '2Gi', capacity: '1Gi', volumeName: 'pv-b', resizeStatus: 'ControllerResizeInfeasible', conditions: [cond('ControllerResizeError', '2024-01-01T00:05:00Z')] }),
+    pvc({ name: 'c', uid: 'uid-c', request: '2Gi', capacity: '1Gi', volumeName: 'pv-c', resizeStatus: 'NodeResizePending', conditions: [cond('FileSystemResizePending', '2024-01-01T00:09:00Z')] }),
+    pvc({ name: 'd', uid: 'uid-d', request: '1Gi', capacity: '1Gi', volumeName: 'pv-d' }),
     // Another driver's volume and an unbound claim are not ours.
-    pvc({ name: 'e', request: '2Gi', capacity: '1Gi', volumeName: 'pv-other' }),
-    pvc({ name: 'f', request: '2Gi', capacity: '1Gi', volumeName: '' }),
+    pvc({ name: 'e', uid: 'uid-e', request: '2Gi', capacity: '1Gi', volumeName: 'pv-other' }),
+    pvc({ name: 'f', uid: 'uid-f', request: '2Gi', capacity: '1Gi', volumeName: '' }),
   ];
-  const pvs = [pv('pv-a'), pv('pv-b'), pv('pv-c'), pv('pv-d'), pv('pv-other', 'other.csi.example.com')];
-  const state = registerResizeStateMetrics({ registry: metrics.registry, driverName: DRIVER, pvcs: storeOf(pvcs), pvs: storeOf(pvs), clock });
+  const pvs = [pv({ ...ours, name: 'pv-a' }), pv({ ...ours, name: 'pv-b' }), pv({ ...ours, name: 'pv-c' }), pv({ ...ours, name: 'pv-d' }), pv({ ...ours, name: 'pv-other', driver: 'other.csi.example.com' })];
+  registerResizeStateMetrics({ registry: metrics.registry, driverName: DRIVER, pvcs: storeOf(pvcs), pvs: storeOf(pvs), clock });
 
   const counts = await scrape(metrics.registry.metrics(), PVCS_METRIC);
   assert.deepEqual(Object.fromEntries(counts), {
@@ -92,42 +82,42 @@ test('gauges count this driver\'s PVCs by state, every state always present, nev
 
   // Time passes; "a" has no condition, so its age counts from when we first saw it (00:10).
   clock.advance(900_000);
-  assert.equal(state.snapshot().oldestSeconds, 1200);
+  assert.equal((await gauges(metrics)).oldestSeconds, 1200);
   // Everything finishes: counts drop to zero, the age to 0, and the first-seen times are forgotten.
-  pvcs.splice(0, pvcs.length, pvc({ name: 'a', request: '2Gi', capacity: '2Gi', volumeName: 'pv-a' }));
-  const done = state.snapshot();
+  pvcs.splice(0, pvcs.length, pvc({ name: 'a', uid: 'uid-a', request: '2Gi', capacity: '2Gi', volumeName: 'pv-a' }));
+  const done = await gauges(metrics);
   assert.equal(done.oldestSeconds, 0);
   assert.deepEqual(Object.values(done.counts), [0, 0, 0, 0, 0]);
 });
 
-test('the request change starts the clock; the queue\'s requeue count marks backoff', () => {
+test('the request change starts the clock; the queue\'s requeue count marks backoff', async () => {
   const clock = new FakeClock(Date.parse('2024-01-01T00:00:00Z'));
   const metrics = createMetrics({ processMetrics: false });
-  const claim = pvc({ name: 'a', request: '2Gi', capacity: '1Gi', volumeName: 'pv-a' });
+  const claim = pvc({ name: 'a', uid: 'uid-a', request: '2Gi', capacity: '1Gi', volumeName: 'pv-a' });
   const requeues = new Map<string, number>();
   const state = registerResizeStateMetrics({
-    registry: metrics.registry, driverName: DRIVER, pvcs: storeOf([claim]), pvs: storeOf([pv('pv-a')]), clock,
+    registry: metrics.registry, driverName: DRIVER, pvcs: storeOf([claim]), pvs: storeOf([pv({ ...ours, name: 'pv-a' })]), clock,
     requeues: (key) => requeues.get(key) ?? 0,
   });
   state.requestChanged(claim);
   clock.advance(42_000);
-  assert.equal(state.snapshot().oldestSeconds, 42);
-  assert.equal(state.snapshot().counts.waiting, 1);
+  assert.equal((await gauges(metrics)).oldestSeconds, 42);
+  assert.equal((await gauges(metrics)).counts['waiting'], 1);
   requeues.set('ns/a', 1);
-  assert.equal(state.snapshot().counts.backoff, 1);
-  assert.equal(state.snapshot().counts.waiting, 0);
+  assert.equal((await gauges(metrics)).counts['backoff'], 1);
+  assert.equal((await gauges(metrics)).counts['waiting'], 0);
 });
 
-test('a ModifyingVolume condition counts toward the oldest age', () => {
+test('a ModifyingVolume condition counts toward the oldest age', async () => {
   const clock = new FakeClock(Date.parse('2024-01-01T01:00:00Z'));
   const metrics = createMetrics({ processMetrics: false });
-  const claim = pvc({ name: 'm', request: '1Gi', capacity: '1Gi', volumeName: 'pv-m', conditions: [cond('ModifyingVolume', '2024-01-01T00:59:00Z')] });
-  const state = registerResizeStateMetrics({ registry: metrics.registry, driverName: DRIVER, pvcs: storeOf([claim]), pvs: storeOf([pv('pv-m')]), clock });
-  assert.equal(state.snapshot().oldestSeconds, 60);
-  assert.deepEqual(Object.values(state.snapshot().counts), [0, 0, 0, 0, 0]);
+  const claim = pvc({ name: 'm', uid: 'uid-m', request: '1Gi', capacity: '1Gi', volumeName: 'pv-m', conditions: [cond('ModifyingVolume', '2024-01-01T00:59:00Z')] });
+  registerResizeStateMetrics({ registry: metrics.registry, driverName: DRIVER, pvcs: storeOf([claim]), pvs: storeOf([pv({ ...ours, name: 'pv-m' })]), clock });
+  assert.equal((await gauges(metrics)).oldestSeconds, 60);
+  assert.deepEqual(Object.values((await gauges(metrics)).counts), [0, 0, 0, 0, 0]);
 });
 
-test('ownership is the controllers\' decision: a migrated in-tree PV counts, the annotation alone does not, the scope applies', () => {
+test('ownership is the controllers\' decision: a migrated in-tree PV counts, the annotation alone does not, the scope applies', async () => {
   const EBS = 'ebs.csi.aws.com'; // a CSI migration target
   const annotated = (o: Parameters<typeof pvc>[0], driver: string): Pvc => {
     const claim = pvc(o);
@@ -135,17 +125,19 @@ test('ownership is the controllers\' decision: a migrated in-tree PV counts, the
   };
   const inTree: Pv = { metadata: { name: 'pv-intree' }, spec: { capacity: { storage: '1Gi' }, awsElasticBlockStore: { volumeID: 'vol-1' } } } as Pv;
   const migrated = annotated({ name: 'migrated', request: '2Gi', capacity: '1Gi', volumeName: 'pv-intree' }, EBS);
-  const count = (driverName: string, pvcs: Pvc[], pvs: Pv[], scope?: { includes(pv: Pv): boolean }) =>
-    registerResizeStateMetrics({ registry: createMetrics({ processMetrics: false }).registry, driverName, pvcs: storeOf(pvcs), pvs: storeOf(pvs), ...(scope ? { scope } : {}) })
-      .snapshot().counts.waiting;
+  const count = async (driverName: string, pvcs: Pvc[], pvs: Pv[], scope?: { includes(pv: Pv): boolean }) => {
+    const metrics = createMetrics({ processMetrics: false });
+    registerResizeStateMetrics({ registry: metrics.registry, driverName, pvcs: storeOf(pvcs), pvs: storeOf(pvs), ...(scope ? { scope } : {}) });
+    return (await gauges(metrics)).counts['waiting'];
+  };
 
-  assert.equal(count(EBS, [migrated], [inTree]), 1, 'the in-tree PV migrated to the driver is counted');
-  assert.equal(count(EBS, [migrated], []), 0, 'no PV in the cache: the controllers would not act either');
+  assert.equal(await count(EBS, [migrated], [inTree]), 1, 'the in-tree PV migrated to the driver is counted');
+  assert.equal(await count(EBS, [migrated], []), 0, 'no PV in the cache: the controllers would not act either');
   // Not a migration target: the annotation does not make another driver's volume ours.
   const foreign = annotated({ name: 'foreign', request: '2Gi', capacity: '1Gi', volumeName: 'pv-other' }, DRIVER);
-  assert.equal(count(DRIVER, [foreign], [pv('pv-other', 'other.csi.example.com')]), 0);
+  assert.equal(await count(DRIVER, [foreign], [pv({ ...ours, name: 'pv-other', driver: 'other.csi.example.com' })]), 0);
   // --node-deployment: a volume outside this replica's scope is another replica's to count.
   const mine = pvc({ name: 'mine', request: '2Gi', capacity: '1Gi', volumeName: 'pv-a' });
-  assert.equal(count(DRIVER, [mine], [pv('pv-a')], { includes: () => false }), 0);
-  assert.equal(count(DRIVER, [mine], [pv('pv-a')], { includes: (p) => p.metadata.name === 'pv-a' }), 1);
+  assert.equal(await count(DRIVER, [mine], [pv({ ...ours, name: 'pv-a' })], { includes: () => false }), 0);
+  assert.equal(await count(DRIVER, [mine], [pv({ ...ours, name: 'pv-a' })], { includes: (p) => p.metadata.name === 'pv-a' }), 1);
 });

@@ -118,8 +118,6 @@ export interface ResizeStateMetrics {
    * the start of its resize when no condition says otherwise.
    */
   requestChanged(pvc: Pvc): void;
-  /** The current counts, for tests and the demo. */
-  snapshot(): { counts: Record<ResizeState, number>; oldestSeconds: number };
 }
 
 /**
@@ -185,6 +183,5 @@ export function registerResizeStateMetrics(options: ResizeStateOptions): ResizeS
       const id = pvc.metadata.uid ?? pvcKey(pvc);
       startedAt.set(id, clock.now());
     },
-    snapshot: compute,
   };
 }

@@ -40,11 +40,6 @@ export class DelayingQueue<K = string> extends WorkQueue<K> {
     super.shutDown();
   }
 
-  override async shutDownWithDrain(): Promise<void> {
-    this.cancelWaiting();
-    await super.shutDownWithDrain();
-  }
-
   private cancelWaiting(): void {
     for (const { timer } of this.waiting.values()) timer.cancel();
     this.waiting.clear();

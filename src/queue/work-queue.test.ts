@@ -62,20 +62,6 @@ test('keys queued before shutDown are still handed out, then undefined', async (
   assert.equal(await q.get(), undefined);
 });
 
-test('shutDownWithDrain waits for keys in flight', async () => {
-  const q = new WorkQueue<string>();
-  q.add('a');
-  const key = await q.get();
-  let drained = false;
-  const drain = q.shutDownWithDrain().then(() => { drained = true; });
-  await flushMicrotasks();
-  assert.equal(drained, false);
-  q.done(key as string);
-  await drain;
-  assert.equal(drained, true);
-  await new WorkQueue().shutDownWithDrain(); // nothing in flight: resolves at once
-});
-
 test('metrics: depth, adds, queue and work duration, unfinished work, longest processor', async () => {
   const clock = new FakeClock();
   const metrics = createMetrics({ processMetrics: false });

@@ -29,7 +29,6 @@ export class WorkQueue<K = string> {
   private readonly processing = new Set<K>();
   private isShuttingDown = false;
   private getWaiters: Array<() => void> = [];
-  private drainWaiters: Array<() => void> = [];
 
   constructor(options: WorkQueueOptions = {}) {
     this.name = options.name ?? '';
@@ -76,23 +75,12 @@ export class WorkQueue<K = string> {
     if (this.dirty.has(key)) {
       this.queue.push(key);
       this.wakeOneGetter();
-    } else if (this.processing.size === 0) {
-      this.wakeDrainWaiters();
     }
   }
 
   /** Ignore new keys and let waiting get() calls finish; does not wait for workers. */
   shutDown(): void {
     this.beginShutdown();
-    this.wakeDrainWaiters();
-  }
-
-  /** Like shutDown, then resolves once no key is being processed. */
-  async shutDownWithDrain(): Promise<void> {
-    this.beginShutdown();
-    while (this.processing.size > 0) {
-      await new Promise<void>((resolve) => this.drainWaiters.push(resolve));
-    }
   }
 
   shuttingDown(): boolean {
@@ -114,12 +102,6 @@ export class WorkQueue<K = string> {
 
   private wakeOneGetter(): void {
     this.getWaiters.shift()?.();
-  }
-
-  private wakeDrainWaiters(): void {
-    const waiters = this.drainWaiters;
-    this.drainWaiters = [];
-    for (const wake of waiters) wake();
   }
 }
 

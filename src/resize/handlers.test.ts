@@ -3,33 +3,22 @@ import assert from 'node:assert/strict';
 import { podHandlers, pvcHandlers, pvcUpdateWorthReconciling } from './handlers.js';
 import { ClaimUsage } from './in-use.js';
 import type { Pvc } from '../model/objects.js';
+import { pvc } from '../../test/support/builders.js';
 
-function pvc(o: { rv?: string; request?: string; capacity?: string; status?: string; label?: string; resizer?: string }): Pvc {
-  return {
-    metadata: {
-      name: 'c', namespace: 'ns', resourceVersion: o.rv ?? '1',
-      labels: o.label ? { l: o.label } : {},
-      annotations: o.resizer ? { 'volume.kubernetes.io/storage-resizer': o.resizer } : {},
-    },
-    spec: { resources: { requests: { storage: o.request ?? '1Gi' } } },
-    status: {
-      capacity: { storage: o.capacity ?? '1Gi' },
-      ...(o.status ? { allocatedResourceStatuses: { storage: o.status } } : {}),
-    },
-  };
-}
+// The claim ns/c as the update handler sees it: 1Gi asked and had unless a row says otherwise.
+const claim = { name: 'c', resourceVersion: '1', request: '1Gi', capacity: '1Gi' };
 
 const rows: { name: string; before: Pvc; after: Pvc; recover: boolean; expect: boolean }[] = [
-  { name: 'request grows', before: pvc({}), after: pvc({ rv: '2', request: '2Gi' }), recover: true, expect: true },
-  { name: 'request shrinks, recovery on', before: pvc({ request: '3Gi' }), after: pvc({ rv: '2', request: '2Gi' }), recover: true, expect: true },
-  { name: 'request shrinks, recovery off', before: pvc({ request: '3Gi' }), after: pvc({ rv: '2', request: '2Gi' }), recover: false, expect: false },
-  { name: 'resync (same resourceVersion)', before: pvc({}), after: pvc({}), recover: true, expect: true },
-  { name: 'label change only', before: pvc({}), after: pvc({ rv: '2', label: 'x' }), recover: true, expect: false },
-  { name: 'capacity grows (node finished)', before: pvc({}), after: pvc({ rv: '2', capacity: '2Gi' }), recover: false, expect: true },
-  { name: 'resize status changes, recovery on', before: pvc({}), after: pvc({ rv: '2', status: 'NodeResizeInfeasible' }), recover: true, expect: true },
-  { name: 'resize status changes, recovery off', before: pvc({}), after: pvc({ rv: '2', status: 'NodeResizeInfeasible' }), recover: false, expect: false },
-  { name: 'storage-resizer annotation changes', before: pvc({}), after: pvc({ rv: '2', resizer: 'ebs.csi.aws.com' }), recover: true, expect: true },
-  { name: 'malformed request does not throw', before: pvc({}), after: pvc({ rv: '2', request: '1.x.Gi' }), recover: true, expect: true },
+  { name: 'request grows', before: pvc(claim), after: pvc({ ...claim, resourceVersion: '2', request: '2Gi' }), recover: true, expect: true },
+  { name: 'request shrinks, recovery on', before: pvc({ ...claim, request: '3Gi' }), after: pvc({ ...claim, resourceVersion: '2', request: '2Gi' }), recover: true, expect: true },
+  { name: 'request shrinks, recovery off', before: pvc({ ...claim, request: '3Gi' }), after: pvc({ ...claim, resourceVersion: '2', request: '2Gi' }), recover: false, expect: false },
+  { name: 'resync (same resourceVersion)', before: pvc(claim), after: pvc(claim), recover: true, expect: true },
+  { name: 'label change only', before: pvc(claim), after: pvc({ ...claim, resourceVersion: '2', labels: { l: 'x' } }), recover: true, expect: false },
+  { name: 'capacity grows (node finished)', before: pvc(claim), after: pvc({ ...claim, resourceVersion: '2', capacity: '2Gi' }), recover: false, expect: true },
+  { name: 'resize status changes, recovery on', before: pvc(claim), after: pvc({ ...claim, resourceVersion: '2', resizeStatus: 'NodeResizeInfeasible' }), recover: true, expect: true },
+  { name: 'resize status changes, recovery off', before: pvc(claim), after: pvc({ ...claim, resourceVersion: '2', resizeStatus: 'NodeResizeInfeasible' }), recover: false, expect: false },
+  { name: 'storage-resizer annotation changes', before: pvc(claim), after: pvc({ ...claim, resourceVersion: '2', annotations: { 'volume.kubernetes.io/storage-resizer': 'ebs.csi.aws.com' } }), recover: true, expect: true },
+  { name: 'malformed request does not throw', before: pvc(claim), after: pvc({ ...claim, resourceVersion: '2', request: '1.x.Gi' }), recover: true, expect: true },
 ];
 
 for (const row of rows) {
@@ -46,10 +35,10 @@ function recordingQueue() {
 test('PVC handlers: an add enqueues, an update through the filter, a delete forgets the backoff and the reconciler\'s memory', () => {
   const { calls, queue } = recordingQueue();
   const h = pvcHandlers({ queue, forget: (key, uid) => calls.push(`reconciler forgets ${key} ${uid}`), recoverVolumeExpansionFailure: true });
-  h.add!(pvc({}));
-  h.update!(pvc({}), pvc({ rv: '2', label: 'x' }));
-  h.update!(pvc({}), pvc({ rv: '2', request: '2Gi' }));
-  h.delete!({ ...pvc({}), metadata: { ...pvc({}).metadata, uid: 'u-1' } });
+  h.add!(pvc(claim));
+  h.update!(pvc(claim), pvc({ ...claim, resourceVersion: '2', labels: { l: 'x' } }));
+  h.update!(pvc(claim), pvc({ ...claim, resourceVersion: '2', request: '2Gi' }));
+  h.delete!({ ...pvc(claim), metadata: { ...pvc(claim).metadata, uid: 'u-1' } });
   assert.deepEqual(calls, ['add ns/c', 'add ns/c', 'forget ns/c', 'reconciler forgets ns/c u-1']);
 });
 

@@ -69,8 +69,4 @@ export class ClaimUsage {
   isInUse(claimKey: string): boolean {
     return this.podsByClaim.has(claimKey);
   }
-
-  get podCount(): number {
-    return this.claimsByPod.size;
-  }
 }

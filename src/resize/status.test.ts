@@ -7,20 +7,17 @@ import {
   markResizingLegacy, pvCapacityPatch, removePreResizeAnnotationPatch,
 } from './status.js';
 import type { Patch } from '../kube/patch.js';
-import type { Pv, Pvc } from '../model/objects.js';
+import { pv, pvc } from '../../test/support/builders.js';
 
-const pvc = (status: Pvc['status'], annotations?: Record<string, string>): Pvc => ({
-  metadata: { name: 'c', namespace: 'ns', resourceVersion: '42', ...(annotations ? { annotations } : {}) },
-  spec: { resources: { requests: { storage: '2Gi' } } },
-  status,
-});
+// The claim ns/c asks for 2Gi.
+const claim = { name: 'c', resourceVersion: '42', request: '2Gi' };
 const text = (body: unknown) => JSON.stringify(body);
 /** The resourceVersion the patch requires the stored object to have, if any. */
 const precondition = (patch: Patch) => (patch['metadata'] as { resourceVersion?: unknown } | undefined)?.resourceVersion;
 const resizing = { type: 'Resizing', status: 'True', lastProbeTime: null, lastTransitionTime: 'T0' };
 
 test('in progress: RV precondition, Resizing added, allocation written, the only annotation removed', () => {
-  const patch = markControllerResizeInProgress(pvc({ capacity: { storage: '1Gi' } }, { 'volume.kubernetes.io/node-expansion-not-required': 'true' }), '2Gi', true, 'T');
+  const patch = markControllerResizeInProgress(pvc({ ...claim, annotations: { 'volume.kubernetes.io/node-expansion-not-required': 'true' }, status: { capacity: { storage: '1Gi' } } }), '2Gi', true, 'T');
   assert.equal(precondition(patch), '42');
   assert.equal(text(patch), '{"metadata":{"annotations":null,"resourceVersion":"42"},"status":{'
     + '"allocatedResourceStatuses":{"storage":"ControllerResizeInProgress"},"allocatedResources":{"storage":"2Gi"},'
@@ -29,7 +26,7 @@ test('in progress: RV precondition, Resizing added, allocation written, the only
 
 test('in progress, same allocation: other resize conditions kept, Resizing replaced in place', () => {
   const error = { type: 'ControllerResizeError', status: 'True', lastProbeTime: null, lastTransitionTime: 'T0', message: 'm' };
-  const patch = markControllerResizeInProgress(pvc({ conditions: [resizing, error], allocatedResources: { storage: '2Gi' } }), '2Gi', false, 'T');
+  const patch = markControllerResizeInProgress(pvc({ ...claim, status: { conditions: [resizing, error], allocatedResources: { storage: '2Gi' } } }), '2Gi', false, 'T');
   assert.equal(text(patch), '{"metadata":{"resourceVersion":"42"},"status":{'
     + '"$setElementOrder/conditions":[{"type":"Resizing"},{"type":"ControllerResizeError"}],'
     + '"conditions":[{"lastTransitionTime":"T","type":"Resizing"}]}}');
@@ -37,7 +34,7 @@ test('in progress, same allocation: other resize conditions kept, Resizing repla
 
 test('failed, infeasible: no precondition, the error condition appended after Resizing, status Infeasible', () => {
   const patch = markControllerExpansionFailed(
-    pvc({ conditions: [resizing], allocatedResourceStatuses: { storage: 'ControllerResizeInProgress' } }),
+    pvc({ ...claim, status: { conditions: [resizing], allocatedResourceStatuses: { storage: 'ControllerResizeInProgress' } } }),
     'rpc error: code = OutOfRange desc = too big', true, 'T',
   );
   assert.equal(precondition(patch), undefined);
@@ -47,10 +44,10 @@ test('failed, infeasible: no precondition, the error condition appended after Re
 });
 
 test('node pending: FileSystemResizePending appended after the existing conditions; other statuses kept', () => {
-  const patch = markNodeExpansionPending(pvc({
+  const patch = markNodeExpansionPending(pvc({ ...claim, status: {
     conditions: [{ type: 'ModifyingVolume', status: 'True', lastProbeTime: null, lastTransitionTime: 'T0' }, resizing],
     allocatedResourceStatuses: { storage: 'ControllerResizeInProgress', 'example.com/iops': 'X' },
-  }), 'T');
+  } }), 'T');
   assert.equal(text(patch), '{"metadata":{"resourceVersion":"42"},"status":{'
     + '"$setElementOrder/conditions":[{"type":"ModifyingVolume"},{"type":"Resizing"},{"type":"FileSystemResizePending"}],'
     + '"allocatedResourceStatuses":{"storage":"NodeResizePending"},'
@@ -59,11 +56,11 @@ test('node pending: FileSystemResizePending appended after the existing conditio
 
 test('finished: capacity set, resize conditions deleted by type, foreign ones kept in order, status map null', () => {
   const patch = markExpansionFinished(
-    pvc({
+    pvc({ ...claim, status: {
       capacity: { storage: '1Gi' },
       conditions: [resizing, { type: 'ModifyingVolume', status: 'True', lastProbeTime: null, lastTransitionTime: 'T0' }],
       allocatedResourceStatuses: { storage: 'ControllerResizeInProgress' },
-    }),
+    } }),
     '2Gi',
   );
   assert.equal(text(patch), '{"metadata":{"annotations":{"volume.kubernetes.io/node-expansion-not-required":"true"},"resourceVersion":"42"},'
@@ -72,7 +69,7 @@ test('finished: capacity set, resize conditions deleted by type, foreign ones ke
 });
 
 test('finished with only resize conditions: the emptied list is null', () => {
-  const patch = markExpansionFinished(pvc({ capacity: { storage: '1Gi' }, conditions: [resizing] }, { other: 'x' }), '2Gi');
+  const patch = markExpansionFinished(pvc({ ...claim, annotations: { other: 'x' }, status: { capacity: { storage: '1Gi' }, conditions: [resizing] } }), '2Gi');
   assert.equal(text(patch), '{"metadata":{"annotations":{"volume.kubernetes.io/node-expansion-not-required":"true"},"resourceVersion":"42"},'
     + '"status":{"capacity":{"storage":"2Gi"},"conditions":null}}');
 });
@@ -80,24 +77,24 @@ test('finished with only resize conditions: the emptied list is null', () => {
 test('legacy resizing: the other resize conditions dropped, Resizing appended after foreign ones', () => {
   const pending = { type: 'FileSystemResizePending', status: 'True', lastProbeTime: null, lastTransitionTime: 'T0' };
   const foreign = { type: 'ModifyingVolume', status: 'True', lastProbeTime: null, lastTransitionTime: 'T0' };
-  const patch = markResizingLegacy(pvc({ conditions: [pending, foreign] }), 'T');
+  const patch = markResizingLegacy(pvc({ ...claim, status: { conditions: [pending, foreign] } }), 'T');
   assert.equal(text(patch), '{"metadata":{"resourceVersion":"42"},"status":{'
     + '"$setElementOrder/conditions":[{"type":"ModifyingVolume"},{"type":"Resizing"}],'
     + '"conditions":[{"lastProbeTime":null,"lastTransitionTime":"T","status":"True","type":"Resizing"},{"$patch":"delete","type":"FileSystemResizePending"}]}}');
 });
 
 test('PV capacity patch adds the pre-resize annotation only once', () => {
-  const pv: Pv = { metadata: { name: 'pv' }, spec: { capacity: { storage: '1Gi' } } };
-  assert.equal(text(pvCapacityPatch(pv, '2Gi', '1Gi')),
+  const plain = pv({ name: 'pv', capacity: '1Gi' });
+  assert.equal(text(pvCapacityPatch(plain, '2Gi', '1Gi')),
     '{"metadata":{"annotations":{"volume.alpha.kubernetes.io/pre-resize-capacity":"1Gi"}},"spec":{"capacity":{"storage":"2Gi"}}}');
-  const annotated: Pv = { metadata: { name: 'pv', annotations: { 'volume.alpha.kubernetes.io/pre-resize-capacity': '512Mi' } }, spec: { capacity: { storage: '2Gi' } } };
+  const annotated = pv({ name: 'pv', annotations: { 'volume.alpha.kubernetes.io/pre-resize-capacity': '512Mi' }, capacity: '2Gi' });
   assert.equal(text(pvCapacityPatch(annotated, '3Gi', '2Gi')), '{"spec":{"capacity":{"storage":"3Gi"}}}');
   assert.equal(text(pvCapacityPatch(annotated, '2Gi', undefined)), '{}');
 });
 
 test('removing the pre-resize annotation: the key when others stay, the whole map when it was the only one', () => {
-  const only: Pv = { metadata: { name: 'pv', annotations: { 'volume.alpha.kubernetes.io/pre-resize-capacity': '1Gi' } }, spec: {} };
+  const only = pv({ name: 'pv', annotations: { 'volume.alpha.kubernetes.io/pre-resize-capacity': '1Gi' } });
   assert.equal(text(removePreResizeAnnotationPatch(only)), '{"metadata":{"annotations":null}}');
-  const more: Pv = { metadata: { name: 'pv', annotations: { 'volume.alpha.kubernetes.io/pre-resize-capacity': '1Gi', 'pv.kubernetes.io/provisioned-by': 'd' } }, spec: {} };
+  const more = pv({ name: 'pv', annotations: { 'volume.alpha.kubernetes.io/pre-resize-capacity': '1Gi', 'pv.kubernetes.io/provisioned-by': 'd' } });
   assert.equal(text(removePreResizeAnnotationPatch(more)), '{"metadata":{"annotations":{"volume.alpha.kubernetes.io/pre-resize-capacity":null}}}');
 });

@@ -82,6 +82,7 @@ export const proxyBlackhole: Fault = {
     proxy.blackhole();
     const cut = proxy.cut();
     const acceptedBefore = proxy.stats.accepted;
+    // The outage itself: a sleep on purpose, its length is the fault.
     await sleep(settings.blackholeMs);
     const held = proxy.stats.accepted - acceptedBefore;
     proxy.restore();
@@ -93,6 +94,7 @@ export const driverKill: Fault = {
   id: 'driver-kill', title: 'CSI driver SIGKILLed mid-call, restarted with its volumes', impls: BOTH, replicas: 1,
   async inject(ctx) {
     await ctx.driver.kill('SIGKILL');
+    // The driver stays down this long on purpose: the length of the outage is the fault.
     await sleep(ctx.env.settings.driverDownMs);
     await ctx.driver.start();
   },

@@ -169,6 +169,7 @@ export async function runFault(env: ChaosEnv, fault: Fault, impl: Impl): Promise
     const wallStart = Date.now();
     const t0 = performance.now();
     let faultError: unknown;
+    // On purpose a delay: the fault lands this far into the burst of edits.
     const injected = sleep(s.faultAtMs).then(() => fault.inject(ctx)).catch((err: unknown) => {
       faultError = err;
     });

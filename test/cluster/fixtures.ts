@@ -6,6 +6,8 @@ import type * as k8s from '@kubernetes/client-node';
 import { loadDriverComponents } from './components.js';
 import { csiTestClient } from './csi-proto.js';
 import { messageOf, patchAs, retryWhileStarting, statusOf, type KubeClients } from './kube.js';
+import type { NodeSelectorTerm } from '../../src/model/node-affinity.js';
+import { asApiBody, pv, pvc, storageClass } from '../support/builders.js';
 
 let counter = 0;
 /** prefix-<n>-<random>: unique within and across test processes, valid as any object name. */
@@ -24,14 +26,7 @@ export async function createStorageClass(
   clients: KubeClients,
   opts: { name?: string; allowVolumeExpansion: boolean; provisioner: string; parameters?: Record<string, string> },
 ): Promise<k8s.V1StorageClass> {
-  const body: k8s.V1StorageClass = {
-    metadata: { name: opts.name ?? uniqueName('rz-sc') },
-    provisioner: opts.provisioner,
-    allowVolumeExpansion: opts.allowVolumeExpansion,
-    reclaimPolicy: 'Retain',
-    volumeBindingMode: 'Immediate',
-    parameters: opts.parameters,
-  };
+  const body = asApiBody<k8s.V1StorageClass>(storageClass({ ...opts, name: opts.name ?? uniqueName('rz-sc') }));
   return retryWhileStarting('creating StorageClass', () => clients.storage.createStorageClass({ body }));
 }
 
@@ -119,53 +114,39 @@ export async function provisionVolume(clients: KubeClients, csiAddress: string, 
     }
   }
 
-  const pvc = await retryWhileStarting('creating PVC', () =>
+  const created = await retryWhileStarting('creating PVC', () =>
     clients.core.createNamespacedPersistentVolumeClaim({
       namespace,
-      body: {
-        metadata: { name: pvcName, namespace, annotations: opts.pvcAnnotations },
-        spec: {
-          accessModes,
-          resources: { requests: { storage: opts.size } },
-          storageClassName: opts.storageClassName,
-          volumeName: pvName,
-          volumeMode,
-        },
-      },
+      body: asApiBody(pvc({
+        name: pvcName, namespace, annotations: opts.pvcAnnotations, phase: null,
+        accessModes, request: opts.size, storageClassName: opts.storageClassName, volumeName: pvName, volumeMode,
+      })),
     }),
   );
 
   await clients.core.createPersistentVolume({
-    body: {
-      metadata: {
-        name: pvName,
-        annotations: { 'pv.kubernetes.io/provisioned-by': opts.driverName, ...opts.pvAnnotations },
+    body: asApiBody(pv({
+      name: pvName,
+      annotations: { 'pv.kubernetes.io/provisioned-by': opts.driverName, ...opts.pvAnnotations },
+      capacity: opts.size, accessModes, reclaimPolicy: 'Retain', storageClassName: opts.storageClassName, volumeMode,
+      mountOptions: opts.mountOptions,
+      nodeAffinity: opts.nodeAffinity?.required?.nodeSelectorTerms as NodeSelectorTerm[] | undefined,
+      driver: opts.driverName,
+      volumeHandle: volumeId,
+      csi: {
+        ...(volumeMode === 'Block' || opts.fsType === undefined ? {} : { fsType: opts.fsType }),
+        ...(opts.controllerExpandSecretRef ? { controllerExpandSecretRef: opts.controllerExpandSecretRef } : {}),
       },
-      spec: {
-        capacity: { storage: opts.size },
-        accessModes,
-        persistentVolumeReclaimPolicy: 'Retain',
-        storageClassName: opts.storageClassName,
-        volumeMode,
-        mountOptions: opts.mountOptions,
-        nodeAffinity: opts.nodeAffinity,
-        csi: {
-          driver: opts.driverName,
-          volumeHandle: volumeId,
-          fsType: volumeMode === 'Block' ? undefined : opts.fsType,
-          controllerExpandSecretRef: opts.controllerExpandSecretRef,
-        },
-        claimRef: { kind: 'PersistentVolumeClaim', apiVersion: 'v1', namespace, name: pvcName, uid: pvc.metadata!.uid! },
-      },
-    },
+      claim: { kind: 'PersistentVolumeClaim', apiVersion: 'v1', namespace, name: pvcName, uid: created.metadata!.uid! },
+    })),
   });
 
-  const pv = await clients.core.patchPersistentVolumeStatus({ name: pvName, body: { status: { phase: 'Bound' } } }, patchAs());
+  const boundPv = await clients.core.patchPersistentVolumeStatus({ name: pvName, body: { status: { phase: 'Bound' } } }, patchAs());
   const boundPvc = await clients.core.patchNamespacedPersistentVolumeClaimStatus(
     { name: pvcName, namespace, body: { status: { phase: 'Bound', accessModes, capacity: { storage: opts.size } } } },
     patchAs(),
   );
-  return { pvc: boundPvc, pv, volumeId };
+  return { pvc: boundPvc, pv: boundPv, volumeId };
 }
 
 /**

@@ -77,11 +77,18 @@ export class FakeApiServer {
   private readonly failRules: FailRule[] = [];
   private server: http.Server | undefined;
   private sockets = new Set<import('node:net').Socket>();
+  private connections = 0;
   url = '';
+
+  /** TCP connections accepted so far (keep-alive reuses one). */
+  get connectionsAccepted(): number {
+    return this.connections;
+  }
 
   async start(): Promise<this> {
     this.server = http.createServer((req, res) => this.handle(req, res));
     this.server.on('connection', (s) => {
+      this.connections++;
       this.sockets.add(s);
       s.once('close', () => this.sockets.delete(s));
     });

@@ -9,6 +9,7 @@ import { status } from '@grpc/grpc-js';
 import { FaultDriver } from './fault-driver.js';
 import { startFaultDriverProcess } from './fault-driver-process.js';
 import { csiTestClient } from '../cluster/csi-proto.js';
+import { eventually } from '../support/eventually.js';
 import { officialCsiProtoPath } from '../support/official-csi-proto.js';
 
 const protoPath = officialCsiProtoPath();
@@ -89,16 +90,17 @@ test('hang never answers: the caller\'s deadline ends the call', async (t) => {
 test('as its own process: SIGKILL mid-call, restart from the state file with the volumes intact; the call log counts repeats', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'rz-fdp-'));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
-  const driver = await startFaultDriverProcess({ dir, volumes: new Map([['a', 100n], ['b', 100n]]), expandDelayMs: 400 });
+  const driver = await startFaultDriverProcess({ dir, volumes: new Map([['a', 100n], ['b', 100n]]), expandDelayMs: 1000 });
   t.after(() => driver.stop());
   const rpc = csiTestClient(protoPath, driver.address);
   t.after(() => rpc.close());
   const expand = (id: string, bytes: string) => rpc.call('Controller', 'ControllerExpandVolume', { volume_id: id, capacity_range: { required_bytes: bytes } }, 5000);
 
   assert.equal((await expand('a', '300')).capacity_bytes, '300');
-  // Killed while b's call is inside its 400 ms of work: the call fails, b is not grown.
+  // Killed while b's call is inside its 1 s of work (its call is logged, its answer is not): the
+  // call fails, b is not grown.
   const inFlight = expand('b', '500').then(() => 'answered', (err: Error) => err.message);
-  await new Promise((r) => setTimeout(r, 150));
+  await eventually('b\'s call logged', () => driver.calls().some((c) => c.event === 'call' && c.volumeId === 'b'), 5000, 10);
   await driver.kill('SIGKILL');
   assert.match(await inFlight, /UNAVAILABLE/);
   await driver.start();

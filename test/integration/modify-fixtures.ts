@@ -4,12 +4,13 @@ import { uniqueName } from '../cluster/fixtures.js';
 import { patchAs, statusOf, type KubeClients } from '../cluster/kube.js';
 import type { Pvc } from '../../src/model/objects.js';
 import { readPvc } from '../support/api-reads.js';
+import { asApiBody, volumeAttributesClass } from '../support/builders.js';
 import { eventually } from '../support/in-process-resizer.js';
 
 export async function createVac(
   admin: KubeClients, driverName: string, parameters: Record<string, string>, name = uniqueName('rz-vac'),
 ): Promise<string> {
-  await admin.storage.createVolumeAttributesClass({ body: { metadata: { name }, driverName, parameters } });
+  await admin.storage.createVolumeAttributesClass({ body: asApiBody(volumeAttributesClass({ name, driverName, parameters })) });
   return name;
 }
 

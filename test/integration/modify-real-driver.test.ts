@@ -31,8 +31,8 @@ async function volume(t: T, driverName = driver.name) {
   return { pvcName, pvName: v.pv.metadata!.name! };
 }
 
-async function resizer(t: T): Promise<RunningResizer> {
-  const r = await startResizer({ kubeconfig: cluster.resizerKubeconfigPath, csiAddress: driver.address });
+async function resizer(t: T, args: string[] = []): Promise<RunningResizer> {
+  const r = await startResizer({ kubeconfig: cluster.resizerKubeconfigPath, csiAddress: driver.address, args });
   t.after(() => r.stop());
   return r;
 }
@@ -133,12 +133,23 @@ test('a PV of another driver is left alone', async (t) => {
   const ownClass = await vac(t, { iops: '3000' });
   const foreign = await volume(t, 'other.example.com');
   const own = await volume(t);
-  await resizer(t);
+  // --v=7 for the line that says a PV of another driver was skipped.
+  const r = await resizer(t, ['--v=7']);
+  const skipped = (l: string) => l.includes('"Skipping PV provisioned by different driver"') && l.includes(foreign.pvName);
+  // The resizer is past its initial sync and has looked at the foreign PVC once, so the class
+  // change below reaches it as an update.
+  await eventually('the foreign PVC skipped once', () => r.logs.some(skipped));
+  const from = r.logs.length;
   await setClass(admin, namespace, foreign.pvcName, foreignClass);
   await setClass(admin, namespace, own.pvcName, ownClass);
-  // Our own PVC done means the foreign one has been reconciled too (both were enqueued first).
   await pvcWhen(admin, namespace, own.pvcName, `current class ${ownClass}`, modifiedTo(ownClass));
-  await new Promise((r) => setTimeout(r, 500));
+  // The class change of the foreign PVC was enqueued and its reconcile ended at the driver check:
+  // whatever it would have written, it would have written by then.
+  await eventually('the foreign PVC skipped after its class change', () => {
+    const later = r.logs.slice(from);
+    const enqueued = later.findIndex((l) => l.includes('"Enqueueing PVC for modify"') && l.includes(`${namespace}/${foreign.pvcName}`));
+    return enqueued >= 0 && later.slice(enqueued).some(skipped);
+  });
 
   const pvc = await readPvc(admin, namespace, foreign.pvcName);
   assert.equal(pvc.status?.modifyVolumeStatus, undefined);

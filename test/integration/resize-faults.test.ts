@@ -11,6 +11,7 @@ import { FaultDriver } from '../fakes/fault-driver.js';
 import { startResizer, eventually } from '../support/in-process-resizer.js';
 import { faultScenario, GiB, type FaultScenario, type FaultScenarioOptions, type TestContextLike } from '../support/fault-scenario.js';
 import { readPv, readPvc, eventsFor, reasons } from '../support/api-reads.js';
+import { asApiBody, pod, pv as volume, pvc as claim } from '../support/builders.js';
 
 const cluster = await useCluster();
 const admin = clientsFromKubeconfig(cluster.adminKubeconfigPath);
@@ -32,16 +33,7 @@ const capacityReaches = (s: Scenario, size: string) =>
 
 async function createPodUsing(namespace: string, claimName: string): Promise<string> {
   const name = uniqueName('rz-pod');
-  await admin.core.createNamespacedPod({
-    namespace,
-    body: {
-      metadata: { name },
-      spec: {
-        containers: [{ name: 'c', image: 'registry.invalid/none' }],
-        volumes: [{ name: 'data', persistentVolumeClaim: { claimName } }],
-      },
-    },
-  });
+  await admin.core.createNamespacedPod({ namespace, body: asApiBody(pod({ name, namespace, claims: [claimName] })) });
   return name;
 }
 
@@ -77,7 +69,9 @@ test('infeasible size: ControllerResizeInfeasible and an error condition, then r
   assert.equal((await readPv(admin, s.pvName)).spec.capacity?.['storage'], '1Gi');
 
   // The slow set holds further attempts at the same size (retention 1m): at most the one immediate retry.
-  await new Promise((r) => setTimeout(r, 1500));
+  // The resizer says when it holds one; after that line, no more calls can have been made for this size.
+  await eventually('the slow set holding a retry', () =>
+    s.resizer.logs.some((l) => l.includes(`skipping volume expansion for pvc ${s.namespace}/${s.pvcName}, because expansion previously failed with infeasible error`)));
   assert.ok(expandCalls(s).length <= 2, `expected at most 2 attempts, saw ${expandCalls(s).length}`);
 
   await grow(s, '3Gi');
@@ -123,7 +117,9 @@ test('volume in use: after FailedPrecondition no call while a pod uses the claim
   await grow(s, '2Gi');
   await eventually('in-use warning', async () =>
     (await eventsFor(admin, s.namespace, s.pvcName)).some((e) => e.message.includes('only supports offline expansion and volume is currently in-use')));
-  await new Promise((r) => setTimeout(r, 1000));
+  // Two retries refused by the in-use guard: the retries after the FailedPrecondition ran and did not call the driver.
+  await eventually('two retries refused while the pod lives', () =>
+    s.resizer.logs.filter((l) => l.includes('Error syncing PVC') && l.includes(`Unable to expand ${s.namespace}/${s.pvcName} because`)).length >= 2);
   assert.equal(expandCalls(s).length, 1, 'the driver must not be called again while the pod lives');
   const inUse = (await eventsFor(admin, s.namespace, s.pvcName)).find((e) => e.message.includes('currently in-use'));
   assert.equal(inUse?.message, `Unable to expand ${s.namespace}/${s.pvcName} because CSI driver ${s.driver.name} only supports offline expansion and volume is currently in-use`);
@@ -152,7 +148,9 @@ test('PVC deleted mid-resize: nothing crashes, the PV keeps what the driver did,
   await eventually('call in flight', async () => expandCalls(s).length === 1);
   await deletePvc(admin, s.namespace, s.pvcName);
   await eventually('PV grown by the finished call', async () => (await readPv(admin, s.pvName)).spec.capacity?.['storage'] === '2Gi');
-  await new Promise((r) => setTimeout(r, 1000));
+  // The resizer has taken the key again after the call ended and found the PVC gone: nothing left to retry.
+  await eventually('the deleted PVC processed', () =>
+    s.resizer.logs.some((l) => l.includes('"PVC is deleted or does not exist"') && l.includes(`${s.namespace}/${s.pvcName}`)));
   assert.equal(expandCalls(s).length, 1, 'a deleted PVC is not retried');
 
   const control = await provisionVolume(admin, s.driver.address, {
@@ -234,22 +232,17 @@ test('an in-tree volume migrated to the driver is expanded through its translate
   const pvName = uniqueName('rz-pv');
   const pvc = await admin.core.createNamespacedPersistentVolumeClaim({
     namespace,
-    body: {
-      metadata: { name: pvcName, annotations: { 'volume.kubernetes.io/storage-resizer': 'ebs.csi.aws.com' } },
-      spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } }, storageClassName, volumeName: pvName },
-    },
+    body: asApiBody(claim({
+      name: pvcName, namespace, annotations: { 'volume.kubernetes.io/storage-resizer': 'ebs.csi.aws.com' }, phase: null,
+      accessModes: ['ReadWriteOnce'], request: '1Gi', storageClassName, volumeName: pvName,
+    })),
   });
   await admin.core.createPersistentVolume({
-    body: {
-      metadata: { name: pvName },
-      spec: {
-        capacity: { storage: '1Gi' },
-        accessModes: ['ReadWriteOnce'],
-        storageClassName,
-        awsElasticBlockStore: { volumeID: 'aws://us-east-1a/vol-0abc', fsType: 'xfs' },
-        claimRef: { namespace, name: pvcName, uid: pvc.metadata!.uid! },
-      },
-    },
+    body: asApiBody(volume({
+      name: pvName, capacity: '1Gi', accessModes: ['ReadWriteOnce'], storageClassName,
+      inTreeSource: { awsElasticBlockStore: { volumeID: 'aws://us-east-1a/vol-0abc', fsType: 'xfs' } },
+      claim: { namespace, name: pvcName, uid: pvc.metadata!.uid! },
+    })),
   });
   await admin.core.patchPersistentVolumeStatus({ name: pvName, body: { status: { phase: 'Bound' } } }, patchAs());
   await admin.core.patchNamespacedPersistentVolumeClaimStatus(

@@ -14,6 +14,7 @@ import { repoRoot } from '../cluster/components.js';
 import { uniqueName } from '../cluster/fixtures.js';
 import { statusOf } from '../cluster/kube.js';
 import { adminClients, useCluster, type KubeClients } from '../cluster/test-cluster.js';
+import { eventually } from '../support/eventually.js';
 import { kitTools, runTool } from './tools.js';
 
 const deploy = join(repoRoot, 'deploy');
@@ -181,18 +182,12 @@ test('applied for real: the ServiceAccount may do what the resizer does and no m
   const allowed = async (a: k8s.V1ResourceAttributes) =>
     (await admin.authz.createSubjectAccessReview({ body: { spec: { user, resourceAttributes: a } } })).status?.allowed === true;
   // The RBAC authorizer reads bindings from an informer: wait (bounded) until the new ones show.
-  const eventually = async (a: k8s.V1ResourceAttributes, want: boolean) => {
-    const deadline = Date.now() + 20_000;
-    while (Date.now() < deadline) {
-      if ((await allowed(a)) === want) return;
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    assert.fail(`${JSON.stringify(a)}: expected allowed=${want}`);
-  };
+  const settlesTo = (a: k8s.V1ResourceAttributes, want: boolean) =>
+    eventually(`${JSON.stringify(a)}: allowed=${want}`, async () => (await allowed(a)) === want, 20_000);
 
   const needs: PermissionNeeds = { pods: true, volumeAttributesClasses: true, leaseNamespace: namespace };
   for (const p of requiredPermissions(needs)) {
-    await eventually({ verb: p.verb, group: p.group, resource: p.resource, subresource: p.subresource, namespace: p.namespace }, true);
+    await settlesTo({ verb: p.verb, group: p.group, resource: p.resource, subresource: p.subresource, namespace: p.namespace }, true);
   }
   for (const denied of [
     { verb: 'get', resource: 'secrets', namespace },
@@ -207,7 +202,7 @@ test('applied for real: the ServiceAccount may do what the resizer does and no m
 
   const withSecrets = (await build(variant([join(deploy, 'kubernetes', 'secrets-access')]))).filter((o) => o.kind !== 'Deployment');
   await apply(admin, withSecrets, false);
-  await eventually({ verb: 'get', resource: 'secrets', namespace: 'default' }, true);
-  await eventually({ verb: 'get', resource: 'secrets', namespace }, true);
+  await settlesTo({ verb: 'get', resource: 'secrets', namespace: 'default' }, true);
+  await settlesTo({ verb: 'get', resource: 'secrets', namespace }, true);
   assert.equal(await allowed({ verb: 'list', resource: 'secrets', namespace }), false, 'get only, never list');
 });
