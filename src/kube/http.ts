@@ -218,13 +218,29 @@ export class KubeHttp {
       previous?.agent.destroy();
       agent = this.server.protocol === 'http:'
         ? new http.Agent({ keepAlive: true })
-        : new https.Agent({ keepAlive: true, ...tls });
+        : new SingleServerAgent({ keepAlive: true, ...tls }, `${this.target.hostname}:${this.target.port}`);
     }
     // An exec credential is refreshed a little before it expires.
     const expiresAtPerfMs = resolved.expiresAtMs === undefined ? undefined : performance.now() + (resolved.expiresAtMs - Date.now()) - 10_000;
     const creds: Credentials = { headers: { ...resolved.headers }, agent, tlsFingerprint, resolvedAtMs: performance.now(), expiresAtPerfMs };
     if (!this.closed) this.credentials = creds;
     return creds;
+  }
+}
+
+/**
+ * A keep-alive agent for one API server with one set of TLS options (a new agent is made when they
+ * rotate), so its pool needs a single key. node's https.Agent derives the key from the request's
+ * options on every request, two or three times, turning the CA, certificate and key buffers into
+ * strings each time.
+ */
+class SingleServerAgent extends https.Agent {
+  constructor(options: https.AgentOptions, private readonly poolKey: string) {
+    super(options);
+  }
+
+  override getName(): string {
+    return this.poolKey;
   }
 }
 
