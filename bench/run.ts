@@ -38,6 +38,8 @@ const HELP = `usage: tsx bench/run.ts [flags]
   --timeout D        --timeout of both resizers (default 10s)
   --concurrency C    the harness's own parallel API requests when creating objects (default 16, max 64)
   --ours-entry PATH  our compiled entry point (default dist/main.js)
+  --ours-node-args A extra node arguments for ours only, space-separated (e.g. --ours-node-args="--cpu-prof --cpu-prof-dir=/tmp/prof");
+                     for profiling: they change what is measured, so never in a comparing run
   --out FILE         JSON output (default bench/results/<date>.json)
 `;
 
@@ -54,7 +56,7 @@ function parseOptions(argv: string[]): BenchOptions & { out: string } {
     options: {
       scenarios: { type: 'string' }, rounds: { type: 'string' }, n: { type: 'string' }, 'n-low': { type: 'string' },
       idle: { type: 'string' }, 'idle-cpu': { type: 'string' }, pods: { type: 'string' }, 'latency-samples': { type: 'string' }, workers: { type: 'string' },
-      timeout: { type: 'string' }, concurrency: { type: 'string' }, 'ours-entry': { type: 'string' }, out: { type: 'string' },
+      timeout: { type: 'string' }, concurrency: { type: 'string' }, 'ours-entry': { type: 'string' }, 'ours-node-args': { type: 'string' }, out: { type: 'string' },
       help: { type: 'boolean' },
     },
   });
@@ -98,6 +100,7 @@ function parseOptions(argv: string[]): BenchOptions & { out: string } {
     timeout: values.timeout ?? '10s',
     concurrency: intFlag(values.concurrency, 16, 1, 64, 'concurrency'),
     oursEntry: values['ours-entry'] ?? join(repoRoot, 'dist', 'main.js'),
+    oursNodeArgs: (values['ours-node-args'] ?? '').split(' ').filter(Boolean),
     upstreamBin: '',
     out: values.out ?? join(repoRoot, 'bench', 'results', `${stamp}.json`),
   };
@@ -151,7 +154,7 @@ async function main(): Promise<void> {
   const storageClass = 'bench-expandable';
   const ctx: Ctx = {
     cluster, api, audit, figures, opts, notes, storageClass, log,
-    targets: { kubeconfig: cluster.resizerKubeconfigPath, csiAddress: cluster.csiAddress, oursEntry: opts.oursEntry, upstreamBin: opts.upstreamBin, logDir },
+    targets: { kubeconfig: cluster.resizerKubeconfigPath, csiAddress: cluster.csiAddress, oursEntry: opts.oursEntry, oursNodeArgs: opts.oursNodeArgs, upstreamBin: opts.upstreamBin, logDir },
   };
   const started = Date.now();
   const namespaces: string[] = [];

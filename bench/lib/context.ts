@@ -24,6 +24,8 @@ export interface BenchOptions {
   /** The harness's own connections to the apiserver. */
   concurrency: number;
   oursEntry: string;
+  /** Extra node arguments for ours (profiling only). */
+  oursNodeArgs: string[];
   upstreamBin: string;
 }
 

@@ -35,6 +35,8 @@ export interface ResizerTargets {
   kubeconfig: string;
   csiAddress: string;
   oursEntry: string;
+  /** Extra node arguments for ours only (e.g. --cpu-prof); empty in a comparing run. */
+  oursNodeArgs?: readonly string[];
   upstreamBin: string;
   logDir: string;
 }
@@ -42,6 +44,8 @@ export interface ResizerTargets {
 export interface ProcSample {
   /** utime + stime, seconds. */
   cpuSeconds: number;
+  /** Of which in the kernel (stime). */
+  sysSeconds: number;
   rssKiB: number;
   hwmKiB: number;
 }
@@ -80,7 +84,7 @@ export function startResizer(impl: Impl, t: ResizerTargets, f: ResizerFlags, lab
   const spawnedAt = performance.now();
   // Ours from its TypeScript sources runs under tsx; the compiled build runs as is.
   const [command, ...argv] = impl === 'ours'
-    ? [process.execPath, ...(t.oursEntry.endsWith('.ts') ? ['--import', 'tsx'] : []), t.oursEntry, ...args]
+    ? [process.execPath, ...(t.oursNodeArgs ?? []), ...(t.oursEntry.endsWith('.ts') ? ['--import', 'tsx'] : []), t.oursEntry, ...args]
     : [t.upstreamBin, ...args];
   // unshare execs sh, which execs the resizer: the pid stays the resizer's.
   const wrapped = launch.hostname === undefined
@@ -110,5 +114,5 @@ export function readProc(pid: number): ProcSample {
   const stime = Number(rest[12]);
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
   const kib = (key: string) => Number(new RegExp(`^${key}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN);
-  return { cpuSeconds: (utime + stime) / CLK_TCK, rssKiB: kib('VmRSS'), hwmKiB: kib('VmHWM') };
+  return { cpuSeconds: (utime + stime) / CLK_TCK, sysSeconds: stime / CLK_TCK, rssKiB: kib('VmRSS'), hwmKiB: kib('VmHWM') };
 }

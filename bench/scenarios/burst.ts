@@ -47,7 +47,7 @@ export async function burst(ctx: Ctx, rate: { qps: number; burst: number }, n: n
           ctx.log(
             `  round ${round} ${impl}: ${n} resizes in ${(allDone / 1000).toFixed(1)}s (edits sent in ${(editsMs / 1000).toFixed(1)}s), ` +
               `${(requests.total / n).toFixed(2)} req/resize ${JSON.stringify(requests.byKind)}, ` +
-              `cpu ${(after.cpuSeconds - before.cpuSeconds).toFixed(1)}s, hwm ${(after.hwmKiB / 1024).toFixed(0)}MiB`,
+              `cpu ${(after.cpuSeconds - before.cpuSeconds).toFixed(2)}s (sys ${(after.sysSeconds - before.sysSeconds).toFixed(2)}s), hwm ${(after.hwmKiB / 1024).toFixed(0)}MiB`,
           );
         } finally {
           await r.stop();

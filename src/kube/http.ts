@@ -58,8 +58,20 @@ interface Credentials {
 const DEFAULT_TIMEOUT_MS = 30_000;
 const DEFAULT_AUTH_REFRESH_MS = 10_000;
 
+/** Where requests go, split once from the server URL (a URL object per request costs CPU). */
+interface Target {
+  transport: typeof http | typeof https;
+  protocol: string;
+  /** Without IPv6 brackets, as http.request wants it. */
+  hostname: string;
+  port: string;
+  /** The server URL's path prefix without its trailing slash. */
+  basePath: string;
+}
+
 export class KubeHttp {
   readonly server: URL;
+  private readonly target: Target;
   private readonly limiter: TokenBucket;
   private credentials: Credentials | undefined;
   private pendingCredentials: Promise<Credentials> | undefined;
@@ -67,6 +79,14 @@ export class KubeHttp {
 
   constructor(private readonly options: KubeHttpOptions) {
     this.server = new URL(options.kubeConfig.server);
+    const { protocol, hostname, port, pathname } = this.server;
+    this.target = {
+      transport: protocol === 'http:' ? http : https,
+      protocol,
+      hostname: hostname.startsWith('[') ? hostname.slice(1, -1) : hostname,
+      port,
+      basePath: pathname.replace(/\/+$/, ''),
+    };
     this.limiter = new TokenBucket({ qps: options.qps, burst: options.burst });
   }
 
@@ -75,11 +95,11 @@ export class KubeHttp {
     const call = linkedSignal(signal, options.timeoutMs ?? this.options.requestTimeoutMs ?? DEFAULT_TIMEOUT_MS);
     try {
       await this.limiter.take(call.signal);
-      let res = await this.send(options, call.signal, false);
+      let res = await this.send(options, call.signal, false, false);
       if (res.statusCode === 401) {
         // The token may have rotated since we last resolved credentials: resolve again, retry once.
         res.resume();
-        res = await this.send(options, call.signal, true);
+        res = await this.send(options, call.signal, true, false);
       }
       const text = await readBody(res, call.signal);
       const status = res.statusCode ?? 0;
@@ -98,10 +118,10 @@ export class KubeHttp {
   async stream(options: Omit<RequestOptions, 'method' | 'body' | 'contentType'>, signal: AbortSignal): Promise<http.IncomingMessage> {
     await this.limiter.take(signal);
     const req: RequestOptions = { ...options, method: 'GET' };
-    let res = await this.send(req, signal, false);
+    let res = await this.send(req, signal, false, true);
     if (res.statusCode === 401) {
       res.resume();
-      res = await this.send(req, signal, true);
+      res = await this.send(req, signal, true, true);
     }
     const status = res.statusCode ?? 0;
     if (status < 200 || status > 299) {
@@ -118,38 +138,57 @@ export class KubeHttp {
     this.credentials = undefined;
   }
 
-  private async send(options: RequestOptions, signal: AbortSignal, refreshAuth: boolean): Promise<http.IncomingMessage> {
+  /**
+   * Sends one request and resolves with the response head. `streaming`: the signal stays tied to
+   * the request for the life of the response (a watch); otherwise it only guards the request until
+   * the head arrives, and the caller's readBody guards the body (cheaper than Node's per-request
+   * abort-signal plumbing, which also watches the stream's end).
+   */
+  private async send(options: RequestOptions, signal: AbortSignal, refreshAuth: boolean, streaming: boolean): Promise<http.IncomingMessage> {
     if (this.closed) throw new Error('Kubernetes client is closed');
     const creds = await this.resolveCredentials(refreshAuth);
-    const url = this.url(options.path, options.query);
-    const body = options.body === undefined ? undefined : Buffer.from(JSON.stringify(options.body));
-    if (body && !options.contentType) throw new Error(`${describe(options)}: a request body needs an explicit content type`);
+    // The body as one string: Node then writes the request head and the body in one chunk (one
+    // TLS record, one write) instead of a writev of two buffers.
+    const body = options.body === undefined ? undefined : JSON.stringify(options.body);
+    if (body !== undefined && !options.contentType) throw new Error(`${describe(options)}: a request body needs an explicit content type`);
     const headers: Record<string, string> = {
       ...creds.headers,
       Accept: ContentType.Json,
       'User-Agent': this.options.userAgent ?? 'csi-resizer',
     };
-    if (body) {
+    if (body !== undefined) {
       headers['Content-Type'] = options.contentType as string;
-      headers['Content-Length'] = String(body.length);
+      headers['Content-Length'] = String(Buffer.byteLength(body));
     }
-    const transport = url.protocol === 'http:' ? http : https;
+    const target = this.target;
     return new Promise<http.IncomingMessage>((resolve, reject) => {
       signal.throwIfAborted();
-      const req = transport.request(url, { method: options.method, headers, agent: creds.agent, signal });
-      req.once('response', resolve);
-      req.once('error', (err) => reject(signal.aborted && signal.reason instanceof Error ? signal.reason : err));
+      const req = target.transport.request({
+        protocol: target.protocol, hostname: target.hostname, port: target.port, path: this.path(options.path, options.query),
+        method: options.method, headers, agent: creds.agent, ...(streaming ? { signal } : {}),
+      });
+      const onAbort = () => req.destroy(signal.reason instanceof Error ? signal.reason : new Error('aborted'));
+      if (!streaming) signal.addEventListener('abort', onAbort, { once: true });
+      req.once('response', (res) => {
+        if (!streaming) signal.removeEventListener('abort', onAbort);
+        resolve(res);
+      });
+      req.once('error', (err) => {
+        if (!streaming) signal.removeEventListener('abort', onAbort);
+        reject(signal.aborted && signal.reason instanceof Error ? signal.reason : err);
+      });
       req.end(body);
     });
   }
 
-  private url(path: string, query?: Query): URL {
-    const base = this.server.pathname.replace(/\/+$/, '');
-    const url = new URL(this.server.origin + base + path);
+  /** The request path with its query (the server URL's own path prefix included), as URL would encode it. */
+  private path(path: string, query?: Query): string {
+    const params = new URLSearchParams();
     for (const [key, value] of Object.entries(query ?? {})) {
-      if (value !== undefined && value !== '') url.searchParams.set(key, String(value));
+      if (value !== undefined && value !== '') params.set(key, String(value));
     }
-    return url;
+    const search = params.size > 0 ? `?${params.toString()}` : '';
+    return this.target.basePath + path + search;
   }
 
   private async resolveCredentials(force: boolean): Promise<Credentials> {
@@ -179,13 +218,29 @@ export class KubeHttp {
       previous?.agent.destroy();
       agent = this.server.protocol === 'http:'
         ? new http.Agent({ keepAlive: true })
-        : new https.Agent({ keepAlive: true, ...tls });
+        : new SingleServerAgent({ keepAlive: true, ...tls }, `${this.target.hostname}:${this.target.port}`);
     }
     // An exec credential is refreshed a little before it expires.
     const expiresAtPerfMs = resolved.expiresAtMs === undefined ? undefined : performance.now() + (resolved.expiresAtMs - Date.now()) - 10_000;
     const creds: Credentials = { headers: { ...resolved.headers }, agent, tlsFingerprint, resolvedAtMs: performance.now(), expiresAtPerfMs };
     if (!this.closed) this.credentials = creds;
     return creds;
+  }
+}
+
+/**
+ * A keep-alive agent for one API server with one set of TLS options (a new agent is made when they
+ * rotate), so its pool needs a single key. node's https.Agent derives the key from the request's
+ * options on every request, two or three times, turning the CA, certificate and key buffers into
+ * strings each time.
+ */
+class SingleServerAgent extends https.Agent {
+  constructor(options: https.AgentOptions, private readonly poolKey: string) {
+    super(options);
+  }
+
+  override getName(): string {
+    return this.poolKey;
   }
 }
 

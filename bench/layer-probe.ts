@@ -1,0 +1,80 @@
+// Evaluation probe for issue 15 (not part of `npm run bench`): the client CPU of K API requests
+// through our request layer (src/kube/http.ts) as it is in the working tree versus as it was at a
+// given commit, alternating A B per round in one process. Run inside a test cluster:
+//   node --import tsx test/cluster/run-with-cluster.ts -- node --import tsx bench/layer-probe.ts COMMIT [K] [concurrency] [rounds]
+// It GETs and merge-PATCHes one ConfigMap (K/2 each) with the admin kubeconfig, no client-side
+// rate limit. The older http.ts is written to bench/.build/ with its imports pointing at today's
+// src/ (so only the request layer differs).
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { parseEnvFile, repoRoot } from '../test/cluster/components.js';
+import { CLUSTER_ENV_VAR } from '../test/cluster/test-cluster.js';
+import { loadKubeConfig } from '../src/kube/kubeconfig.js';
+import { ContentType, KubeHttp } from '../src/kube/http.js';
+
+const [commit, ...rest] = process.argv.slice(2);
+if (!commit || !/^[0-9a-f]{4,40}$/.test(commit)) throw new Error('usage: layer-probe.ts COMMIT [K] [concurrency] [rounds]');
+const [k = 2000, concurrency = 10, rounds = 3] = rest.map(Number);
+
+const source = execFileSync('git', ['-C', repoRoot, 'show', `${commit}:src/kube/http.ts`], { encoding: 'utf8' });
+const srcUrl = pathToFileURL(join(repoRoot, 'src')).href;
+const rewritten = source
+  .replace(/from '\.\.\/base\//g, `from '${srcUrl}/base/`)
+  .replace(/from '\.\//g, `from '${srcUrl}/kube/`);
+const buildDir = join(repoRoot, 'bench', '.build');
+mkdirSync(buildDir, { recursive: true });
+const oldPath = join(buildDir, `http-${commit}.ts`);
+writeFileSync(oldPath, rewritten);
+const { KubeHttp: OldKubeHttp } = (await import(pathToFileURL(oldPath).href)) as { KubeHttp: typeof KubeHttp };
+
+const env = parseEnvFile(readFileSync(process.env[CLUSTER_ENV_VAR]!, 'utf8'));
+const kubeConfig = loadKubeConfig({ kubeconfigPath: env.get('ADMIN_KUBECONFIG')!, masterUrl: '' });
+const path = '/api/v1/namespaces/default/configmaps/layer-probe';
+const signal = new AbortController().signal;
+const make = (Impl: typeof KubeHttp) => new Impl({ kubeConfig, qps: 0, burst: 1 });
+
+// The ConfigMap both read and patch (an existing one from an earlier run is fine).
+const setup = make(KubeHttp);
+await setup.request({
+  method: 'POST', path: '/api/v1/namespaces/default/configmaps', body: { metadata: { name: 'layer-probe' }, data: {} }, contentType: ContentType.Json,
+}, signal).catch(() => undefined);
+setup.close();
+
+interface Run { cpuMs: number; sysMs: number; wallMs: number }
+
+async function run(Impl: typeof KubeHttp): Promise<Run> {
+  const client = make(Impl);
+  await client.request({ method: 'GET', path }, signal); // connection set-up outside the measurement
+  const cpu0 = process.cpuUsage();
+  const t0 = performance.now();
+  let next = 0;
+  const worker = async () => {
+    while (next < k) {
+      const i = next++;
+      if (i % 2 === 0) await client.request({ method: 'GET', path }, signal);
+      else await client.request({ method: 'PATCH', path, body: { data: { n: String(i) } }, contentType: ContentType.MergePatch }, signal);
+    }
+  };
+  await Promise.all(Array.from({ length: concurrency }, worker));
+  const wallMs = performance.now() - t0;
+  const cpu = process.cpuUsage(cpu0);
+  client.close();
+  return { cpuMs: (cpu.user + cpu.system) / 1000, sysMs: cpu.system / 1000, wallMs };
+}
+
+const results: Record<string, Run[]> = { [commit]: [], 'working tree': [] };
+for (let r = 0; r < rounds; r++) {
+  results[commit]!.push(await run(OldKubeHttp));
+  results['working tree']!.push(await run(KubeHttp));
+}
+for (const [name, runs] of Object.entries(results)) {
+  const sorted = runs.map((x) => x.cpuMs).sort((a, b) => a - b);
+  const median = sorted[sorted.length >> 1]!;
+  process.stdout.write(
+    `${name}: ${k} requests x ${rounds} rounds, concurrency ${concurrency}: CPU ms ${runs.map((x) => `${x.cpuMs.toFixed(0)} (sys ${x.sysMs.toFixed(0)})`).join(', ')}; ` +
+      `median ${((median / k) * 1000).toFixed(0)} us/request; wall ms ${runs.map((x) => x.wallMs.toFixed(0)).join(' ')}\n`,
+  );
+}
+process.stdout.write(`loadavg at end ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}\n`);
