@@ -17,6 +17,8 @@ mkdir -p "$out"
 banner="import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);"
 npx --no-install esbuild src/main.ts --bundle --platform=node --format=esm --target=node24 \
   --outfile="$out/resizer.js" --sourcemap --sources-content=false --banner:js="$banner" --log-level=warning
+# Builtins through require, not ESM imports (an ESM import of node:http loads undici; see the script).
+node scripts/bundle-builtins.mjs "$out/resizer.js" >/dev/null
 cp scripts/dist-main.js "$out/main.js"
 
 commit=${SOURCE_COMMIT:-}
