@@ -3,7 +3,8 @@
 // formatting a stack string; the compiled position is mapped back to the TypeScript file and
 // line through the module's source map: the one Node keeps when source maps are on (tsx turns
 // them on), else the `.js.map` file beside a compiled module (dist/), read once per file and kept
-// only as flat line tables (source-map-lines.ts: ~2 MiB for the bundle instead of ~17 MiB).
+// only as flat line tables (source-map-lines.ts: ~2 MiB for the bundle instead of ~17 MiB), which
+// the build also writes ready-made as `.js.lines`.
 // Positions are cached, so a call site pays the map lookup once.
 import { readFileSync } from 'node:fs';
 import { findSourceMap } from 'node:module';
@@ -92,7 +93,13 @@ function sourceMapFor(fileName: string): LineLookup | null {
       };
     } else if (/\.[cm]?js$/.test(fileName)) {
       const path = fileName.startsWith('file:') ? fileURLToPath(fileName) : fileName;
-      map = SourceMapLines.parse(JSON.parse(readFileSync(`${path}.map`, 'utf8')) as SourceMapPayload);
+      // The build writes the decoded tables beside the map (scripts/gen-log-lines.ts); the map
+      // itself is the fallback.
+      try {
+        map = SourceMapLines.deserialize(readFileSync(`${path}.lines`));
+      } catch {
+        map = SourceMapLines.parse(JSON.parse(readFileSync(`${path}.map`, 'utf8')) as SourceMapPayload);
+      }
     }
   } catch {
     map = null;

@@ -62,3 +62,18 @@ test('segments without a source, lines past the end and columns before the first
   assert.deepEqual(map.find(2, 2), { source: 'b.ts', line: 5 });
   assert.deepEqual(map.find(9, 0), { source: 'b.ts', line: 5 });
 });
+
+test('serialize and deserialize give the same lookups, also from an unaligned buffer; other bytes are refused', async () => {
+  const { code, map } = await bundleMap();
+  const parsed = SourceMapLines.parse(map);
+  const bytes = parsed.serialize();
+  const unaligned = Buffer.concat([Buffer.from([0]), bytes]).subarray(1);
+  for (const copy of [SourceMapLines.deserialize(bytes), SourceMapLines.deserialize(unaligned)]) {
+    const lines = code.split('\n');
+    for (let line = 0; line < lines.length; line++) {
+      for (let column = 0; column <= lines[line]!.length; column += 5) assert.deepEqual(copy.find(line, column), parsed.find(line, column));
+    }
+  }
+  assert.throws(() => SourceMapLines.deserialize(Buffer.from('{"version":3}')), /not a source map line table/);
+  assert.throws(() => SourceMapLines.deserialize(bytes.subarray(0, bytes.length - 1)), /truncated/);
+});

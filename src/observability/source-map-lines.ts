@@ -16,6 +16,9 @@ export interface SourceMapPayload {
   readonly sourceRoot?: string;
 }
 
+/** "SML1": the header of SourceMapLines.serialize's format. */
+const MAGIC = 0x314c4d53;
+
 const BASE64 = new Int8Array(128).fill(-1);
 for (const [i, c] of [...'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/'].entries()) BASE64[c.charCodeAt(0)] = i;
 
@@ -94,6 +97,54 @@ export class SourceMapLines {
     lineStart.fill(count, line + 1);
     const root = map.sourceRoot ? `${map.sourceRoot.replace(/\/$/, '')}/` : '';
     const sources = map.sources.map((s) => (s === null ? '' : root + s));
+    return new SourceMapLines(sources, lineStart, column, source, originalLine);
+  }
+
+  /**
+   * The tables as one buffer (written beside the bundle at build time, so start-up maps the file
+   * instead of decoding the map): a 16-byte header (magic, line count + 1, segment count, bytes of
+   * the sources' JSON), the four tables as little-endian 32-bit integers, then the sources' JSON.
+   */
+  serialize(): Buffer {
+    const lines = this.lineStart.length;
+    const segments = this.column.length;
+    const sources = Buffer.from(JSON.stringify(this.sources), 'utf8');
+    const out = Buffer.alloc(16 + 4 * (lines + 3 * segments) + sources.length);
+    out.writeUInt32LE(MAGIC, 0);
+    out.writeUInt32LE(lines, 4);
+    out.writeUInt32LE(segments, 8);
+    out.writeUInt32LE(sources.length, 12);
+    let at = 16;
+    for (const table of [this.lineStart, this.column, this.source, this.originalLine]) {
+      Buffer.from(table.buffer, table.byteOffset, table.byteLength).copy(out, at);
+      at += table.byteLength;
+    }
+    sources.copy(out, at);
+    return out;
+  }
+
+  /** Reads serialize's format; throws when the buffer is not one. */
+  static deserialize(buf: Uint8Array): SourceMapLines {
+    // The typed arrays view the buffer directly, which needs 4-byte alignment (a pooled Buffer may not have it).
+    const bytes = buf.byteOffset % 4 === 0 ? buf : Uint8Array.prototype.slice.call(buf);
+    const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    if (bytes.byteLength < 16 || view.getUint32(0, true) !== MAGIC) throw new Error('not a source map line table');
+    if (new Uint8Array(new Uint16Array([1]).buffer)[0] !== 1) throw new Error('source map line tables are little-endian; this host is not');
+    const lines = view.getUint32(4, true);
+    const segments = view.getUint32(8, true);
+    const sourcesLength = view.getUint32(12, true);
+    if (16 + 4 * (lines + 3 * segments) + sourcesLength !== bytes.byteLength) throw new Error('truncated source map line table');
+    let at = bytes.byteOffset + 16;
+    const take = <A>(make: (b: ArrayBufferLike, o: number, n: number) => A, n: number): A => {
+      const table = make(bytes.buffer, at, n);
+      at += 4 * n;
+      return table;
+    };
+    const lineStart = take((b, o, n) => new Uint32Array(b, o, n), lines);
+    const column = take((b, o, n) => new Uint32Array(b, o, n), segments);
+    const source = take((b, o, n) => new Int32Array(b, o, n), segments);
+    const originalLine = take((b, o, n) => new Uint32Array(b, o, n), segments);
+    const sources = JSON.parse(Buffer.from(bytes.buffer, at, sourcesLength).toString('utf8')) as string[];
     return new SourceMapLines(sources, lineStart, column, source, originalLine);
   }
 
