@@ -77,3 +77,25 @@ test('serialize and deserialize give the same lookups, also from an unaligned bu
   assert.throws(() => SourceMapLines.deserialize(Buffer.from('{"version":3}')), /not a source map line table/);
   assert.throws(() => SourceMapLines.deserialize(bytes.subarray(0, bytes.length - 1)), /truncated/);
 });
+
+test('only(keep): positions in kept sources resolve as before, all others find nothing', async () => {
+  const { code, map } = await bundleMap();
+  const all = SourceMapLines.parse(map);
+  const keep = (source: string) => source.endsWith('logger.ts');
+  const some = all.only(keep);
+  assert.ok(some.serialize().length < all.serialize().length, 'fewer segments');
+  const lines = code.split('\n');
+  let kept = 0;
+  for (let line = 0; line < lines.length; line++) {
+    for (let column = 0; column <= lines[line]!.length; column += 3) {
+      const want = all.find(line, column);
+      if (want !== undefined && keep(want.source)) {
+        assert.deepEqual(some.find(line, column), want, `${line}:${column}`);
+        kept++;
+      } else {
+        assert.equal(some.find(line, column), undefined, `${line}:${column}`);
+      }
+    }
+  }
+  assert.ok(kept > 100, `only ${kept} positions in the kept source`);
+});

@@ -101,6 +101,36 @@ export class SourceMapLines {
   }
 
   /**
+   * The same lookups for the sources `keep` accepts; positions in any other source find nothing
+   * (as a segment without a source), and runs of such segments on a line become one. The logger
+   * only asks about our own files, so the bundled dependencies' segments can go.
+   */
+  only(keep: (source: string) => boolean): SourceMapLines {
+    const kept = this.sources.map(keep);
+    const n = this.column.length;
+    const lineStart = new Uint32Array(this.lineStart.length);
+    const column = new Uint32Array(n);
+    const source = new Int32Array(n);
+    const originalLine = new Uint32Array(n);
+    let count = 0;
+    for (let line = 0; line + 1 < this.lineStart.length; line++) {
+      lineStart[line] = count;
+      for (let i = this.lineStart[line]!; i < this.lineStart[line + 1]!; i++) {
+        const src = this.source[i]!;
+        const none = src < 0 || !kept[src];
+        // A segment that maps nowhere right after another that maps nowhere adds nothing.
+        if (none && count > lineStart[line]! && source[count - 1] === -1) continue;
+        column[count] = this.column[i]!;
+        source[count] = none ? -1 : src;
+        originalLine[count] = none ? 0 : this.originalLine[i]!;
+        count++;
+      }
+    }
+    lineStart[this.lineStart.length - 1] = count;
+    return new SourceMapLines(this.sources, lineStart, column.slice(0, count), source.slice(0, count), originalLine.slice(0, count));
+  }
+
+  /**
    * The tables as one buffer (written beside the bundle at build time, so start-up maps the file
    * instead of decoding the map): a 16-byte header (magic, line count + 1, segment count, bytes of
    * the sources' JSON), the four tables as little-endian 32-bit integers, then the sources' JSON.
