@@ -19,6 +19,8 @@ npx --no-install esbuild src/main.ts --bundle --platform=node --format=esm --tar
   --outfile="$out/resizer.js" --sourcemap --sources-content=false --banner:js="$banner" --log-level=warning
 # Builtins through require, not ESM imports (an ESM import of node:http loads undici; see the script).
 node scripts/bundle-builtins.mjs "$out/resizer.js" >/dev/null
+# Pure ASCII, so V8 keeps the source as a one-byte string (see the script).
+node scripts/bundle-ascii.mjs "$out/resizer.js" >/dev/null
 # The logger's file:line tables, decoded from the map now instead of at every start.
 node --import tsx scripts/gen-log-lines.ts "$out/resizer.js.map"
 cp scripts/dist-main.js "$out/main.js"
