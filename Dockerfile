@@ -5,7 +5,8 @@
 #
 # Four stages: compile with the dev dependencies; install production dependencies only; fetch the
 # pinned Node.js binary from the npm registry and check its sha512 against scripts/node-runtime.pins;
-# then a runtime image that holds that node, the production dependencies, package.json and dist/ —
+# then a runtime image that holds that node, package.json, dist/ (one bundle with the production
+# dependencies in it) and those dependencies' license files —
 # nothing that writes at run time, so it runs with readOnlyRootFilesystem and as a non-root user.
 # The base is the slim image of the same major (its floating tag always exists); its own node is
 # replaced by the pinned one, so Docker users run exactly the version the tests ran.
@@ -18,7 +19,7 @@ WORKDIR /src
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
-COPY scripts/build.sh scripts/dist-main.js scripts/
+COPY scripts/build.sh scripts/dist-main.js scripts/bundle-builtins.mjs scripts/bundle-ascii.mjs scripts/gen-log-lines.ts scripts/
 COPY src ./src
 # .git is not in the build context: the commit --version prints comes in as a build argument.
 ARG SOURCE_COMMIT=
@@ -27,7 +28,9 @@ RUN npm run build
 FROM ${NODE_IMAGE} AS deps
 WORKDIR /app
 COPY package.json package-lock.json ./
-RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean --force
+COPY scripts/collect-licenses.mjs ./
+# The bundle holds the production dependencies; only their license files are shipped.
+RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && node collect-licenses.mjs . licenses
 
 FROM ${NODE_IMAGE} AS runtime
 ARG NODE_VERSION
@@ -48,9 +51,9 @@ FROM ${NODE_IMAGE}
 ENV NODE_ENV=production
 COPY --from=runtime /runtime/node /usr/local/bin/node
 WORKDIR /app
-COPY --from=deps /app/node_modules ./node_modules
+COPY --from=deps /app/licenses ./licenses
 COPY package.json ./
 COPY --from=build /src/dist ./dist
 # The image's unprivileged "node" user (uid 1000); Kubernetes can enforce it with runAsNonRoot.
 USER 1000:1000
-ENTRYPOINT ["node", "dist/main.js"]
+ENTRYPOINT ["node", "--max-semi-space-size=2", "dist/main.js"]

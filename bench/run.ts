@@ -23,6 +23,8 @@ import { latency } from './scenarios/latency.js';
 import { startup } from './scenarios/startup.js';
 
 const ALL = ['burst-default', 'burst-high', 'latency', 'startup', 'idle', 'idle-cpu'] as const;
+// Issue 15: the last level is the scale the targets name (20,000 claims, 100,000 pods).
+const DEFAULT_IDLE = '1000:10000,5000:30000,20000:100000';
 const ALIASES: Record<string, string[]> = { burst: ['burst-default', 'burst-high'], api: ['burst-high'], all: [...ALL] };
 
 const HELP = `usage: tsx bench/run.ts [flags]
@@ -30,7 +32,7 @@ const HELP = `usage: tsx bench/run.ts [flags]
   --rounds R         A B rounds per scenario (default 3, max 20)
   --n N              claims grown at once at QPS ${HIGH_FLAGS.qps}/${HIGH_FLAGS.burst} (default 1000, max 20000)
   --n-low N          claims grown at once at QPS ${DEFAULT_FLAGS.qps}/${DEFAULT_FLAGS.burst} (default 100, max 5000)
-  --idle LEVELS      claims:pods levels for idle memory, cumulative (default 1000:10000,5000:30000)
+  --idle LEVELS      claims:pods levels for idle memory, cumulative (default ${DEFAULT_IDLE})
   --idle-cpu C:S     idle-cpu scenario: C claims, CPU read over S seconds at rest (default 300:60)
   --pods LIST        pods of each idle level, comma-separated (replaces the pods given in --idle)
   --latency-samples K  single resizes per run in the latency scenario (default 10, max 200)
@@ -72,7 +74,7 @@ function parseOptions(argv: string[]): BenchOptions & { out: string } {
       scenarios.add(e);
     }
   }
-  let idleLevels: Array<[number, number]> = (values.idle ?? '1000:10000,5000:30000').split(',').map((lv) => {
+  let idleLevels: Array<[number, number]> = (values.idle ?? DEFAULT_IDLE).split(',').map((lv) => {
     const [c, p] = lv.split(':').map(Number);
     if (!Number.isInteger(c) || !Number.isInteger(p) || c! < 1 || c! > 50_000 || p! < 0 || p! > 100_000) {
       throw new Error(`--idle level ${lv}: want claims:pods with claims in [1, 50000] and pods in [0, 100000]`);

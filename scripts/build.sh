@@ -17,6 +17,12 @@ mkdir -p "$out"
 banner="import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);"
 npx --no-install esbuild src/main.ts --bundle --platform=node --format=esm --target=node24 \
   --outfile="$out/resizer.js" --sourcemap --sources-content=false --banner:js="$banner" --log-level=warning
+# Builtins through require, not ESM imports (an ESM import of node:http loads undici; see the script).
+node scripts/bundle-builtins.mjs "$out/resizer.js" >/dev/null
+# Pure ASCII, so V8 keeps the source as a one-byte string (see the script).
+node scripts/bundle-ascii.mjs "$out/resizer.js" >/dev/null
+# The logger's file:line tables, decoded from the map now instead of at every start.
+node --import tsx scripts/gen-log-lines.ts "$out/resizer.js.map"
 cp scripts/dist-main.js "$out/main.js"
 
 commit=${SOURCE_COMMIT:-}

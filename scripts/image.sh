@@ -12,8 +12,8 @@
 #                            libc6 libstdc++6 libgcc-s1 libatomic1 for that architecture), CA
 #                            certificates, /etc/passwd and /etc/group with the user csi-resizer
 #                            (uid/gid 1000), the packages' copyright files and their versions
-#   app (the same bytes on both)  /app: package.json, dist/ (npm run build) and the production
-#                            node_modules (npm ci --omit=dev --ignore-scripts; all pure JS)
+#   app (the same bytes on both)  /app: package.json, dist/ (npm run build: one bundle with the
+#                            production dependencies in it) and their license files
 # No shell, no package manager. The process runs as uid 1000 and is PID 1: it handles SIGTERM and
 # SIGINT itself (src/app), so no init is needed.
 #
@@ -73,9 +73,15 @@ echo "== app layer"
 app=$work/app
 mkdir -p "$app/app"
 bash scripts/build.sh "$app/app/dist"
-cp package.json package-lock.json "$app/app/"
-(cd "$app/app" && npm ci --omit=dev --ignore-scripts --no-audit --no-fund --loglevel=error >/dev/null)
-rm "$app/app/package-lock.json"
+cp package.json "$app/app/"
+# The bundle holds every production dependency, so node_modules is not shipped; their license and
+# notice files are (MIT and Apache-2.0 ask for them to travel with the code), under
+# /app/licenses/<package>/, taken from a production install of the lockfile.
+deps=$work/deps
+mkdir -p "$deps"
+cp package.json package-lock.json "$deps/"
+(cd "$deps" && npm ci --omit=dev --ignore-scripts --no-audit --no-fund --loglevel=error >/dev/null)
+node scripts/collect-licenses.mjs "$deps" "$app/app/licenses" >/dev/null
 # The bundle's source map stays: its paths are relative (../src/...), so the layer is the same from
 # any clone, and the logger reads it to print our TypeScript file:line (and --vmodule matches them).
 normalize_modes "$app"

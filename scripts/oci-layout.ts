@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { Transform } from 'node:stream';
 import { createGzip } from 'node:zlib';
+import { NODE_FLAGS } from './node-flags.js';
 
 const MediaType = {
   index: 'application/vnd.oci.image.index.v1+json',
@@ -150,7 +151,7 @@ async function main(): Promise<void> {
       config: {
         User: '1000:1000',
         Env: ['PATH=/usr/local/bin', 'NODE_ENV=production'],
-        Entrypoint: ['/usr/local/bin/node', '/app/dist/main.js'],
+        Entrypoint: ['/usr/local/bin/node', ...NODE_FLAGS, '/app/dist/main.js'],
         WorkingDir: '/app',
         Labels: labels,
         StopSignal: 'SIGTERM',
@@ -158,7 +159,7 @@ async function main(): Promise<void> {
       rootfs: { type: 'layers', diff_ids: imageLayers.map((l) => l.diffId) },
       history: [
         { created, created_by: `scripts/image.sh: Node.js ${opts.nodeVersion}, its shared libraries, CA certificates, passwd/group` },
-        { created, created_by: 'scripts/image.sh: /app (package.json, dist/, production node_modules)' },
+        { created, created_by: 'scripts/image.sh: /app (package.json, dist/, the bundled dependencies\' license files)' },
       ].slice(0, imageLayers.length),
     });
     const manifest = layout.writeJson(MediaType.manifest, {

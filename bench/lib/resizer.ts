@@ -4,6 +4,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { spawnLogged, type Managed } from '../../test/cluster/process.js';
+import { NODE_FLAGS } from '../../scripts/node-flags.js';
 
 export type Impl = 'ours' | 'upstream';
 export const IMPLS: readonly Impl[] = ['ours', 'upstream'];
@@ -82,9 +83,10 @@ export function startResizer(impl: Impl, t: ResizerTargets, f: ResizerFlags, lab
   const args = commonArgs(t, f);
   const logPath = join(t.logDir, `${String(launches).padStart(3, '0')}-${impl}-${label}.log`);
   const spawnedAt = performance.now();
-  // Ours from its TypeScript sources runs under tsx; the compiled build runs as is.
+  // Ours from its TypeScript sources runs under tsx; the compiled build runs as the image runs it
+  // (its entry point's node flags).
   const [command, ...argv] = impl === 'ours'
-    ? [process.execPath, ...(t.oursNodeArgs ?? []), ...(t.oursEntry.endsWith('.ts') ? ['--import', 'tsx'] : []), t.oursEntry, ...args]
+    ? [process.execPath, ...NODE_FLAGS, ...(t.oursNodeArgs ?? []), ...(t.oursEntry.endsWith('.ts') ? ['--import', 'tsx'] : []), t.oursEntry, ...args]
     : [t.upstreamBin, ...args];
   // unshare execs sh, which execs the resizer: the pid stays the resizer's.
   const wrapped = launch.hostname === undefined

@@ -1,6 +1,6 @@
-// `npm run build` produces a runnable dist/, and dist/ runs with the production dependencies
-// alone — what the Dockerfile's runtime stage holds (package.json, node_modules without dev
-// dependencies, dist/). No Docker engine here, so the stages are reproduced in a temp directory.
+// `npm run build` produces a runnable dist/, and dist/ runs with package.json alone beside it —
+// what the Dockerfile's runtime stage holds (package.json, dist/, license files; no node_modules).
+// No Docker engine here, so the stages are reproduced in a temp directory.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -9,11 +9,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { repoRoot } from '../cluster/components.js';
+import { NODE_FLAGS } from '../../scripts/node-flags.js';
 
 const exec = promisify(execFile);
 const version = (JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as { version: string }).version;
 
-test('build, install production dependencies only, and run dist/main.js', { timeout: 600_000 }, async (t) => {
+test('build, and run dist/main.js without node_modules', { timeout: 600_000 }, async (t) => {
   const app = mkdtempSync(join(tmpdir(), 'rz-build-'));
   t.after(() => rmSync(app, { recursive: true, force: true }));
 
@@ -27,16 +28,14 @@ test('build, install production dependencies only, and run dist/main.js', { time
   // One bundle: the entry point and the resizer with its dependencies, no module tree.
   assert.deepEqual(readdirSync(join(app, 'dist')).filter((f) => f.endsWith('.js')).sort(), ['main.js', 'resizer.js']);
 
-  // Stage 2: production dependencies from the lockfile, no scripts.
+  // Stage 2: the image ships package.json beside dist/ and no node_modules: the bundle holds every
+  // production dependency (an import the bundle left outside would fail to resolve below).
   copyFileSync(join(repoRoot, 'package.json'), join(app, 'package.json'));
-  copyFileSync(join(repoRoot, 'package-lock.json'), join(app, 'package-lock.json'));
-  await exec('npm', ['ci', '--omit=dev', '--ignore-scripts', '--no-audit', '--no-fund'], { cwd: app, maxBuffer: 16 << 20, timeout: 300_000 });
-  assert.ok(!existsSync(join(app, 'node_modules', 'typescript')), 'no dev dependencies');
-  assert.ok(!existsSync(join(app, 'node_modules', 'tsx')), 'no dev dependencies');
+  assert.ok(!existsSync(join(app, 'node_modules')));
 
   // Stage 3: the entry point runs from there.
   const run = (args: string[], env: NodeJS.ProcessEnv = {}) =>
-    exec(process.execPath, [join(app, 'dist', 'main.js'), ...args], { cwd: app, env: { PATH: process.env['PATH'], ...env } })
+    exec(process.execPath, [...NODE_FLAGS, join(app, 'dist', 'main.js'), ...args], { cwd: app, env: { PATH: process.env['PATH'], ...env } })
       .then((r) => ({ code: 0, ...r }), (err: { code: number; stdout: string; stderr: string }) => err);
   const v = await run(['--version']);
   assert.equal(v.code, 0);

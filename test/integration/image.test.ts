@@ -16,6 +16,7 @@ import { startMockDriver } from '../cluster/mock-driver.js';
 import { adminClients, useCluster } from '../cluster/test-cluster.js';
 import { buildImage, Container, pullImage, removeImage, unpack, verifyBlobs, type OciImage } from './image-harness.js';
 import { eventually } from '../support/eventually.js';
+import { NODE_FLAGS } from '../../scripts/node-flags.js';
 
 const pins = readFileSync(join(repoRoot, 'scripts', 'node-runtime.pins'), 'utf8')
   .split('\n')
@@ -59,7 +60,7 @@ describe('the container image (npm run image)', { timeout: 1_500_000 }, () => {
       const config = image.config(arch);
       assert.equal(config.architecture, arch);
       assert.equal(config.config.User, '1000:1000');
-      assert.deepEqual(config.config.Entrypoint, ['/usr/local/bin/node', '/app/dist/main.js']);
+      assert.deepEqual(config.config.Entrypoint, ['/usr/local/bin/node', ...NODE_FLAGS, '/app/dist/main.js']);
       assert.equal(config.config.Labels['io.github.csi-resizer.node-version'], shippedNode);
       assert.equal(config.rootfs.diff_ids.length, 2);
     }
@@ -77,10 +78,11 @@ describe('the container image (npm run image)', { timeout: 1_500_000 }, () => {
       assert.ok(!names.has(forbidden), `no ${forbidden} in the image`);
     }
     assert.deepEqual(entries.filter((e) => e.uid !== 0).map((e) => e.path), [], 'everything is owned by root, read-only to the user');
-    for (const path of ['usr/local/bin/node', 'lib64/ld-linux-x86-64.so.2', 'lib/x86_64-linux-gnu/libstdc++.so.6', 'app/dist/main.js', 'app/package.json', 'app/node_modules/@grpc/grpc-js/package.json']) {
+    for (const path of ['usr/local/bin/node', 'lib64/ld-linux-x86-64.so.2', 'lib/x86_64-linux-gnu/libstdc++.so.6', 'app/dist/main.js', 'app/package.json', 'app/licenses/@grpc/grpc-js/LICENSE', 'app/licenses/protobufjs/LICENSE']) {
       assert.ok(entries.some((e) => e.path === path), `${path} is in the image`);
     }
-    assert.ok(!entries.some((e) => e.path === 'app/node_modules/typescript'), 'no dev dependencies');
+    // The bundle holds the production dependencies: no module tree ships beside it.
+    assert.deepEqual(entries.filter((e) => e.path.split('/').includes('node_modules')).map((e) => e.path), [], 'no node_modules');
     assert.match(readFileSync(join(rootfs, 'etc', 'passwd'), 'utf8'), /^csi-resizer:x:1000:1000:/m);
     assert.match(readFileSync(join(rootfs, 'etc', 'ssl', 'certs', 'ca-certificates.crt'), 'utf8'), /BEGIN CERTIFICATE/);
     const bytes = entries.filter((e) => e.isFile).reduce((n, e) => n + e.size, 0);
@@ -179,7 +181,7 @@ describe('the container image (npm run image)', { timeout: 1_500_000 }, () => {
     const imageId = await pullImage(image, 'arm64');
     t.after(() => removeImage(imageId));
     const qemu = [{ host: '/usr/bin/qemu-aarch64-static', container: '/qemu-aarch64' }];
-    const c = new Container(imageId, { entrypoint: ['/qemu-aarch64', '/usr/local/bin/node', '/app/dist/main.js'], args: ['--version'], binds: qemu });
+    const c = new Container(imageId, { entrypoint: ['/qemu-aarch64', '/usr/local/bin/node', ...NODE_FLAGS, '/app/dist/main.js'], args: ['--version'], binds: qemu });
     t.after(() => c.destroy());
     assert.deepEqual(await c.exited, { code: 0, signal: null }, c.tail());
     assert.match(c.stdout, new RegExp(`^csi-resizer ${appVersion.replaceAll('.', '\\.')}\\b`));

@@ -9,6 +9,7 @@ import * as k8s from '@kubernetes/client-node';
 import { parseConfig } from '../../src/app/config.js';
 import { LEADER_ELECTION_HEALTH_PATH, parseListenAddress } from '../../src/observability/http-server.js';
 import { repoRoot } from '../cluster/components.js';
+import { NODE_FLAGS } from '../../scripts/node-flags.js';
 import { adminClients, useCluster } from '../cluster/test-cluster.js';
 
 const deployDir = join(repoRoot, 'deploy', 'kubernetes');
@@ -70,7 +71,8 @@ test('the Dockerfile runs dist/main.js as a non-root user from a production-only
   assert.match(dockerfile, /npm ci --omit=dev/);
   assert.match(dockerfile, /RUN npm run build/);
   assert.match(dockerfile, /^USER (?!0\b|root\b)\S+/m);
-  assert.match(dockerfile, /^ENTRYPOINT \["node", "dist\/main\.js"\]$/m);
+  // With the node flags every way of running it uses (scripts/node-flags.ts).
+  assert.ok(dockerfile.includes(`\nENTRYPOINT ${JSON.stringify(['node', ...NODE_FLAGS, 'dist/main.js']).replaceAll('","', '", "')}\n`));
   const runtime = dockerfile.slice(dockerfile.lastIndexOf('\nFROM '));
   assert.doesNotMatch(runtime, /npm ci(?! --omit=dev)/, 'the runtime stage installs nothing with dev dependencies');
 });
