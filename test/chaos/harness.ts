@@ -183,8 +183,10 @@ export async function runFault(env: ChaosEnv, fault: Fault, impl: Impl): Promise
     const allFinal = await waitFinal(tracker, expected, Math.max(0, s.boundMs - (performance.now() - t0)), []);
     const finalTimes = [...expected].map(([c, b]) => tracker!.state(c, b).pvcAt);
     const timeToAllFinalS = allFinal && finalTimes.every((t) => t !== undefined) ? (Math.max(...(finalTimes as number[])) - t0) / 1000 : undefined;
-    // A short window after the last claim turned final: a late or stray write would show up here.
-    await sleep(2000);
+    // A marker instead of a quiet window: the canary, grown again now, turns final only once the
+    // resizers have taken the keys queued before it, so a late or stray write has landed by then.
+    await growWhenAdmitted(env.api, ns, canary!.pvc, 3);
+    if (!(await waitFinal(tracker, new Map([[canary!.pvc, 3n * GI]]), 60_000, []))) facts.push('the marker claim grown after the burst did not turn final within 60 s');
 
     const verdict = await judge(env.api, ns, expected, retired, driver);
     const duplicateCalls = driver.calls().filter((c) => c.event === 'call' && c.method === 'ControllerExpandVolume' && c.afterSuccess && c.at >= wallStart).length;
