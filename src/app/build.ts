@@ -194,10 +194,11 @@ function assemble(parts: {
     let podInformer: Informer<PodClaimUsage> | undefined;
     let claimUsage: ClaimUsage | undefined;
     if (config.handleVolumeInUseError) {
+      const usage = (claimUsage = new ClaimUsage());
       podInformer = new Informer<PodClaimUsage>({
-        listWatcher: kube.listWatcher(Resources.pods), log: informerLog, resyncPeriodMs, skippedObjects: metrics.informerObjectsSkipped, transform: toPodClaimUsage,
+        listWatcher: kube.listWatcher(Resources.pods), log: informerLog, resyncPeriodMs, skippedObjects: metrics.informerObjectsSkipped,
+        transform: (obj, key) => toPodClaimUsage(obj, key, (claim) => usage.intern(claim)),
       });
-      claimUsage = new ClaimUsage();
       informers.push(informerRunnable('pod-informer', podInformer));
     }
     const slowSet = new SlowSet<string>({ retentionMs: config.retryIntervalMaxMs, clock });
