@@ -15,6 +15,7 @@ import { loadKubeConfig, type ClientConfig } from '../kube/kubeconfig.js';
 import { clientRateLimit, ClientRateLimitError } from '../kube/rate-limiter.js';
 import type { KubeObject } from '../model/objects.js';
 import { resourcePath, Resources } from '../kube/resources.js';
+import { StringPool } from '../kube/string-pool.js';
 import { everyVolume, NodeVolumeScope, type VolumeScope } from '../model/volume-scope.js';
 import { scopedResizer } from '../resize/resizer.js';
 import { volumeApi } from '../kube/volume-api.js';
@@ -89,6 +90,15 @@ function withoutManagedFields<T extends KubeObject>(obj: KubeObject): T {
   return obj as T;
 }
 
+/** The PVC/PV/VAC informers' transform: without managedFields, repeated strings shared. */
+function forCache<T extends KubeObject>(strings: StringPool): (obj: KubeObject) => T {
+  return (obj) => {
+    const cached = withoutManagedFields<T>(obj);
+    strings.internValues(cached);
+    return cached;
+  };
+}
+
 export async function startApp(config: Config, deps: AppDeps, signal: AbortSignal): Promise<App> {
   const { log, metrics } = deps;
   const clock = deps.clock ?? realClock;
@@ -161,12 +171,13 @@ function assemble(parts: {
   const { log, metrics } = deps;
   const informerLog = log;
   const resyncPeriodMs = config.resyncPeriodMs;
+  const strings = new StringPool();
 
   const pvcs = new Informer<Pvc>({
-    listWatcher: kube.listWatcher(Resources.persistentVolumeClaims), log: informerLog, resyncPeriodMs, skippedObjects: metrics.informerObjectsSkipped, transform: withoutManagedFields,
+    listWatcher: kube.listWatcher(Resources.persistentVolumeClaims), log: informerLog, resyncPeriodMs, skippedObjects: metrics.informerObjectsSkipped, transform: forCache<Pvc>(strings),
   });
   const pvs = new Informer<Pv>({
-    listWatcher: kube.listWatcher(Resources.persistentVolumes), log: informerLog, resyncPeriodMs, skippedObjects: metrics.informerObjectsSkipped, transform: withoutManagedFields,
+    listWatcher: kube.listWatcher(Resources.persistentVolumes), log: informerLog, resyncPeriodMs, skippedObjects: metrics.informerObjectsSkipped, transform: forCache<Pv>(strings),
   });
   const informers: Runnable[] = [informerRunnable('pvc-informer', pvcs), informerRunnable('pv-informer', pvs)];
 
@@ -194,10 +205,11 @@ function assemble(parts: {
     let podInformer: Informer<PodClaimUsage> | undefined;
     let claimUsage: ClaimUsage | undefined;
     if (config.handleVolumeInUseError) {
+      const usage = (claimUsage = new ClaimUsage());
       podInformer = new Informer<PodClaimUsage>({
-        listWatcher: kube.listWatcher(Resources.pods), log: informerLog, resyncPeriodMs, skippedObjects: metrics.informerObjectsSkipped, transform: toPodClaimUsage,
+        listWatcher: kube.listWatcher(Resources.pods), log: informerLog, resyncPeriodMs, skippedObjects: metrics.informerObjectsSkipped,
+        transform: (obj, key) => toPodClaimUsage(obj, key, (claim) => usage.intern(claim)),
       });
-      claimUsage = new ClaimUsage();
       informers.push(informerRunnable('pod-informer', podInformer));
     }
     const slowSet = new SlowSet<string>({ retentionMs: config.retryIntervalMaxMs, clock });
@@ -234,7 +246,7 @@ function assemble(parts: {
     // the resize controller's) and slow set, sharing the PVC/PV informers and the
     // KeyLock with the resize controller (see src/modify/reconcile.ts for why the lock).
     const vacs = new Informer<VolumeAttributesClass>({
-      listWatcher: kube.listWatcher(Resources.volumeAttributesClasses), log: informerLog, resyncPeriodMs, skippedObjects: metrics.informerObjectsSkipped, transform: withoutManagedFields,
+      listWatcher: kube.listWatcher(Resources.volumeAttributesClasses), log: informerLog, resyncPeriodMs, skippedObjects: metrics.informerObjectsSkipped, transform: forCache<VolumeAttributesClass>(strings),
     });
     informers.push(informerRunnable('vac-informer', vacs));
     const slowSet = new SlowSet<string>({ retentionMs: config.retryIntervalMaxMs, clock });

@@ -43,8 +43,8 @@ export interface InformerOptions<T extends KubeObject> {
   namespace?: string;
   labelSelector?: string;
   fieldSelector?: string;
-  /** Keep only what the controller needs; undefined drops the object (treated as absent). */
-  transform?: (obj: KubeObject) => T | undefined;
+  /** Keep only what the controller needs; undefined drops the object (treated as absent). `key` is the cache key. */
+  transform?: (obj: KubeObject, key: string) => T | undefined;
   /** Periodic update(obj, obj) for every cached object; 0 disables. */
   resyncPeriodMs?: number;
   pageSize?: number;
@@ -86,7 +86,7 @@ export class Informer<T extends KubeObject = KubeObject> {
   private readonly handlers: InformerHandlers<T>[] = [];
   private readonly clock: Clock;
   private readonly random: () => number;
-  private readonly transform: (obj: KubeObject) => T | undefined;
+  private readonly transform: (obj: KubeObject, key: string) => T | undefined;
   private readonly name: string;
   private synced = false;
   private syncWaiters: Array<() => void> = [];
@@ -402,7 +402,7 @@ export class Informer<T extends KubeObject = KubeObject> {
     const key = safeKey(raw);
     try {
       if (key === undefined) throw new Error('object has no usable metadata.name');
-      const obj = this.transform(raw);
+      const obj = this.transform(raw, key);
       // The cache key comes from the raw object; a transform that renames it is refused.
       if (obj && objectKey(obj) !== key) throw new Error(`transform changed the object's key to ${JSON.stringify(objectKey(obj))}`);
       return { key, obj };

@@ -38,7 +38,7 @@ export class Store<T extends KubeObject = KubeObject> implements WritableStore<T
   private readonly items = new Map<string, T>();
 
   /** transform is applied to written-back objects, as the informer applies it to watched ones. */
-  constructor(private readonly transform: (obj: KubeObject) => T | undefined = (o) => o as T) {}
+  constructor(private readonly transform: (obj: KubeObject, key: string) => T | undefined = (o) => o as T) {}
 
   get(key: string): T | undefined {
     return this.items.get(key);
@@ -60,7 +60,7 @@ export class Store<T extends KubeObject = KubeObject> implements WritableStore<T
     const key = objectKey(obj);
     const cached = this.items.get(key);
     if (cached && compareResourceVersions(obj.metadata?.resourceVersion, cached.metadata?.resourceVersion) <= 0) return false;
-    const stored = this.transform(obj);
+    const stored = this.transform(obj, key);
     if (!stored) return false;
     this.items.set(key, stored);
     return true;

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { podHandlers, pvcHandlers, pvcUpdateWorthReconciling } from './handlers.js';
-import { ClaimUsage } from './in-use.js';
+import { ClaimUsage, PodClaimUsage } from './in-use.js';
 import type { Pvc } from '../model/objects.js';
 import { pvc } from '../../test/support/builders.js';
 
@@ -42,15 +42,19 @@ test('PVC handlers: an add enqueues, an update through the filter, a delete forg
   assert.deepEqual(calls, ['add ns/c', 'add ns/c', 'forget ns/c', 'reconciler forgets ns/c u-1']);
 });
 
-test('Pod handlers keep claim usage: added, refreshed when terminated, removed', () => {
+test('Pod handlers keep claim usage: added, moved to another claim, dropped, removed', () => {
   const usage = new ClaimUsage();
   const h = podHandlers(usage);
-  const pod = { metadata: { namespace: 'ns', name: 'app', uid: 'p-1' }, claimNames: ['c'], terminated: false };
-  h.add!(pod);
+  const onC = new PodClaimUsage('ns/app', 'ns/c');
+  h.add!(onC);
   assert.equal(usage.isInUse('ns/c'), true);
-  h.update!(pod, { ...pod, terminated: true });
-  assert.equal(usage.isInUse('ns/c'), false);
-  h.update!(pod, pod);
-  h.delete!(pod);
-  assert.equal(usage.isInUse('ns/c'), false);
+  h.update!(onC, onC); // resync
+  assert.equal(usage.isInUse('ns/c'), true);
+  const onD = new PodClaimUsage('ns/app', ['ns/c', 'ns/d']);
+  h.update!(onC, onD);
+  assert.deepEqual([usage.isInUse('ns/c'), usage.isInUse('ns/d')], [true, true]);
+  h.update!(onD, new PodClaimUsage('ns/app', 'ns/d'));
+  assert.deepEqual([usage.isInUse('ns/c'), usage.isInUse('ns/d')], [false, true]);
+  h.delete!(new PodClaimUsage('ns/app', 'ns/d'));
+  assert.equal(usage.isInUse('ns/d'), false);
 });

@@ -31,8 +31,12 @@ export function pvcHandlers(o: PvcHandlerOptions): InformerHandlers<Pvc> {
 /** The Pod informer's handlers (--handle-volume-inuse-error): they keep claim usage and enqueue nothing. */
 export function podHandlers(usage: ClaimUsage): InformerHandlers<PodClaimUsage> {
   return {
-    add: (pod) => usage.upsert(pod),
-    update: (_before, after) => usage.upsert(after),
+    add: (pod) => usage.add(pod),
+    // Remove first: the same pod key stays recorded when before and after share a claim.
+    update: (before, after) => {
+      usage.remove(before);
+      usage.add(after);
+    },
     delete: (pod) => usage.remove(pod),
   };
 }

@@ -1,72 +1,102 @@
-// Which claims live pods use (§3.10), kept as claim key → pod UIDs and nothing else. Upstream
-// caches every Pod object in the cluster for this; we keep a few strings per pod, which is what
-// makes idle memory with tens of thousands of pods small (see bench/).
+// Which claims live pods use (§3.10). Upstream caches every Pod object in the cluster for this.
+// The pod informer here caches only the pods that count, a non-terminated pod that mounts a
+// claim, each as a two-field record: the pod's cache key (the same string the store's map is
+// keyed by, so it is held once) and the keys of its claims. Claim keys are interned against the
+// usage index, so every pod of one claim shares one string. That keeps idle memory with tens of
+// thousands of pods small (see bench/ and docs/differences/pod-cache.md).
+import type { KubeObject, ObjectMeta } from '../model/objects.js';
 
-/** The only facts the resizer needs from a Pod; the pod informer's transform reduces Pods to this. */
-export interface PodClaimUsage {
+/** What the pod informer caches for a pod that uses claims. */
+export class PodClaimUsage implements KubeObject {
   [field: string]: unknown;
-  metadata: { namespace: string; name: string; uid: string; resourceVersion?: string };
-  /** Names of the PVCs the pod mounts through `volumes[].persistentVolumeClaim`. */
-  claimNames: string[];
-  /** Failed or Succeeded pods no longer use their volumes. */
-  terminated: boolean;
+
+  constructor(
+    /** "namespace/name": the informer's cache key for the pod. */
+    readonly key: string,
+    /** The "namespace/claimName" keys of its persistentVolumeClaim volumes: a string when there is one. */
+    readonly claims: string | readonly string[],
+  ) {}
+
+  /** Made from the key on demand (the informer checks that a record keeps its object's key). */
+  get metadata(): ObjectMeta {
+    const slash = this.key.indexOf('/');
+    return slash < 0 ? { name: this.key } : { namespace: this.key.slice(0, slash), name: this.key.slice(slash + 1) };
+  }
 }
 
 interface RawPod {
-  metadata?: { namespace?: string; name?: string; uid?: string; resourceVersion?: string };
+  metadata?: { namespace?: string };
   spec?: { volumes?: { persistentVolumeClaim?: { claimName?: string } }[] };
   status?: { phase?: string };
 }
 
-/** Informer transform: a full Pod in, its claim usage out. */
-export function toPodClaimUsage(obj: unknown): PodClaimUsage {
+/**
+ * Informer transform: a full Pod in, its claim usage out. A pod that has ended (Failed or
+ * Succeeded) or mounts no claim uses nothing: it is not cached at all (undefined), so the informer
+ * treats it as absent and a pod that ends is a delete to the handlers. `intern` returns the claim
+ * key instance already held for an equal key.
+ */
+export function toPodClaimUsage(obj: KubeObject, key: string, intern: (claimKey: string) => string = (k) => k): PodClaimUsage | undefined {
   const pod = obj as RawPod;
-  const claimNames: string[] = [];
+  const phase = pod.status?.phase;
+  if (phase === 'Failed' || phase === 'Succeeded') return undefined;
+  const namespace = pod.metadata?.namespace ?? '';
+  let claims: string | string[] | undefined;
   for (const volume of pod.spec?.volumes ?? []) {
     const claimName = volume.persistentVolumeClaim?.claimName;
-    if (claimName) claimNames.push(claimName);
+    if (!claimName) continue;
+    const claim = intern(`${namespace}/${claimName}`);
+    if (claims === undefined) claims = claim;
+    else if (typeof claims === 'string') claims = [claims, claim];
+    else claims.push(claim);
   }
-  const phase = pod.status?.phase;
-  const meta: PodClaimUsage['metadata'] = {
-    namespace: pod.metadata?.namespace ?? '',
-    name: pod.metadata?.name ?? '',
-    uid: pod.metadata?.uid ?? '',
-  };
-  if (pod.metadata?.resourceVersion !== undefined) meta.resourceVersion = pod.metadata.resourceVersion;
-  return { metadata: meta, claimNames, terminated: phase === 'Failed' || phase === 'Succeeded' };
+  return claims === undefined ? undefined : new PodClaimUsage(key, claims);
 }
 
-export class ClaimUsage {
-  /** "namespace/claimName" → UIDs of non-terminated pods that use it */
-  private readonly podsByClaim = new Map<string, Set<string>>();
-  /** pod UID → the claim keys recorded for it, to undo on update/delete */
-  private readonly claimsByPod = new Map<string, string[]>();
+/** The pods using one claim: the claim key instance records share, and one pod key or a set of them. */
+interface ClaimUsers {
+  readonly claim: string;
+  pods: string | Set<string>;
+}
 
-  /** Records or refreshes a pod; a terminated pod is removed. */
-  upsert(pod: PodClaimUsage): void {
-    this.remove(pod);
-    if (pod.terminated || pod.claimNames.length === 0) return;
-    const keys = pod.claimNames.map((name) => `${pod.metadata.namespace}/${name}`);
-    this.claimsByPod.set(pod.metadata.uid, keys);
-    for (const key of keys) {
-      let pods = this.podsByClaim.get(key);
-      if (!pods) this.podsByClaim.set(key, (pods = new Set()));
-      pods.add(pod.metadata.uid);
+/** claim key → the pods using it; fed add/remove by the pod informer's handlers. */
+export class ClaimUsage {
+  private readonly usersByClaim = new Map<string, ClaimUsers>();
+
+  add(pod: PodClaimUsage): void {
+    for (const claim of claimsOf(pod)) {
+      const users = this.usersByClaim.get(claim);
+      if (!users) this.usersByClaim.set(claim, { claim, pods: pod.key });
+      else if (typeof users.pods !== 'string') users.pods.add(pod.key);
+      else if (users.pods !== pod.key) users.pods = new Set([users.pods, pod.key]);
     }
   }
 
-  remove(pod: Pick<PodClaimUsage, 'metadata'>): void {
-    const keys = this.claimsByPod.get(pod.metadata.uid);
-    if (!keys) return;
-    this.claimsByPod.delete(pod.metadata.uid);
-    for (const key of keys) {
-      const pods = this.podsByClaim.get(key);
-      pods?.delete(pod.metadata.uid);
-      if (pods?.size === 0) this.podsByClaim.delete(key);
+  /** Idempotent: removing a pod that is not recorded changes nothing. */
+  remove(pod: PodClaimUsage): void {
+    for (const claim of claimsOf(pod)) {
+      const users = this.usersByClaim.get(claim);
+      if (!users) continue;
+      if (typeof users.pods === 'string') {
+        if (users.pods === pod.key) this.usersByClaim.delete(claim);
+        continue;
+      }
+      users.pods.delete(pod.key);
+      if (users.pods.size === 1) users.pods = users.pods.values().next().value!;
+      else if (users.pods.size === 0) this.usersByClaim.delete(claim);
     }
   }
 
   isInUse(claimKey: string): boolean {
-    return this.podsByClaim.has(claimKey);
+    return this.usersByClaim.has(claimKey);
   }
+
+  /** The instance of this claim key that the index already holds, else the key itself. */
+  intern(claimKey: string): string {
+    return this.usersByClaim.get(claimKey)?.claim ?? claimKey;
+  }
+}
+
+function claimsOf(pod: PodClaimUsage): readonly string[] {
+  return typeof pod.claims === 'string' ? [pod.claims] : pod.claims;
 }

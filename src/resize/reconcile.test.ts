@@ -18,7 +18,7 @@ import { ResizeReconciler } from './reconcile.js';
 import type { Resizer, ResizeResult, ResizeTarget } from './resizer.js';
 import { CsiResizer } from './csi-resizer.js';
 import { TrivialResizer } from './trivial-resizer.js';
-import { ClaimUsage } from './in-use.js';
+import { ClaimUsage, PodClaimUsage } from './in-use.js';
 import type { CsiClient } from '../csi/client.js';
 
 const DRIVER = 'd.csi.test';
@@ -298,7 +298,7 @@ const bogus = async () => ({ capacityBytes: 1n * GiB, capacity: '1Gi', nodeExpan
 const nodeWork = async (t: ResizeTarget) => ({ capacityBytes: t.bytes, capacity: t.quantity, nodeExpansionRequired: true });
 const usedByPod = () => {
   const usage = new ClaimUsage();
-  usage.upsert({ metadata: { namespace: 'ns', name: 'app', uid: 'pod-1' }, claimNames: ['data'], terminated: false });
+  usage.add(new PodClaimUsage('ns/app', 'ns/data'));
   return usage;
 };
 
@@ -498,7 +498,7 @@ for (const legacy of [false, true]) {
     ], 'only the mark');
     assert.deepEqual(s.events.events.map((e) => `${e.type} ${e.reason}: ${e.message}`), [IN_USE]);
     // The pod is gone: the driver is asked again.
-    usage.remove({ metadata: { namespace: 'ns', name: 'app', uid: 'pod-1' } });
+    usage.remove(new PodClaimUsage('ns/app', 'ns/data'));
     assert.equal(await decision(s.reconciler.reconcile('ns/data', never)), 'backoff');
     assert.deepEqual(s.calls, ['2Gi', '2Gi']);
   });
