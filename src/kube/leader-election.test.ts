@@ -5,8 +5,9 @@ import { FakeClock } from '../../test/fakes/fake-clock.js';
 import { eventually } from '../../test/support/eventually.js';
 import { createLogger, silentLogger } from '../observability/logger.js';
 import { createMetrics } from '../observability/metrics.js';
+import { microTime } from '../model/time.js';
 import { HttpKubeClient } from './client.js';
-import { LeaderElectionConfigError, LeaderElector, leaseNameForDriver, microTime, sanitizeName } from './leader-election.js';
+import { LeaderElectionConfigError, LeaderElector, leaseNameForDriver, sanitizeName } from './leader-election.js';
 
 const LEASES = 'coordination.k8s.io/v1/leases';
 
@@ -14,10 +15,6 @@ test('lease name sanitizing matches csi-lib-utils', () => {
   assert.equal(leaseNameForDriver('hostpath.csi.k8s.io'), 'external-resizer-hostpath-csi-k8s-io');
   assert.equal(sanitizeName('a_b/c.'), 'a-b-c-X');
   assert.equal(sanitizeName('ok-name'), 'ok-name');
-});
-
-test('microTime has exactly six fractional digits', () => {
-  assert.equal(microTime(Date.parse('2026-03-04T05:06:07.089Z')), '2026-03-04T05:06:07.089000Z');
 });
 
 function elector(server: FakeApiServer, identity: string, events: string[], extra: Partial<ConstructorParameters<typeof LeaderElector>[0]> = {}) {

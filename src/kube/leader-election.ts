@@ -13,6 +13,7 @@ import type { Metrics } from '../observability/metrics.js';
 import type { KubeClient } from './client.js';
 import { isConflict, isNotFound } from './errors.js';
 import type { KubeObject } from '../model/objects.js';
+import { microTime } from '../model/time.js';
 
 export interface LeaderCallbacks {
   /** Called once leadership is acquired; `signal` aborts when it is lost or the elector stops. */
@@ -74,12 +75,6 @@ export function sanitizeName(name: string): string {
   let out = name.replace(/[^a-zA-Z0-9-]/g, '-');
   if (out.endsWith('-')) out += 'X';
   return out;
-}
-
-/** RFC 3339 with exactly six fractional digits, as metav1.MicroTime requires. */
-export function microTime(ms: number): string {
-  const iso = new Date(ms).toISOString(); // ...T12:34:56.789Z
-  return iso.replace(/\.(\d{3})Z$/, '.$1000Z');
 }
 
 export class LeaderElector {

@@ -4,3 +4,9 @@
 export function metaTime(ms: number): string {
   return new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
 }
+
+/** A metav1.MicroTime: RFC 3339 in UTC with exactly six fractional digits, as a Lease carries it. */
+export function microTime(ms: number): string {
+  const iso = new Date(ms).toISOString(); // ...T12:34:56.789Z
+  return iso.replace(/\.(\d{3})Z$/, '.$1000Z');
+}

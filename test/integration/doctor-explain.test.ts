@@ -19,7 +19,7 @@ import { runSubcommand, type Subcommand } from '../../src/app/commands.js';
 import { runCli } from './cli-harness.js';
 import { HttpKubeClient } from '../../src/kube/client.js';
 import { loadKubeConfig } from '../../src/kube/kubeconfig.js';
-import { microTime } from '../../src/kube/leader-election.js';
+import { microTime } from '../../src/model/time.js';
 
 const cluster = await useCluster();
 const admin = clientsFromKubeconfig(cluster.adminKubeconfigPath);
