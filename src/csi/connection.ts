@@ -9,7 +9,7 @@ import type { TimerHandle } from '../base/clock.js';
 import { MAX_TIMER_DELAY_MS, setLongTimeout } from '../base/long-timer.js';
 import { AbortError } from '../base/signals.js';
 import { grpcCodeName, grpcCodeOf } from './errors.js';
-import { loadCsiProto, type CsiMethod } from './proto/load.js';
+import { csiMethod, type CsiMethod } from './proto/load.js';
 import { stripSecrets } from './sanitize.js';
 
 export const UNKNOWN_DRIVER_NAME = 'unknown-driver';
@@ -132,8 +132,7 @@ export class CsiConnection {
   async unary<Req extends object, Res>(method: CsiMethod, request: Req, options: CallOptions, signal: AbortSignal): Promise<Res> {
     if (this.stateValue === 'closed') throw new Error(`CSI connection to ${this.target} is closed`);
     if (signal.aborted) throw signal.reason instanceof Error ? signal.reason : new AbortError();
-    const definition = loadCsiProto().methods.get(method);
-    if (!definition) throw new Error(`unknown CSI method ${method}`);
+    const definition = csiMethod(method);
     const verbose = this.log.enabled(5);
     const requestType = definition.requestTypeName;
     const responseType = definition.responseTypeName;
@@ -163,8 +162,8 @@ export class CsiConnection {
         let deadlinePassed = false;
         call = this.client.makeUnaryRequest<Req, Res>(
           method,
-          definition.requestSerialize as (value: Req) => Buffer,
-          definition.responseDeserialize as (value: Buffer) => Res,
+          definition.encodeRequest as (value: Req) => Buffer,
+          definition.decodeResponse as unknown as (value: Buffer) => Res,
           request,
           new grpc.Metadata(),
           { deadline: Date.now() + options.timeoutMs },
