@@ -274,6 +274,9 @@ class UnaryCall {
   private receivedBytes = 0;
   private expectedBytes = -1;
   private httpStatus = 0;
+  // Until the response headers say otherwise (an HTTP error, another content type): then the
+  // body is not made of gRPC messages and is ignored.
+  private isGrpcResponse = true;
   private status: { code: GrpcStatus; details: string; metadata: Record<string, string> } | undefined;
 
   constructor(
@@ -310,7 +313,7 @@ class UnaryCall {
     try {
       stream = this.session.http2.request(headers, { endStream: false });
     } catch (err) {
-      this.fail(new GrpcStatusError(GrpcStatus.UNAVAILABLE, `cannot start a stream: ${(err as Error).message}`, {}, { cause: err }));
+      this.fail(new GrpcStatusError(GrpcStatus.UNAVAILABLE, `Cannot start a stream: ${(err as Error).message}`, {}, { cause: err }));
       return result;
     }
     this.stream = stream;
@@ -345,6 +348,7 @@ class UnaryCall {
 
   private onHeaders(headers: http2.IncomingHttpHeaders): void {
     this.httpStatus = Number(headers[':status'] ?? 0);
+    this.isGrpcResponse = this.httpStatus === 200 && String(headers['content-type'] ?? '').startsWith('application/grpc');
     // Trailers-only: the status comes in the headers and nothing follows.
     if (headers['grpc-status'] !== undefined) this.onTrailers(headers);
   }
@@ -360,7 +364,7 @@ class UnaryCall {
   }
 
   private onData(chunk: Buffer): void {
-    if (this.settled) return;
+    if (this.settled || !this.isGrpcResponse) return;
     this.chunks.push(chunk);
     this.receivedBytes += chunk.length;
     if (this.expectedBytes >= 0 || this.receivedBytes < MESSAGE_HEADER_BYTES) return;
@@ -386,15 +390,19 @@ class UnaryCall {
       this.finish(this.status);
       return;
     }
-    // No status. Whether the session went away decides between UNAVAILABLE and the reset code;
-    // the session's own 'close' runs after this stream's, so look once that has happened.
+    // No status. Whether the session is going away decides between UNAVAILABLE and the reset
+    // code; Node reports the GOAWAY or the session's end after this stream's close, so look once
+    // those events have run.
     const rstCode = this.stream?.rstCode ?? 0;
     setImmediate(() => {
       if (this.settled) return;
-      if (this.session.lost || this.session.http2.destroyed) {
+      const h2 = this.session.http2;
+      if (this.session.lost || this.session.draining || h2.closed || h2.destroyed) {
         this.fail(new GrpcStatusError(GrpcStatus.UNAVAILABLE, 'Connection dropped'));
       } else if (this.httpStatus !== 0 && this.httpStatus !== 200) {
         this.fail(new GrpcStatusError(grpcStatusOfHttpStatus(this.httpStatus), `Received HTTP status code ${this.httpStatus}`));
+      } else if (!this.isGrpcResponse) {
+        this.fail(new GrpcStatusError(GrpcStatus.UNKNOWN, 'Received a response that is not gRPC (content-type)'));
       } else if (rstCode !== 0) {
         this.fail(new GrpcStatusError(grpcStatusOfResetCode(rstCode), `Received RST_STREAM with code ${rstCode}`));
       } else {
