@@ -2,7 +2,7 @@
 // unary calls with a deadline, a signal, metrics and sanitized logging, and watch the channel so
 // that a lost connection is reported (and re-established) instead of going unnoticed. The gRPC
 // transport is our own (grpc-channel.ts) and so is the protobuf codec (proto/codec.ts); see
-// docs/architecture.md § CSI layer for why.
+// docs/architecture.md, "The CSI layer", for why.
 import { messageOf } from '../base/errors.js';
 import type { Logger } from '../observability/logger.js';
 import type { Metrics } from '../observability/metrics.js';
