@@ -1,8 +1,10 @@
 // Evaluation probe for issue 15 (not part of `npm run bench`): the CPU this process spends per
 // unary CSI call through @grpc/grpc-js versus a bare node:http2 client, against the Kubernetes
-// CSI mock driver (grpc-go, its own process, so only the client's CPU is counted). Both arms use
-// the same message codecs (protobufjs, as before) so the figure is the transport's; the codec's own cost is
-// printed on its own line. Arms alternate A B A B. Run (needs the built components):
+// CSI mock driver (grpc-go, its own process, so only the client's CPU is counted). Those two arms
+// use the same message codecs (protobufjs, as the sidecar did) so the difference is the
+// transport's; a third arm is what the sidecar runs now (src/csi/grpc-channel.ts with
+// src/csi/proto/codec.ts), and the codecs' own cost is printed on its own line. Arms alternate
+// A B C A B C. Run (needs the built components):
 //   node --import tsx bench/grpc-probe.ts [calls per round] [concurrency] [rounds]
 import http2 from 'node:http2';
 import net from 'node:net';
@@ -11,6 +13,7 @@ import { csiTestClient } from '../test/cluster/csi-proto.js';
 import { startMockDriver } from '../test/cluster/mock-driver.js';
 import { CsiMethod, csiMethod } from '../src/csi/proto/load.js';
 import { referenceDecode, referenceEncode } from '../src/csi/proto/protobufjs-reference.js';
+import { GrpcChannel } from '../src/csi/grpc-channel.js';
 
 const [k = 3000, concurrency = 10, rounds = 3] = process.argv.slice(2).map(Number);
 const driver = await startMockDriver();
@@ -72,6 +75,13 @@ function viaHttp2(): { call: Call; close(): void } {
   return { call, close: () => session.close() };
 }
 
+function viaOurChannel(): { call: Call; close(): void } {
+  const channel = new GrpcChannel({ socketPath: driver.socketPath });
+  const never = new AbortController().signal;
+  const call: Call = async () => method.decodeResponse(await channel.unary(method.path, method.encodeRequest(request), 10_000, never));
+  return { call, close: () => channel.close() };
+}
+
 async function run(call: Call, n: number): Promise<{ cpuUs: number; wallMs: number }> {
   const cpu = process.cpuUsage();
   const started = performance.now();
@@ -86,7 +96,7 @@ async function run(call: Call, n: number): Promise<{ cpuUs: number; wallMs: numb
   return { cpuUs: used.user + used.system, wallMs: performance.now() - started };
 }
 
-const arms = { 'grpc-js': viaGrpcJs(), 'node:http2': viaHttp2() };
+const arms = { 'grpc-js': viaGrpcJs(), 'node:http2': viaHttp2(), 'ours': viaOurChannel() };
 for (const arm of Object.values(arms)) await run(arm.call, 200); // warm-up: connect, JIT
 const totals = new Map<string, number[]>();
 for (let r = 0; r < rounds; r++) {
@@ -110,7 +120,9 @@ const codec = { protobufjs: codecCpu(definition.requestSerialize, definition.res
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const a = median(totals.get('grpc-js')!);
 const b = median(totals.get('node:http2')!);
+const c = median(totals.get('ours')!);
 process.stdout.write(`median grpc-js ${a.toFixed(1)} µs, node:http2 ${b.toFixed(1)} µs per call: ${((1 - b / a) * 100).toFixed(0)} % less\n`);
+process.stdout.write(`median ours (grpc-channel.ts + codec.ts) ${c.toFixed(1)} µs per call: ${((1 - c / a) * 100).toFixed(0)} % less than grpc-js + protobufjs\n`);
 process.stdout.write(`encode request + decode response per call: protobufjs ${codec.protobufjs.toFixed(1)} µs, codec.ts ${codec.ours.toFixed(1)} µs\n`);
 for (const arm of Object.values(arms)) arm.close();
 await driver.stop();

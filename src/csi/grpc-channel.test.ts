@@ -6,6 +6,7 @@
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import http2 from 'node:http2';
+import net from 'node:net';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -363,4 +364,27 @@ test('close: calls in flight end Unavailable, later calls fail, a second close d
   await callFails(call, GrpcStatus.UNAVAILABLE, /Channel closed/);
   await callFails(channel.unary('/x/Y', Buffer.alloc(0), 1000, never), GrpcStatus.UNAVAILABLE, /Channel closed/);
   assert.equal(channel.state, 'shutdown');
+});
+
+test('a peer that never completes the HTTP/2 handshake: the attempt times out and is retried; close ends a waiting call', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'rz-grpc-mute-'));
+  const socketPath = join(dir, 'mute.sock');
+  const sockets = new Set<net.Socket>();
+  const mute = net.createServer((socket) => sockets.add(socket)); // accepts, says nothing
+  await new Promise<void>((resolve) => mute.listen(socketPath, resolve));
+  t.after(async () => {
+    for (const socket of sockets) socket.destroy();
+    await new Promise<void>((resolve) => mute.close(() => resolve()));
+    rmSync(dir, { recursive: true, force: true });
+  });
+  const channel = new GrpcChannel({ socketPath, reconnectIntervalMs: 20, connectAttemptTimeoutMs: 100 });
+  t.after(() => channel.close());
+  channel.connect();
+  await until(() => sockets.size >= 2, 'a second attempt after the first timed out');
+  assert.match(channel.lastFailure, /no HTTP\/2 handshake within 100ms/);
+  const waiting = callFails(channel.unary('/x/Y', Buffer.alloc(0), 10_000, never), GrpcStatus.UNAVAILABLE);
+  channel.close();
+  const closedAt = Date.now();
+  await waiting;
+  assert.ok(Date.now() - closedAt < 500);
 });

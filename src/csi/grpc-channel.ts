@@ -67,6 +67,7 @@ export class GrpcChannel {
   private lastError = '';
   // Resolved when the attempt under way ends, either way.
   private attempt: Promise<void> | undefined;
+  private attemptSession: http2.ClientHttp2Session | undefined;
 
   constructor(options: GrpcChannelOptions) {
     this.socketPath = options.socketPath;
@@ -109,6 +110,8 @@ export class GrpcChannel {
     const session = this.session;
     this.session = undefined;
     if (session) this.loseSession(session, 'Channel closed');
+    // An attempt under way ends now (its 'close' wakes whoever waits for it).
+    this.attemptSession?.destroy();
   }
 
   /**
@@ -163,10 +166,10 @@ export class GrpcChannel {
     this.attempt = new Promise<void>((resolve) => (settle = resolve));
     const h2 = http2.connect('http://localhost', {
       createConnection: () => net.connect(this.socketPath),
-      // CSI messages are small; nothing to gain from a large header table or many streams.
       settings: { enablePush: false },
     });
     const session: Session = { http2: h2, draining: false, lost: false, calls: new Set() };
+    this.attemptSession = h2;
     h2.unref();
     const attemptTimer = setTimeout(() => h2.destroy(new Error(`no HTTP/2 handshake within ${this.connectAttemptTimeoutMs}ms`)), this.connectAttemptTimeoutMs);
     attemptTimer.unref();
@@ -174,10 +177,14 @@ export class GrpcChannel {
     const endAttempt = () => {
       clearTimeout(attemptTimer);
       this.attempt = undefined;
+      this.attemptSession = undefined;
       settle();
     };
     h2.once('remoteSettings', () => {
-      if (this.stateValue === 'shutdown') return;
+      if (this.stateValue === 'shutdown') {
+        h2.destroy();
+        return;
+      }
       established = true;
       this.session = session;
       this.lastError = '';
