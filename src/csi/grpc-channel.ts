@@ -1,11 +1,17 @@
 // A minimal gRPC client for unary calls over one HTTP/2 connection (node:http2) to a unix socket:
 // the only shape of gRPC a CSI sidecar needs. Written for issue 15 in place of @grpc/grpc-js,
 // whose general machinery (resolvers, load balancing, channelz, retries, compression) the sidecar
-// pays for and never uses. Measured on this machine (Node 26.12.1, 2 shared cores):
-//   - per call, client CPU against the grpc-go mock driver (bench/grpc-probe.ts, 3000 calls x 3,
-//     concurrency 10): grpc-js 174.8 µs, bare node:http2 72.1 µs (median; 59 % less);
-//   - at start-up, requiring grpc-js costs ≈ 30 ms CPU and ≈ 20 MiB RSS, and its channel set-up
-//     (resolver, subchannel, transport) several ms more before the first call.
+// pays for and never uses. Measured on this machine (Node 26.12.1, 2 cores shared with other
+// work, so each figure is a median of alternating runs):
+//   - client CPU per call against the grpc-go mock driver (bench/grpc-probe.ts, 3 x 3000 calls at
+//     concurrency 10): grpc-js 174.8 µs vs bare node:http2 72.1 µs at load 2; at load 11,
+//     grpc-js 310.6, bare 77.0, this client with codec.ts 141.9 µs;
+//   - a fresh process starting the CSI client and making 5 calls (bench/grpc-startup-probe.ts,
+//     both trees bundled like the resizer): with grpc-js + protobufjs 372 ms CPU, 68.9 MiB peak
+//     RSS; with this client and codec.ts 259 ms, 61.1 MiB;
+//   - bench/run.ts burst-high (N 300) + startup, 2 rounds each, load 5-12: ours' CPU per burst
+//     2.06 -> 1.84 cpu-s, start-up CPU to the first resize final 0.43 -> 0.38 cpu-s, peak RSS
+//     104 -> 95.8 MiB (upstream in the same runs: 1.54 / 1.33, 0.17 / 0.15, 66.4 / 67.3).
 // Protocol rules: grpc/grpc doc/PROTOCOL-HTTP2.md (see grpc-status.ts for the status mapping).
 //
 // The channel keeps at most one session. It connects when asked, and after a failed attempt or a
