@@ -9,9 +9,11 @@
 //   - a fresh process starting the CSI client and making 5 calls (bench/grpc-startup-probe.ts,
 //     both trees bundled like the resizer): with grpc-js + protobufjs 372 ms CPU, 68.9 MiB peak
 //     RSS; with this client and codec.ts 259 ms, 61.1 MiB;
-//   - bench/run.ts burst-high (N 300) + startup, 2 rounds each, load 5-12: ours' CPU per burst
-//     2.06 -> 1.84 cpu-s, start-up CPU to the first resize final 0.43 -> 0.38 cpu-s, peak RSS
-//     104 -> 95.8 MiB (upstream in the same runs: 1.54 / 1.33, 0.17 / 0.15, 66.4 / 67.3).
+//   - bench/run.ts burst-high (N 300) + startup, ours/upstream, before -> after, two pairs of runs
+//     on a loaded machine (the ratios move with noise as much as with this change):
+//     burst CPU 1.33 -> 1.38 and 1.31 -> 1.24; peak RSS 1.56 -> 1.42 and 1.49 -> 1.42 (ours
+//     104 -> 95.8 and 99.5 -> 94.8 MiB); start-up CPU 2.49 -> 2.62 and 2.50 -> 2.56 (ours 0.43 ->
+//     0.38 and 0.55 -> 0.41 cpu-s).
 // Protocol rules: grpc/grpc doc/PROTOCOL-HTTP2.md (see grpc-status.ts for the status mapping).
 //
 // The channel keeps at most one session. It connects when asked, and after a failed attempt or a
