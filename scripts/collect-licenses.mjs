@@ -19,5 +19,5 @@ for (const [dir, pkg] of Object.entries(lock.packages).sort(([a], [b]) => (a < b
     copied++;
   }
 }
-if (!existsSync(join(dest, '@grpc', 'grpc-js'))) throw new Error(`no license files found under ${deps}/node_modules`);
+if (!existsSync(join(dest, 'prom-client'))) throw new Error(`no license files found under ${deps}/node_modules`);
 process.stdout.write(`collect-licenses: ${copied} files\n`);

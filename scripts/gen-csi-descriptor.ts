@@ -1,6 +1,6 @@
 // Writes src/csi/proto/csi-descriptor.ts: the parsed form (protobufjs JSON) of our csi.proto, so
-// the resizer builds its message codecs from a plain object at start-up instead of parsing the
-// .proto text. Run after editing csi.proto:
+// the resizer builds its message codecs (src/csi/proto/codec.ts) from a plain object instead of
+// parsing the .proto text. Run after editing csi.proto:
 //   node --import tsx scripts/gen-csi-descriptor.ts
 // src/csi/proto/descriptor.test.ts fails while the checked-in file differs from this output.
 import { writeFileSync } from 'node:fs';

@@ -4,7 +4,7 @@
 // name is checked again before the client trusts it; only a different or empty name is fatal
 // (reported through onFatal so the app can exit).
 import { messageOf } from '../base/errors.js';
-import { status as GrpcStatus } from '@grpc/grpc-js';
+import { GrpcStatus } from './grpc-status.js';
 import type { Logger } from '../observability/logger.js';
 import type { Metrics } from '../observability/metrics.js';
 import { Backoff } from '../base/backoff.js';

@@ -1,15 +1,16 @@
-// The one gRPC channel to the CSI driver's unix socket: dial and wait until connected, run unary
-// calls with a deadline, a signal, metrics and sanitized logging, and watch the channel so that a
-// lost connection is reported (and re-established) instead of going unnoticed.
+// The one gRPC connection to the CSI driver's unix socket: dial and wait until connected, run
+// unary calls with a deadline, a signal, metrics and sanitized logging, and watch the channel so
+// that a lost connection is reported (and re-established) instead of going unnoticed. The gRPC
+// transport is our own (grpc-channel.ts) and so is the protobuf codec (proto/codec.ts); see
+// docs/architecture.md, "The CSI layer", for why.
 import { messageOf } from '../base/errors.js';
-import * as grpc from '@grpc/grpc-js';
 import type { Logger } from '../observability/logger.js';
 import type { Metrics } from '../observability/metrics.js';
-import type { TimerHandle } from '../base/clock.js';
-import { MAX_TIMER_DELAY_MS, setLongTimeout } from '../base/long-timer.js';
 import { AbortError } from '../base/signals.js';
 import { grpcCodeName, grpcCodeOf } from './errors.js';
-import { loadCsiProto, type CsiMethod } from './proto/load.js';
+import { GrpcChannel, type ChannelState } from './grpc-channel.js';
+import { GrpcStatus, GrpcStatusError } from './grpc-status.js';
+import { csiMethod, type CsiMethod } from './proto/load.js';
 import { stripSecrets } from './sanitize.js';
 
 export const UNKNOWN_DRIVER_NAME = 'unknown-driver';
@@ -25,8 +26,9 @@ export class CsiAddressError extends Error {
 }
 
 /**
- * Normalises --csi-address to a grpc-js target. An absolute path becomes unix://<path>, as in
- * csi-lib-utils. `unix://rel/x.sock` is rejected: gRPC would read "rel" as the authority.
+ * Normalises --csi-address to a gRPC target and its socket path. An absolute path becomes
+ * unix://<path>, as in csi-lib-utils. `unix://rel/x.sock` is rejected: gRPC would read "rel" as
+ * the authority.
  */
 export function parseCsiAddress(address: string): { target: string; socketPath: string } {
   const trimmed = address.trim();
@@ -59,7 +61,7 @@ type StateListener = (state: ConnectionState) => void;
 
 export class CsiConnection {
   readonly target: string;
-  private readonly client: grpc.Client;
+  private readonly channel: GrpcChannel;
   private readonly log: Logger;
   private readonly metrics: Metrics;
   private metricsDriverName = UNKNOWN_DRIVER_NAME;
@@ -68,19 +70,13 @@ export class CsiConnection {
   // Set once the first connection is up; only then is a drop a "loss" worth reporting.
   private everReady = false;
 
-  private constructor(target: string, options: CsiConnectionOptions) {
+  private constructor(target: string, socketPath: string, options: CsiConnectionOptions) {
     this.target = target;
     // csi-lib-utils logs through a logr.Logger: JSON lines carry their verbosity.
     this.log = options.log.contextual();
     this.metrics = options.metrics;
-    this.client = new grpc.Client(target, grpc.credentials.createInsecure(), {
-      // A local socket comes back quickly; grpc-js would otherwise back off up to 120 s.
-      'grpc.initial_reconnect_backoff_ms': 1000,
-      'grpc.max_reconnect_backoff_ms': 1000,
-      // Effectively no idle timeout, and never above what a Node timer can hold.
-      'grpc.client_idle_timeout_ms': MAX_TIMER_DELAY_MS,
-      'grpc.enable_channelz': 0,
-    });
+    // A local socket comes back quickly: retry every second (gRPC would back off up to 120 s).
+    this.channel = new GrpcChannel({ socketPath, reconnectIntervalMs: 1000 });
   }
 
   /**
@@ -88,8 +84,8 @@ export class CsiConnection {
    * with "failed to connect to CSI driver: ...". The returned connection watches for loss.
    */
   static async connect(options: CsiConnectionOptions, signal: AbortSignal): Promise<CsiConnection> {
-    const { target } = parseCsiAddress(options.address);
-    const connection = new CsiConnection(target, options);
+    const { target, socketPath } = parseCsiAddress(options.address);
+    const connection = new CsiConnection(target, socketPath, options);
     try {
       await connection.waitUntilConnected(options.connectTimeoutMs ?? 30_000, options.connectLogIntervalMs ?? 10_000, signal);
     } catch (err) {
@@ -98,7 +94,7 @@ export class CsiConnection {
     }
     connection.everReady = true;
     connection.setState('ready');
-    void connection.watch();
+    connection.channel.onStateChange((state) => connection.onChannelState(state));
     return connection;
   }
 
@@ -117,27 +113,25 @@ export class CsiConnection {
     this.metricsDriverName = name || UNKNOWN_DRIVER_NAME;
   }
 
-  /** Idempotent: closes the channel; calls still running end with Cancelled/Unavailable. */
+  /** Idempotent: closes the channel; calls still running end with Unavailable. */
   close(): void {
     if (this.stateValue === 'closed') return;
     this.setState('closed');
-    this.client.close();
+    this.channel.close();
   }
 
   /**
-   * One unary call. The deadline is `timeoutMs` from now; aborting `signal` cancels the call
-   * (gRPC Cancelled). Every call is recorded in csi_sidecar_operations_seconds, and at -v=5 the
-   * request and response are logged with secrets stripped.
+   * One unary call. The deadline is `timeoutMs` from now (any length: the channel's own timer
+   * ends the call, and the driver is told the whole deadline in grpc-timeout); aborting `signal`
+   * cancels the call (gRPC Cancelled). Every call is recorded in csi_sidecar_operations_seconds,
+   * and at -v=5 the request and response are logged with secrets stripped.
    */
   async unary<Req extends object, Res>(method: CsiMethod, request: Req, options: CallOptions, signal: AbortSignal): Promise<Res> {
     if (this.stateValue === 'closed') throw new Error(`CSI connection to ${this.target} is closed`);
     if (signal.aborted) throw signal.reason instanceof Error ? signal.reason : new AbortError();
-    const definition = loadCsiProto().methods.get(method);
-    if (!definition) throw new Error(`unknown CSI method ${method}`);
+    const definition = csiMethod(method);
     const verbose = this.log.enabled(5);
-    const requestType = definition.requestTypeName;
-    const responseType = definition.responseTypeName;
-    if (verbose) this.log.v(5).info('GRPC call', { method, request: stripSecrets(requestType, request) });
+    if (verbose) this.log.v(5).info('GRPC call', { method, request: stripSecrets(definition.requestTypeName, request) });
 
     const started = process.hrtime.bigint();
     const record = (err: unknown) => {
@@ -153,49 +147,28 @@ export class CsiConnection {
     };
 
     try {
-      const response = await new Promise<Res>((resolve, reject) => {
-        let call: grpc.ClientUnaryCall | undefined;
-        const onAbort = () => call?.cancel();
-        // grpc-js enforces a deadline up to Node's timer limit itself and treats a later one as
-        // infinite (the driver still receives the whole grpc-timeout); beyond that limit our own
-        // long timer ends the call at the deadline, reported as DeadlineExceeded like grpc-js.
-        let deadlineTimer: TimerHandle | undefined;
-        let deadlinePassed = false;
-        call = this.client.makeUnaryRequest<Req, Res>(
-          method,
-          definition.requestSerialize as (value: Req) => Buffer,
-          definition.responseDeserialize as (value: Buffer) => Res,
-          request,
-          new grpc.Metadata(),
-          { deadline: Date.now() + options.timeoutMs },
-          (err, value) => {
-            signal.removeEventListener('abort', onAbort);
-            deadlineTimer?.cancel();
-            if (err && deadlinePassed) reject(deadlineExceeded(options.timeoutMs, err));
-            else if (err) reject(err);
-            else resolve(value as Res);
-          },
-        );
-        if (options.timeoutMs > MAX_TIMER_DELAY_MS) {
-          deadlineTimer = setLongTimeout(() => {
-            deadlinePassed = true;
-            call?.cancel();
-          }, options.timeoutMs);
-        }
-        signal.addEventListener('abort', onAbort, { once: true });
-      });
+      // A request the codec cannot encode is a bug on our side, reported as gRPC does (Internal).
+      let body: Buffer;
+      try {
+        body = definition.encodeRequest(request);
+      } catch (err) {
+        throw new GrpcStatusError(GrpcStatus.INTERNAL, `Request message serialization failure: ${messageOf(err)}`, {}, { cause: err });
+      }
+      const bytes = await this.channel.unary(method, body, options.timeoutMs, signal);
+      let response: Res;
+      try {
+        response = definition.decodeResponse(bytes) as Res;
+      } catch (err) {
+        throw new GrpcStatusError(GrpcStatus.INTERNAL, `Response message parsing error: ${messageOf(err)}`, {}, { cause: err });
+      }
       record(undefined);
-      if (verbose) this.log.v(5).info('GRPC response', { response: stripSecrets(responseType, response), err: null });
+      if (verbose) this.log.v(5).info('GRPC response', { response: stripSecrets(definition.responseTypeName, response), err: null });
       return response;
     } catch (err) {
       record(err);
       if (verbose) this.log.v(5).info('GRPC response', { response: {}, err: messageOf(err) });
       throw err;
     }
-  }
-
-  private isClosed(): boolean {
-    return this.stateValue === 'closed';
   }
 
   private setState(state: ConnectionState): void {
@@ -211,25 +184,20 @@ export class CsiConnection {
     }
   }
 
-  private channelState(tryToConnect: boolean): grpc.connectivityState {
-    return this.client.getChannel().getConnectivityState(tryToConnect);
-  }
-
   private async waitUntilConnected(timeoutMs: number, logIntervalMs: number, signal: AbortSignal): Promise<void> {
     this.log.v(5).info('Connecting', { address: this.target });
     const started = Date.now();
     const deadline = started + timeoutMs;
     let nextLog = started + logIntervalMs;
+    this.channel.connect();
     for (;;) {
-      const state = this.channelState(true);
-      if (state === grpc.connectivityState.READY) return;
+      const state = this.channel.state;
+      if (state === 'ready') return;
       if (signal.aborted) throw signal.reason instanceof Error ? signal.reason : new AbortError();
       const now = Date.now();
       if (now >= deadline) {
-        throw new Error(
-          `failed to connect to CSI driver: no connection to ${this.target} within ${timeoutMs}ms ` +
-            `(channel state ${grpc.connectivityState[state]})`,
-        );
+        const last = this.channel.lastFailure;
+        throw new Error(`failed to connect to CSI driver: no connection to ${this.target} within ${timeoutMs}ms${last ? ` (last error: ${last})` : ''}`);
       }
       if (now >= nextLog) {
         this.log.info('Still connecting', { address: this.target });
@@ -237,52 +205,32 @@ export class CsiConnection {
       }
       // Short waits keep both the abort and the periodic log responsive.
       await new Promise<void>((resolve) => {
-        this.client.getChannel().watchConnectivityState(state, Math.min(deadline, Date.now() + 250), () => resolve());
+        const timer = setTimeout(done, Math.max(1, Math.min(deadline, nextLog, Date.now() + 250) - Date.now()));
+        const unsubscribe = this.channel.onStateChange(done);
+        function done() {
+          clearTimeout(timer);
+          unsubscribe();
+          resolve();
+        }
       });
     }
   }
 
   /**
-   * Runs for the life of the connection. Case "loss": the driver went away (restart, crash,
-   * socket removed); we report 'lost' and ask the channel to reconnect, which it retries every
-   * second. Case "back": the channel is READY again; we report 'ready' and the client re-checks
-   * the driver's name before trusting it.
+   * Case "loss": the driver went away (restart, crash, socket removed); we report 'lost' while the
+   * channel reconnects, which it tries every second. Case "back": the channel is ready again; we
+   * report 'ready' and the client re-checks the driver's name before trusting it.
    */
-  private async watch(): Promise<void> {
-    const channel = this.client.getChannel();
-    let current = channel.getConnectivityState(false);
-    while (this.stateValue !== 'closed') {
-      await new Promise<void>((resolve) => {
-        try {
-          channel.watchConnectivityState(current, Infinity, () => resolve());
-        } catch {
-          resolve(); // the channel is shut down
-        }
-      });
-      if (this.isClosed()) return;
-      current = channel.getConnectivityState(false);
-      if (current === grpc.connectivityState.SHUTDOWN) return;
-      if (current === grpc.connectivityState.READY) {
-        if (this.stateValue === 'lost') this.log.info('Reconnected to CSI driver', { address: this.target });
-        this.setState('ready');
-        continue;
-      }
-      if (this.everReady && this.stateValue === 'ready') {
-        this.log.warn('Lost connection to CSI driver, reconnecting', { address: this.target });
-        this.setState('lost');
-      }
-      // pick_first parks the channel in IDLE after a drop; ask it to connect again.
-      if (current === grpc.connectivityState.IDLE) current = channel.getConnectivityState(true);
+  private onChannelState(state: ChannelState): void {
+    if (this.stateValue === 'closed' || state === 'shutdown') return;
+    if (state === 'ready') {
+      if (this.stateValue === 'lost') this.log.info('Reconnected to CSI driver', { address: this.target });
+      this.setState('ready');
+      return;
+    }
+    if (this.everReady && this.stateValue === 'ready') {
+      this.log.warn('Lost connection to CSI driver, reconnecting', { address: this.target });
+      this.setState('lost');
     }
   }
-}
-
-/** A grpc-js style status error for a deadline our own timer enforced. */
-function deadlineExceeded(timeoutMs: number, cause: unknown): grpc.ServiceError {
-  const details = `Deadline exceeded after ${timeoutMs}ms`;
-  return Object.assign(new Error(`${grpc.status.DEADLINE_EXCEEDED} DEADLINE_EXCEEDED: ${details}`, { cause }), {
-    code: grpc.status.DEADLINE_EXCEEDED,
-    details,
-    metadata: new grpc.Metadata(),
-  });
 }

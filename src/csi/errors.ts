@@ -8,7 +8,7 @@
 //   inUse       final FailedPrecondition: typically an offline-only driver with a published volume.
 //   final       every other gRPC code.
 import { messageOf } from '../base/errors.js';
-import { status as GrpcStatus } from '@grpc/grpc-js';
+import { GrpcStatus } from './grpc-status.js';
 
 export type GrpcCode = GrpcStatus;
 
@@ -76,7 +76,7 @@ interface StatusLike {
   details?: string;
 }
 
-/** A grpc-js ServiceError (or a CsiError) has a numeric code in the known range. */
+/** A gRPC status error (ours, grpc-js's, or a CsiError) has a numeric code in the known range. */
 export function grpcCodeOf(err: unknown): GrpcCode | null {
   if (err instanceof CsiError) return err.code;
   if (typeof err !== 'object' || err === null) return null;

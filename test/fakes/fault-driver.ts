@@ -12,7 +12,7 @@ import { appendFileSync, existsSync, mkdtempSync, readFileSync, renameSync, rmSy
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
-import { csiServiceDefinition } from '../../src/csi/proto/load.js';
+import { csiServiceDefinition } from '../../src/csi/proto/protobufjs-reference.js';
 
 export type FaultMethod =
   | 'GetPluginInfo'

@@ -1,21 +1,8 @@
-// The project's csi.v1 proto, loaded once per process from its descriptor (csi-descriptor.ts,
-// generated from csi.proto by scripts/gen-csi-descriptor.ts): a protobufjs Root (for reading
-// field options such as `csi_secret`) and, for each method the resizer calls, the grpc-js method
-// definition (path and codecs). Nothing parses .proto text at run time, and only the messages of
-// those methods get codecs.
-import protobuf from 'protobufjs';
-import type { MethodDefinition } from '@grpc/grpc-js';
+// The csi.v1 methods the resizer calls: each method's path and the full names of its request and
+// response messages, read from the descriptor generated at build time (csi-descriptor.ts), with
+// codecs from codec.ts. Nothing parses .proto text, and no protobuf library runs, at run time.
 import { CSI_DESCRIPTOR } from './csi-descriptor.js';
-
-// How messages are turned into plain objects, for every CSI peer in this project: int64 as
-// decimal strings (turned into bigint at the edge), enums by name, defaults filled in, and the
-// name of the set oneof member in a virtual field. Field names stay as in the proto.
-export const CONVERSION_OPTIONS: protobuf.IConversionOptions = {
-  longs: String,
-  enums: String,
-  defaults: true,
-  oneofs: true,
-};
+import { decode, encode } from './codec.js';
 
 export const CsiMethod = {
   GetPluginInfo: '/csi.v1.Identity/GetPluginInfo',
@@ -28,68 +15,43 @@ export const CsiMethod = {
 } as const;
 export type CsiMethod = (typeof CsiMethod)[keyof typeof CsiMethod];
 
-/** A grpc-js method definition plus the full names of its message types. */
-export interface CsiMethodDefinition extends MethodDefinition<object, object> {
+export interface CsiMethodDefinition {
+  readonly path: CsiMethod;
+  /** e.g. 'csi.v1.ControllerExpandVolumeRequest' */
   readonly requestTypeName: string;
   readonly responseTypeName: string;
+  readonly encodeRequest: (request: object) => Buffer;
+  readonly decodeResponse: (bytes: Uint8Array) => object;
 }
 
-export interface LoadedCsiProto {
-  readonly root: protobuf.Root;
-  /** By full method path. */
-  readonly methods: ReadonlyMap<CsiMethod, CsiMethodDefinition>;
-}
+type ServiceNode = { methods?: Record<string, { requestType: string; responseType: string }> };
+type PackageNode = { nested?: Record<string, ServiceNode & PackageNode> };
 
-let loaded: LoadedCsiProto | undefined;
-
-function encoderOf(type: protobuf.Type): (value: object) => Buffer {
-  return (value) => {
-    if (Array.isArray(value)) throw new Error(`cannot encode an array as ${type.fullName}`);
-    const bytes = type.encode(type.fromObject(value)).finish();
-    return Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  };
-}
-
-function decoderOf(type: protobuf.Type): (bytes: Buffer) => object {
-  return (bytes) => type.toObject(type.decode(bytes), CONVERSION_OPTIONS);
-}
-
-function methodDefinition(root: protobuf.Root, path: CsiMethod): CsiMethodDefinition {
-  const [, service, name] = /^\/(.+)\/([^/]+)$/.exec(path) ?? [];
-  const method = root.lookupService(service!).methods[name!];
+function methodDefinition(path: CsiMethod): CsiMethodDefinition {
+  const [, service, name] = /^\/csi\.v1\.([^/]+)\/([^/]+)$/.exec(path) ?? [];
+  const v1 = (CSI_DESCRIPTOR as PackageNode).nested?.['csi']?.nested?.['v1'];
+  const method = v1?.nested?.[service!]?.methods?.[name!];
   if (!method) throw new Error(`method ${path} missing from the CSI descriptor`);
-  method.resolve();
-  const request = method.resolvedRequestType!;
-  const response = method.resolvedResponseType!;
+  // Every message of these methods is defined directly in csi.v1.
+  const requestTypeName = `csi.v1.${method.requestType}`;
+  const responseTypeName = `csi.v1.${method.responseType}`;
   return {
     path,
-    requestStream: Boolean(method.requestStream),
-    responseStream: Boolean(method.responseStream),
-    requestSerialize: encoderOf(request),
-    requestDeserialize: decoderOf(request),
-    responseSerialize: encoderOf(response),
-    responseDeserialize: decoderOf(response),
-    originalName: name!.charAt(0).toLowerCase() + name!.slice(1),
-    requestTypeName: request.fullName.replace(/^\./, ''),
-    responseTypeName: response.fullName.replace(/^\./, ''),
+    requestTypeName,
+    responseTypeName,
+    encodeRequest: (request) => encode(requestTypeName, request),
+    decodeResponse: (bytes) => decode(responseTypeName, bytes),
   };
 }
 
-export function loadCsiProto(): LoadedCsiProto {
-  if (loaded) return loaded;
-  const root = protobuf.Root.fromJSON(CSI_DESCRIPTOR as protobuf.INamespace);
-  root.resolveAll();
-  const methods = new Map<CsiMethod, CsiMethodDefinition>();
-  for (const path of Object.values(CsiMethod)) methods.set(path, methodDefinition(root, path));
-  loaded = { root, methods };
-  return loaded;
-}
+const definitions = new Map<CsiMethod, CsiMethodDefinition>();
 
-/** The gRPC service definition of the methods we use (for a grpc-js Server, e.g. the test driver). */
-export function csiServiceDefinition(service: 'Identity' | 'Controller' | 'Node'): Record<string, CsiMethodDefinition> {
-  const out: Record<string, CsiMethodDefinition> = {};
-  for (const [path, def] of loadCsiProto().methods) {
-    if (path.startsWith(`/csi.v1.${service}/`)) out[path.slice(path.lastIndexOf('/') + 1)] = def;
+/** The definition of one method the resizer calls. */
+export function csiMethod(path: CsiMethod): CsiMethodDefinition {
+  let definition = definitions.get(path);
+  if (!definition) {
+    definition = methodDefinition(path);
+    definitions.set(path, definition);
   }
-  return out;
+  return definition;
 }

@@ -1,6 +1,6 @@
-// Wire shapes of the csi.v1 messages the resizer uses, as load.ts's codecs produce and accept them
-// with CONVERSION_OPTIONS: snake_case names, int64 as decimal strings, enums by name, and the
-// set oneof member named in the oneof's own field. Hand-written for the small subset we use.
+// Wire shapes of the csi.v1 messages the resizer uses, as codec.ts produces and accepts them:
+// snake_case names, int64 as decimal strings, enums by name, and the set oneof member named in
+// the oneof's own field. Hand-written for the small subset we use.
 
 export type AccessModeName =
   | 'UNKNOWN'
