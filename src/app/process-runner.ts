@@ -16,6 +16,7 @@
 import type { App, AppDeps, Elector } from './build.js';
 import type { Config } from './config.js';
 import type { ProcessEnd } from './exit.js';
+import { linkedSignal, sleep } from '../base/signals.js';
 import { dieOnSignals, eitherSignal, handleShutdownSignals, Lifecycle, settleWithin, type ProcessSignals } from './lifecycle.js';
 import type { DiagnosticsServer, HealthResult } from '../observability/http-server.js';
 import type { Logger } from '../observability/logger.js';
@@ -36,7 +37,8 @@ export interface DiagnosticsOptions {
 
 /** The concrete pieces the runner starts; fakes in tests. */
 export interface ProcessParts {
-  createMetrics(): Metrics;
+  /** `processMetrics`: the process_* and nodejs_* collectors (only worth their cost when something can scrape them). */
+  createMetrics(options: { processMetrics: boolean }): Metrics;
   startApp(config: Config, deps: AppDeps, signal: AbortSignal): Promise<App>;
   startHttpServer(options: DiagnosticsOptions): Promise<DiagnosticsServer>;
   /** Whether a startup failure is a StartupError (upstream's message and exit code) or a bug. */
@@ -52,7 +54,7 @@ export async function loadProcessParts(): Promise<ProcessParts> {
     import('./startup-error.js'),
   ]);
   return {
-    createMetrics: () => metrics.createMetrics(),
+    createMetrics: (options) => metrics.createMetrics(options),
     startApp: build.startApp,
     startHttpServer: ({ leaderHealth, ...options }) =>
       http.startHttpServer({ ...options, healthChecks: new Map(leaderHealth ? [[http.LEADER_ELECTION_HEALTH_PATH, leaderHealth]] : []) }),
@@ -70,7 +72,22 @@ export interface ProcessRunnerOptions {
   readonly lifecycle?: Lifecycle;
   /** Default: loadProcessParts(). */
   readonly parts?: ProcessParts;
+  /** Default: PERMISSION_CHECK_TIMING. */
+  readonly permissionCheckTiming?: PermissionCheckTiming;
 }
+
+/**
+ * When the startup RBAC check runs. It is diagnostics, so it waits until the controllers' caches
+ * have synced and then `afterSyncMs` more, leaving the first resizes the CPU and the API server
+ * (its dozen reviews used to overlap them); at the latest it runs `latestMs` after the app
+ * started, since a standby replica has no caches and a missing list permission keeps them from
+ * ever syncing.
+ */
+export interface PermissionCheckTiming {
+  readonly afterSyncMs: number;
+  readonly latestMs: number;
+}
+export const PERMISSION_CHECK_TIMING: PermissionCheckTiming = { afterSyncMs: 1_000, latestMs: 10_000 };
 
 /** Runs the sidecar until it ends; resolves to how it ended. Rejects only on a bug (an error nobody classified). */
 export async function runProcess(options: ProcessRunnerOptions): Promise<ProcessEnd> {
@@ -106,7 +123,9 @@ export async function runProcess(options: ProcessRunnerOptions): Promise<Process
 async function run(options: ProcessRunnerOptions, lifecycle: Lifecycle, endAtOnce: (end: ProcessEnd) => void): Promise<ProcessEnd> {
   const { config, log, version } = options;
   const parts = options.parts ?? (await loadProcessParts());
-  const metrics = parts.createMetrics();
+  // Without a metrics endpoint nothing can read the process metrics; their collectors (an
+  // event-loop monitor, a GC observer, /proc reads) would only cost start-up and idle CPU.
+  const metrics = parts.createMetrics({ processMetrics: (config.metricsAddress || config.httpEndpoint) !== '' });
 
   let app: App;
   try {
@@ -118,7 +137,7 @@ async function run(options: ProcessRunnerOptions, lifecycle: Lifecycle, endAtOnc
     throw err;
   }
   app.onFatal((error) => endAtOnce({ kind: 'driverRenamed', error }));
-  void app.checkPermissions(lifecycle.workSignal);
+  void checkPermissionsLater(app, lifecycle.workSignal, options.permissionCheckTiming ?? PERMISSION_CHECK_TIMING);
 
   let running: Promise<void> | undefined;
   let leadershipLost!: () => void;
@@ -187,4 +206,19 @@ async function run(options: ProcessRunnerOptions, lifecycle: Lifecycle, endAtOnc
   await server?.close();
   app.close();
   return reason === 'signal' ? { kind: 'stopped' } : { kind: 'leadershipLost' };
+}
+
+/** The RBAC check once the caches have synced (see PermissionCheckTiming); never on shutdown. */
+async function checkPermissionsLater(app: App, signal: AbortSignal, timing: PermissionCheckTiming): Promise<void> {
+  const wait = linkedSignal(signal, timing.latestMs);
+  try {
+    await app.whenCachesSynced(wait.signal);
+    await sleep(timing.afterSyncMs, wait.signal);
+  } catch {
+    // The latest time has come (or the process is stopping: checked below).
+  } finally {
+    wait.dispose();
+  }
+  if (signal.aborted) return;
+  await app.checkPermissions(signal);
 }
