@@ -2,7 +2,7 @@
 // We don't use client-node's generated clients or its Watch: they build a new https.Agent per
 // request (no keep-alive, sockets leak across watch reconnects), default every PATCH to JSON Patch,
 // have no client-side rate limit or per-request timeout, and throw errors whose body is raw text.
-// Here: one keep-alive agent per client, a token bucket in front of every request (watches
+// Here: keep-alive connections per client (two pools: see Credentials.watchAgent), a token bucket in front of every request (watches
 // included, as in client-go), a timeout derived from the caller's signal, explicit content types,
 // and every non-2xx answer turned into a KubeApiError.
 import http from 'node:http';
@@ -48,7 +48,15 @@ export interface KubeHttpOptions {
 
 interface Credentials {
   headers: Record<string, string>;
+  /** Keep-alive connections for ordinary requests. */
   agent: http.Agent;
+  /**
+   * Watches' own connections. A watch holds its socket for minutes; from the shared pool it would
+   * take the socket the last request freed, and the next request (the first resize's patch, just
+   * after the informers' watches open) would pay a new TLS handshake. Apart, the request pool
+   * stays warm and a watch that ends hands its socket to the next watch.
+   */
+  watchAgent: http.Agent;
   tlsFingerprint: string;
   resolvedAtMs: number;
   /** performance.now() after which an exec plugin's credential must be fetched again. */
@@ -135,6 +143,7 @@ export class KubeHttp {
   close(): void {
     this.closed = true;
     this.credentials?.agent.destroy();
+    this.credentials?.watchAgent.destroy();
     this.credentials = undefined;
   }
 
@@ -165,7 +174,7 @@ export class KubeHttp {
       signal.throwIfAborted();
       const req = target.transport.request({
         protocol: target.protocol, hostname: target.hostname, port: target.port, path: this.path(options.path, options.query),
-        method: options.method, headers, agent: creds.agent, ...(streaming ? { signal } : {}),
+        method: options.method, headers, agent: streaming ? creds.watchAgent : creds.agent, ...(streaming ? { signal } : {}),
       });
       const onAbort = () => req.destroy(signal.reason instanceof Error ? signal.reason : new Error('aborted'));
       if (!streaming) signal.addEventListener('abort', onAbort, { once: true });
@@ -211,18 +220,22 @@ export class KubeHttp {
       .join('|');
     const previous = this.credentials;
     let agent: http.Agent;
+    let watchAgent: http.Agent;
     if (previous && previous.tlsFingerprint === tlsFingerprint) {
-      agent = previous.agent;
+      ({ agent, watchAgent } = previous);
     } else {
       // First load, or rotated client certificates/CA: new connections must use the new material.
       previous?.agent.destroy();
-      agent = this.server.protocol === 'http:'
+      previous?.watchAgent.destroy();
+      const newAgent = () => this.server.protocol === 'http:'
         ? new http.Agent({ keepAlive: true })
         : new SingleServerAgent({ keepAlive: true, ...tls }, `${this.target.hostname}:${this.target.port}`);
+      agent = newAgent();
+      watchAgent = newAgent();
     }
     // An exec credential is refreshed a little before it expires.
     const expiresAtPerfMs = resolved.expiresAtMs === undefined ? undefined : performance.now() + (resolved.expiresAtMs - Date.now()) - 10_000;
-    const creds: Credentials = { headers: { ...resolved.headers }, agent, tlsFingerprint, resolvedAtMs: performance.now(), expiresAtPerfMs };
+    const creds: Credentials = { headers: { ...resolved.headers }, agent, watchAgent, tlsFingerprint, resolvedAtMs: performance.now(), expiresAtPerfMs };
     if (!this.closed) this.credentials = creds;
     return creds;
   }
