@@ -7,6 +7,7 @@
 // and every non-2xx answer turned into a KubeApiError.
 import http from 'node:http';
 import https from 'node:https';
+import type { Duplex } from 'node:stream';
 import { linkedSignal } from '../base/signals.js';
 import { KubeApiError, type RequestInfo } from './errors.js';
 import { TokenBucket } from '../base/token-bucket.js';
@@ -227,9 +228,10 @@ export class KubeHttp {
       // First load, or rotated client certificates/CA: new connections must use the new material.
       previous?.agent.destroy();
       previous?.watchAgent.destroy();
+      const sessions: TlsSessions = {};
       const newAgent = () => this.server.protocol === 'http:'
         ? new http.Agent({ keepAlive: true })
-        : new SingleServerAgent({ keepAlive: true, ...tls }, `${this.target.hostname}:${this.target.port}`);
+        : new SingleServerAgent({ keepAlive: true, ...tls }, `${this.target.hostname}:${this.target.port}`, sessions);
       agent = newAgent();
       watchAgent = newAgent();
     }
@@ -241,19 +243,35 @@ export class KubeHttp {
   }
 }
 
+/** The latest TLS session the server gave a client's connections (see SingleServerAgent). */
+interface TlsSessions {
+  latest?: Buffer;
+}
+
 /**
  * A keep-alive agent for one API server with one set of TLS options (a new agent is made when they
  * rotate), so its pool needs a single key. node's https.Agent derives the key from the request's
  * options on every request, two or three times, turning the CA, certificate and key buffers into
- * strings each time.
+ * strings each time. Both pools of a client resume one TLS session: a resumed handshake skips
+ * the certificate signature and its check (node's agent keeps sessions per agent, so the watch
+ * pool's first connections would all be full handshakes).
  */
 class SingleServerAgent extends https.Agent {
-  constructor(options: https.AgentOptions, private readonly poolKey: string) {
+  constructor(options: https.AgentOptions, private readonly poolKey: string, private readonly sessions: TlsSessions) {
     super(options);
   }
 
   override getName(): string {
     return this.poolKey;
+  }
+
+  override createConnection(options: http.ClientRequestArgs, callback?: (err: Error | null, stream: Duplex) => void): Duplex | null | undefined {
+    const latest = this.sessions.latest;
+    const socket = super.createConnection(latest === undefined ? options : { ...options, session: latest } as http.ClientRequestArgs, callback);
+    socket?.on('session', (session: Buffer) => {
+      this.sessions.latest = session;
+    });
+    return socket;
   }
 }
 
