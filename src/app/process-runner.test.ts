@@ -140,20 +140,25 @@ class FakeApp implements App {
 /** Long enough that no test meets the RBAC check unless it asks for it. */
 const NO_PERMISSION_CHECK: PermissionCheckTiming = { afterSyncMs: 3_600_000, latestMs: 3_600_000 };
 
-function setup(t: TestContext, args: string[], options: { startApp?: ProcessParts['startApp']; permissionCheckTiming?: PermissionCheckTiming } = {}) {
+function setup(t: TestContext, args: string[], options: {
+  startApp?: ProcessParts['startApp'];
+  startHttpServer?: ProcessParts['startHttpServer'];
+  permissionCheckTiming?: PermissionCheckTiming;
+} = {}) {
   const config = parseConfig(args);
   const logs: string[] = [];
   const log = createLogger({ verbosity: 0, format: 'text', write: (line) => logs.push(line) });
   const app = new FakeApp();
   const proc = new FakeProcess();
-  const metricsOptions: { processMetrics: boolean }[] = [];
+  const processMetrics = { registered: 0 };
   const parts: ProcessParts = {
-    createMetrics: (options) => {
-      metricsOptions.push(options);
-      return createMetrics({ processMetrics: false });
+    createMetrics: () => createMetrics({ processMetrics: false }),
+    registerProcessMetrics: () => {
+      processMetrics.registered++;
+      app.events.push('process metrics');
     },
     startApp: options.startApp ?? (async () => app),
-    startHttpServer: () => Promise.reject(new Error('no HTTP server in these tests')),
+    startHttpServer: options.startHttpServer ?? (() => Promise.reject(new Error('no HTTP server in these tests'))),
     isStartupError: (err): err is StartupError => err instanceof StartupError,
   };
   const ended = runProcess({
@@ -169,7 +174,7 @@ function setup(t: TestContext, args: string[], options: { startApp?: ProcessPart
     const end: ProcessEnd = await ended;
     return { end: end.kind, code: endProcess(end, { log, stdout: () => {}, stderr: () => {} }) };
   };
-  return { app, proc, logs, ended, exit, metricsOptions };
+  return { app, proc, logs, ended, exit, processMetrics };
 }
 
 /** Waits (bounded) until the fake app has logged `event`. */
@@ -328,20 +333,48 @@ test('a shutdown before the RBAC check is due skips it', async (t) => {
   assert.ok(!app.events.includes('permissions checked'));
 });
 
-test('process metrics (process_*, nodejs_*) are collected only when an endpoint can serve them', async (t) => {
-  const cases = [
-    { args: [], processMetrics: false },
-    { args: ['--http-endpoint=127.0.0.1:0'], processMetrics: true },
-    { args: ['--metrics-address=127.0.0.1:0'], processMetrics: true },
-  ];
-  for (const c of cases) {
-    await t.test(c.args.join(' ') || 'no endpoint', async (t) => {
-      const { metricsOptions, proc, app, exit } = setup(t, c.args);
-      await eventually('metrics created', () => metricsOptions.length > 0, 5_000, 1);
-      assert.deepEqual(metricsOptions, [{ processMetrics: c.processMetrics }]);
-      proc.send('SIGTERM');
-      app.reconcile.finish();
-      await exit();
+/** A diagnostics server that serves nothing; `scrape()` does what a scrape does first. */
+function fakeServer(): { start: ProcessParts['startHttpServer']; scrape: () => void } {
+  let beforeScrape: (() => void) | undefined;
+  return {
+    start: async (options) => {
+      beforeScrape = options.beforeScrape;
+      return { port: 0, host: '127.0.0.1', close: async () => {} };
+    },
+    scrape: () => beforeScrape?.(),
+  };
+}
+
+test('process metrics (process_*, nodejs_*): set up with the RBAC check after start-up, and only with an endpoint', async (t) => {
+  const timing = { afterSyncMs: 0, latestMs: 3_600_000 };
+  for (const args of [['--http-endpoint=127.0.0.1:0'], ['--metrics-address=127.0.0.1:0']]) {
+    await t.test(args[0]!, async (t) => {
+      const server = fakeServer();
+      const { app, processMetrics } = setup(t, args, { startHttpServer: server.start, permissionCheckTiming: timing });
+      await app.running;
+      assert.equal(processMetrics.registered, 0, 'not on the way to the first resizes');
+      app.syncCaches();
+      await seen(app, 'permissions checked');
+      assert.deepEqual(app.events.filter((e) => e !== 'stopped taking work'), ['process metrics', 'permissions checked']);
+      server.scrape();
+      assert.equal(processMetrics.registered, 1, 'once');
     });
   }
+  await t.test('no endpoint: never (nothing could read them)', async (t) => {
+    const { app, processMetrics } = setup(t, [], { permissionCheckTiming: timing });
+    await app.running;
+    app.syncCaches();
+    await seen(app, 'permissions checked');
+    assert.equal(processMetrics.registered, 0);
+  });
+});
+
+test('a scrape before start-up is over sets the process metrics up first, so every scrape has them', async (t) => {
+  const server = fakeServer();
+  const { app, processMetrics } = setup(t, ['--http-endpoint=127.0.0.1:0'], { startHttpServer: server.start });
+  await app.running;
+  server.scrape();
+  assert.equal(processMetrics.registered, 1);
+  server.scrape();
+  assert.equal(processMetrics.registered, 1);
 });

@@ -32,13 +32,17 @@ export interface DiagnosticsOptions {
   readonly registry: Metrics['registry'];
   /** The leader-election health check, served on its path (only with --http-endpoint). */
   readonly leaderHealth?: () => HealthResult;
+  /** Called before each scrape. */
+  readonly beforeScrape?: () => void;
   readonly log: Logger;
 }
 
 /** The concrete pieces the runner starts; fakes in tests. */
 export interface ProcessParts {
-  /** `processMetrics`: the process_* and nodejs_* collectors (only worth their cost when something can scrape them). */
-  createMetrics(options: { processMetrics: boolean }): Metrics;
+  /** The registry and the resizer's own metrics, without the process_* and nodejs_* collectors. */
+  createMetrics(): Metrics;
+  /** Adds the process_* and nodejs_* collectors to the registry. */
+  registerProcessMetrics(registry: Metrics['registry']): void;
   startApp(config: Config, deps: AppDeps, signal: AbortSignal): Promise<App>;
   startHttpServer(options: DiagnosticsOptions): Promise<DiagnosticsServer>;
   /** Whether a startup failure is a StartupError (upstream's message and exit code) or a bug. */
@@ -54,7 +58,8 @@ export async function loadProcessParts(): Promise<ProcessParts> {
     import('./startup-error.js'),
   ]);
   return {
-    createMetrics: (options) => metrics.createMetrics(options),
+    createMetrics: () => metrics.createMetrics({ processMetrics: false }),
+    registerProcessMetrics: (registry) => metrics.registerProcessMetrics(registry),
     startApp: build.startApp,
     startHttpServer: ({ leaderHealth, ...options }) =>
       http.startHttpServer({ ...options, healthChecks: new Map(leaderHealth ? [[http.LEADER_ELECTION_HEALTH_PATH, leaderHealth]] : []) }),
@@ -77,11 +82,13 @@ export interface ProcessRunnerOptions {
 }
 
 /**
- * When the startup RBAC check runs. It is diagnostics, so it waits until the controllers' caches
- * have synced and then `afterSyncMs` more, leaving the first resizes the CPU and the API server
- * (its dozen reviews used to overlap them); at the latest it runs `latestMs` after the app
- * started, since a standby replica has no caches and a missing list permission keeps them from
- * ever syncing.
+ * When the startup RBAC check runs and the process_* and nodejs_* collectors are set up (only with
+ * a metrics endpoint: without one nothing could read them). Neither is needed for the first
+ * resizes, so they wait until the controllers' caches have synced and then `afterSyncMs` more,
+ * leaving the first resizes the CPU and the API server (the check's dozen reviews used to overlap
+ * them); at the latest `latestMs` after the app started, since a standby replica has no caches and
+ * a missing list permission keeps them from ever syncing. A scrape before then sets up the
+ * collectors first, so every scrape has them.
  */
 export interface PermissionCheckTiming {
   readonly afterSyncMs: number;
@@ -123,9 +130,14 @@ export async function runProcess(options: ProcessRunnerOptions): Promise<Process
 async function run(options: ProcessRunnerOptions, lifecycle: Lifecycle, endAtOnce: (end: ProcessEnd) => void): Promise<ProcessEnd> {
   const { config, log, version } = options;
   const parts = options.parts ?? (await loadProcessParts());
-  // Without a metrics endpoint nothing can read the process metrics; their collectors (an
-  // event-loop monitor, a GC observer, /proc reads) would only cost start-up and idle CPU.
-  const metrics = parts.createMetrics({ processMetrics: (config.metricsAddress || config.httpEndpoint) !== '' });
+  const metrics = parts.createMetrics();
+  const address = config.metricsAddress || config.httpEndpoint;
+  let processMetrics = address === ''; // true once set up, or when nothing could read them
+  const registerProcessMetrics = () => {
+    if (processMetrics) return;
+    processMetrics = true;
+    parts.registerProcessMetrics(metrics.registry);
+  };
 
   let app: App;
   try {
@@ -137,7 +149,11 @@ async function run(options: ProcessRunnerOptions, lifecycle: Lifecycle, endAtOnc
     throw err;
   }
   app.onFatal((error) => endAtOnce({ kind: 'driverRenamed', error }));
-  void checkPermissionsLater(app, lifecycle.workSignal, options.permissionCheckTiming ?? PERMISSION_CHECK_TIMING);
+  void afterStartup(app, lifecycle.workSignal, options.permissionCheckTiming ?? PERMISSION_CHECK_TIMING).then(async (running) => {
+    if (!running) return;
+    registerProcessMetrics();
+    await app.checkPermissions(lifecycle.workSignal);
+  });
 
   let running: Promise<void> | undefined;
   let leadershipLost!: () => void;
@@ -177,14 +193,15 @@ async function run(options: ProcessRunnerOptions, lifecycle: Lifecycle, endAtOnc
   }
 
   let server: DiagnosticsServer | undefined;
-  const address = config.metricsAddress || config.httpEndpoint;
   if (address !== '') {
     // The health path only with --http-endpoint, never with the deprecated --metrics-address.
     const leaderElector = elector;
     const leaderHealth = leaderElector && config.httpEndpoint !== '' ? () => leaderElector.healthCheck(LEADER_HEALTH_TOLERANCE_MS) : undefined;
     try {
       log.info('ServeMux listening', { address });
-      server = await parts.startHttpServer({ address, metricsPath: config.metricsPath, registry: metrics.registry, leaderHealth, log });
+      server = await parts.startHttpServer({
+        address, metricsPath: config.metricsPath, registry: metrics.registry, leaderHealth, beforeScrape: registerProcessMetrics, log,
+      });
     } catch (error) {
       return { kind: 'httpServerFailed', error, address, metricsPath: config.metricsPath };
     }
@@ -208,8 +225,8 @@ async function run(options: ProcessRunnerOptions, lifecycle: Lifecycle, endAtOnc
   return reason === 'signal' ? { kind: 'stopped' } : { kind: 'leadershipLost' };
 }
 
-/** The RBAC check once the caches have synced (see PermissionCheckTiming); never on shutdown. */
-async function checkPermissionsLater(app: App, signal: AbortSignal, timing: PermissionCheckTiming): Promise<void> {
+/** Resolves once start-up is over (see PermissionCheckTiming): true, or false when `signal` aborted first. */
+async function afterStartup(app: App, signal: AbortSignal, timing: PermissionCheckTiming): Promise<boolean> {
   const wait = linkedSignal(signal, timing.latestMs);
   try {
     await app.whenCachesSynced(wait.signal);
@@ -219,6 +236,5 @@ async function checkPermissionsLater(app: App, signal: AbortSignal, timing: Perm
   } finally {
     wait.dispose();
   }
-  if (signal.aborted) return;
-  await app.checkPermissions(signal);
+  return !signal.aborted;
 }
