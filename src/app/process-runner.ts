@@ -136,7 +136,11 @@ async function run(options: ProcessRunnerOptions, lifecycle: Lifecycle, endAtOnc
   const registerProcessMetrics = () => {
     if (processMetrics) return;
     processMetrics = true;
-    parts.registerProcessMetrics(metrics.registry);
+    try {
+      parts.registerProcessMetrics(metrics.registry);
+    } catch (err) {
+      log.error('Setting up the process metrics failed', { err });
+    }
   };
 
   let app: App;
