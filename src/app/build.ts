@@ -73,6 +73,11 @@ export interface App {
   run(signal: AbortSignal, cancelSignal?: AbortSignal): Promise<void>;
   /** Called once if the CSI driver comes back under another name after a reconnect: the process must end. */
   onFatal(listener: (err: Error) => void): void;
+  /**
+   * Resolves once every informer of the controllers has its first list (only ever while `run`
+   * runs: on the leader); rejects when `signal` aborts first.
+   */
+  whenCachesSynced(signal: AbortSignal): Promise<void>;
   /** The startup RBAC check (logs what is missing), with a client of its own. */
   checkPermissions(signal: AbortSignal): Promise<void>;
   /** The Lease elector for --leader-election, with a client of its own. Throws StartupError. */
@@ -179,7 +184,9 @@ function assemble(parts: {
   const pvs = new Informer<Pv>({
     listWatcher: kube.listWatcher(Resources.persistentVolumes), log: informerLog, resyncPeriodMs, skippedObjects: metrics.informerObjectsSkipped, transform: forCache<Pv>(strings),
   });
-  const informers: Runnable[] = [informerRunnable('pvc-informer', pvcs), informerRunnable('pv-informer', pvs)];
+  const informers: InformerRunnable[] = [informerRunnable('pvc-informer', pvcs), informerRunnable('pv-informer', pvs)];
+  let cachesSynced!: () => void;
+  const synced = new Promise<void>((resolve) => { cachesSynced = resolve; });
 
   // One recorder per controller, as upstream's controllers each have their own broadcaster (so
   // their event correlation and spam budgets are separate). No source.host: upstream names only the component.
@@ -311,6 +318,7 @@ function assemble(parts: {
         const caches = linkedSignal(cancelSignal);
         try {
           const informersDone = Promise.all(informers.map((r) => runLogged(r, caches.signal, caches.signal, log)));
+          Promise.all(informers.map((r) => r.waitForSync(caches.signal))).then(cachesSynced, () => {});
           await Promise.all(controllers.map((r) => runLogged(r, signal, cancelSignal, log))).finally(() => caches.abort());
           await informersDone;
         } finally {
@@ -322,6 +330,9 @@ function assemble(parts: {
     },
     onFatal(listener: (err: Error) => void): void {
       csi.onFatal(listener);
+    },
+    whenCachesSynced(signal: AbortSignal): Promise<void> {
+      return untilAborted(synced, signal);
     },
     async checkPermissions(signal: AbortSignal): Promise<void> {
       // Its own client (and rate limiter), so its dozen reviews never take the tokens the first
@@ -401,8 +412,25 @@ async function nodeScope(kube: HttpKubeClient, env: NodeJS.ProcessEnv, log: Logg
   return new NodeVolumeScope({ name, labels }, log.child({ component: 'node-scope' }));
 }
 
-function informerRunnable<T extends KubeObject>(name: string, informer: Informer<T>): Runnable {
-  return { name, run: (signal) => informer.run(signal) };
+interface InformerRunnable extends Runnable {
+  waitForSync(signal: AbortSignal): Promise<void>;
+}
+
+function informerRunnable<T extends KubeObject>(name: string, informer: Informer<T>): InformerRunnable {
+  return { name, run: (signal) => informer.run(signal), waitForSync: (signal) => informer.waitForSync(signal) };
+}
+
+/** `promise`, or a rejection with the signal's reason once it aborts first. */
+function untilAborted(promise: Promise<void>, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const onAbort = () => reject(signal.reason instanceof Error ? signal.reason : new Error('aborted'));
+    if (signal.aborted) return onAbort();
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    }, () => {});
+  });
 }
 
 async function runLogged(runnable: Runnable, signal: AbortSignal, cancelSignal: AbortSignal, log: Logger): Promise<void> {

@@ -121,16 +121,20 @@ function defineFlags(flags: FlagSet): (positionalArgs: readonly string[]) => Com
 
 /** Parses argv (without node and the script) into flag values. Throws ConfigError carrying the usage text. */
 export function parseCommandLine(args: readonly string[], programName = 'csi-resizer', extraFlags?: (flags: FlagSet) => void): CommandLine {
-  const flags = new FlagSet(programName);
-  const read = defineFlags(flags);
-  extraFlags?.(flags);
-  const usage = flags.usage();
+  const newFlags = () => {
+    const flags = new FlagSet(programName);
+    const read = defineFlags(flags);
+    extraFlags?.(flags);
+    return { flags, read };
+  };
+  const { flags, read } = newFlags();
   try {
     const { rest } = flags.parse(args);
     return read(rest);
   } catch (err) {
     const help = err instanceof FlagError && err.kind === 'help';
-    throw new ConfigError(messageOf(err), usage, help, { cause: err });
+    // The usage only when it is shown (building it costs start-up CPU), from flags as defined.
+    throw new ConfigError(messageOf(err), newFlags().flags.usage(), help, { cause: err });
   }
 }
 

@@ -9,7 +9,7 @@ import type { App, Elector } from './build.js';
 import { parseConfig } from './config.js';
 import { endProcess, type ProcessEnd } from './exit.js';
 import type { ProcessSignals } from './lifecycle.js';
-import { runProcess, type ProcessParts } from './process-runner.js';
+import { runProcess, type PermissionCheckTiming, type ProcessParts } from './process-runner.js';
 import type { LeaderCallbacks } from '../kube/leader-election.js';
 import { createLogger } from '../observability/logger.js';
 import { createMetrics } from '../observability/metrics.js';
@@ -106,7 +106,21 @@ class FakeApp implements App {
   onFatal(listener: (err: Error) => void): void {
     this.fatal = listener;
   }
-  async checkPermissions(): Promise<void> {}
+  private cachesSynced = () => {};
+  private readonly synced = new Promise<void>((resolve) => { this.cachesSynced = resolve; });
+  /** The test's stand-in for the informers' first lists. */
+  syncCaches(): void {
+    this.cachesSynced();
+  }
+  whenCachesSynced(signal: AbortSignal): Promise<void> {
+    return new Promise((resolve, reject) => {
+      signal.addEventListener('abort', () => reject(signal.reason), { once: true });
+      void this.synced.then(resolve);
+    });
+  }
+  async checkPermissions(): Promise<void> {
+    this.events.push('permissions checked');
+  }
   createElector(callbacks: LeaderCallbacks): Elector {
     this.elector = new FakeElector(callbacks, this.events);
     return this.elector;
@@ -123,19 +137,33 @@ class FakeApp implements App {
   }
 }
 
-function setup(t: TestContext, args: string[], options: { startApp?: ProcessParts['startApp'] } = {}) {
+/** Long enough that no test meets the RBAC check unless it asks for it. */
+const NO_PERMISSION_CHECK: PermissionCheckTiming = { afterSyncMs: 3_600_000, latestMs: 3_600_000 };
+
+function setup(t: TestContext, args: string[], options: {
+  startApp?: ProcessParts['startApp'];
+  startHttpServer?: ProcessParts['startHttpServer'];
+  permissionCheckTiming?: PermissionCheckTiming;
+} = {}) {
   const config = parseConfig(args);
   const logs: string[] = [];
   const log = createLogger({ verbosity: 0, format: 'text', write: (line) => logs.push(line) });
   const app = new FakeApp();
   const proc = new FakeProcess();
+  const processMetrics = { registered: 0 };
   const parts: ProcessParts = {
     createMetrics: () => createMetrics({ processMetrics: false }),
+    registerProcessMetrics: () => {
+      processMetrics.registered++;
+      app.events.push('process metrics');
+    },
     startApp: options.startApp ?? (async () => app),
-    startHttpServer: () => Promise.reject(new Error('no HTTP server in these tests')),
+    startHttpServer: options.startHttpServer ?? (() => Promise.reject(new Error('no HTTP server in these tests'))),
     isStartupError: (err): err is StartupError => err instanceof StartupError,
   };
-  const ended = runProcess({ config, log, version: 'test', signals: proc as unknown as ProcessSignals, parts });
+  const ended = runProcess({
+    config, log, version: 'test', signals: proc as unknown as ProcessSignals, parts, permissionCheckTiming: options.permissionCheckTiming ?? NO_PERMISSION_CHECK,
+  });
   // A case that failed half-way leaves no runner behind (its keep-alive timer would hold the test process).
   t.after(() => {
     app.reconcile.finish();
@@ -146,7 +174,7 @@ function setup(t: TestContext, args: string[], options: { startApp?: ProcessPart
     const end: ProcessEnd = await ended;
     return { end: end.kind, code: endProcess(end, { log, stdout: () => {}, stderr: () => {} }) };
   };
-  return { app, proc, logs, ended, exit };
+  return { app, proc, logs, ended, exit, processMetrics };
 }
 
 /** Waits (bounded) until the fake app has logged `event`. */
@@ -276,4 +304,77 @@ test('a signal during startup ends with 0, whatever startup then says', async (t
 test('an error nobody classified is a bug: the runner rejects with it', async (t) => {
   const { ended } = setup(t, [], { startApp: () => Promise.reject(new TypeError('bug')) });
   await assert.rejects(ended, /bug/);
+});
+
+test('the RBAC check waits for the caches to sync, then afterSyncMs more, so the first resizes go first', async (t) => {
+  const { app } = setup(t, ['--timeout=1h'], { permissionCheckTiming: { afterSyncMs: 20, latestMs: 3_600_000 } });
+  await app.running;
+  // The controllers run, their caches have not synced: no review yet (bounded look).
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  assert.ok(!app.events.includes('permissions checked'));
+  const syncedAt = performance.now();
+  app.syncCaches();
+  await seen(app, 'permissions checked');
+  assert.ok(performance.now() - syncedAt >= 19, 'not before afterSyncMs');
+});
+
+test('the RBAC check runs at latestMs when the caches never sync (a standby replica, a missing list permission)', async (t) => {
+  const { app } = setup(t, [...LEADER, '--timeout=1h'], { permissionCheckTiming: { afterSyncMs: 3_600_000, latestMs: 50 } });
+  await seen(app, 'permissions checked');
+});
+
+test('a shutdown before the RBAC check is due skips it', async (t) => {
+  const { app, proc, exit } = setup(t, ['--timeout=1h'], { permissionCheckTiming: { afterSyncMs: 3_600_000, latestMs: 3_600_000 } });
+  await app.running;
+  app.syncCaches();
+  proc.send('SIGTERM');
+  app.reconcile.finish();
+  assert.deepEqual(await exit(), { end: 'stopped', code: 0 });
+  assert.ok(!app.events.includes('permissions checked'));
+});
+
+/** A diagnostics server that serves nothing; `scrape()` does what a scrape does first. */
+function fakeServer(): { start: ProcessParts['startHttpServer']; scrape: () => void } {
+  let beforeScrape: (() => void) | undefined;
+  return {
+    start: async (options) => {
+      beforeScrape = options.beforeScrape;
+      return { port: 0, host: '127.0.0.1', close: async () => {} };
+    },
+    scrape: () => beforeScrape?.(),
+  };
+}
+
+test('process metrics (process_*, nodejs_*): set up with the RBAC check after start-up, and only with an endpoint', async (t) => {
+  const timing = { afterSyncMs: 0, latestMs: 3_600_000 };
+  for (const args of [['--http-endpoint=127.0.0.1:0'], ['--metrics-address=127.0.0.1:0']]) {
+    await t.test(args[0]!, async (t) => {
+      const server = fakeServer();
+      const { app, processMetrics } = setup(t, args, { startHttpServer: server.start, permissionCheckTiming: timing });
+      await app.running;
+      assert.equal(processMetrics.registered, 0, 'not on the way to the first resizes');
+      app.syncCaches();
+      await seen(app, 'permissions checked');
+      assert.deepEqual(app.events.filter((e) => e !== 'stopped taking work'), ['process metrics', 'permissions checked']);
+      server.scrape();
+      assert.equal(processMetrics.registered, 1, 'once');
+    });
+  }
+  await t.test('no endpoint: never (nothing could read them)', async (t) => {
+    const { app, processMetrics } = setup(t, [], { permissionCheckTiming: timing });
+    await app.running;
+    app.syncCaches();
+    await seen(app, 'permissions checked');
+    assert.equal(processMetrics.registered, 0);
+  });
+});
+
+test('a scrape before start-up is over sets the process metrics up first, so every scrape has them', async (t) => {
+  const server = fakeServer();
+  const { app, processMetrics } = setup(t, ['--http-endpoint=127.0.0.1:0'], { startHttpServer: server.start });
+  await app.running;
+  server.scrape();
+  assert.equal(processMetrics.registered, 1);
+  server.scrape();
+  assert.equal(processMetrics.registered, 1);
 });

@@ -16,6 +16,7 @@
 import type { App, AppDeps, Elector } from './build.js';
 import type { Config } from './config.js';
 import type { ProcessEnd } from './exit.js';
+import { linkedSignal, sleep } from '../base/signals.js';
 import { dieOnSignals, eitherSignal, handleShutdownSignals, Lifecycle, settleWithin, type ProcessSignals } from './lifecycle.js';
 import type { DiagnosticsServer, HealthResult } from '../observability/http-server.js';
 import type { Logger } from '../observability/logger.js';
@@ -31,12 +32,17 @@ export interface DiagnosticsOptions {
   readonly registry: Metrics['registry'];
   /** The leader-election health check, served on its path (only with --http-endpoint). */
   readonly leaderHealth?: () => HealthResult;
+  /** Called before each scrape. */
+  readonly beforeScrape?: () => void;
   readonly log: Logger;
 }
 
 /** The concrete pieces the runner starts; fakes in tests. */
 export interface ProcessParts {
+  /** The registry and the resizer's own metrics, without the process_* and nodejs_* collectors. */
   createMetrics(): Metrics;
+  /** Adds the process_* and nodejs_* collectors to the registry. */
+  registerProcessMetrics(registry: Metrics['registry']): void;
   startApp(config: Config, deps: AppDeps, signal: AbortSignal): Promise<App>;
   startHttpServer(options: DiagnosticsOptions): Promise<DiagnosticsServer>;
   /** Whether a startup failure is a StartupError (upstream's message and exit code) or a bug. */
@@ -52,7 +58,8 @@ export async function loadProcessParts(): Promise<ProcessParts> {
     import('./startup-error.js'),
   ]);
   return {
-    createMetrics: () => metrics.createMetrics(),
+    createMetrics: () => metrics.createMetrics({ processMetrics: false }),
+    registerProcessMetrics: (registry) => metrics.registerProcessMetrics(registry),
     startApp: build.startApp,
     startHttpServer: ({ leaderHealth, ...options }) =>
       http.startHttpServer({ ...options, healthChecks: new Map(leaderHealth ? [[http.LEADER_ELECTION_HEALTH_PATH, leaderHealth]] : []) }),
@@ -70,7 +77,24 @@ export interface ProcessRunnerOptions {
   readonly lifecycle?: Lifecycle;
   /** Default: loadProcessParts(). */
   readonly parts?: ProcessParts;
+  /** Default: PERMISSION_CHECK_TIMING. */
+  readonly permissionCheckTiming?: PermissionCheckTiming;
 }
+
+/**
+ * When the startup RBAC check runs and the process_* and nodejs_* collectors are set up (only with
+ * a metrics endpoint: without one nothing could read them). Neither is needed for the first
+ * resizes, so they wait until the controllers' caches have synced and then `afterSyncMs` more,
+ * leaving the first resizes the CPU and the API server (the check's dozen reviews used to overlap
+ * them); at the latest `latestMs` after the app started, since a standby replica has no caches and
+ * a missing list permission keeps them from ever syncing. A scrape before then sets up the
+ * collectors first, so every scrape has them.
+ */
+export interface PermissionCheckTiming {
+  readonly afterSyncMs: number;
+  readonly latestMs: number;
+}
+export const PERMISSION_CHECK_TIMING: PermissionCheckTiming = { afterSyncMs: 1_000, latestMs: 10_000 };
 
 /** Runs the sidecar until it ends; resolves to how it ended. Rejects only on a bug (an error nobody classified). */
 export async function runProcess(options: ProcessRunnerOptions): Promise<ProcessEnd> {
@@ -107,6 +131,17 @@ async function run(options: ProcessRunnerOptions, lifecycle: Lifecycle, endAtOnc
   const { config, log, version } = options;
   const parts = options.parts ?? (await loadProcessParts());
   const metrics = parts.createMetrics();
+  const address = config.metricsAddress || config.httpEndpoint;
+  let processMetrics = address === ''; // true once set up, or when nothing could read them
+  const registerProcessMetrics = () => {
+    if (processMetrics) return;
+    processMetrics = true;
+    try {
+      parts.registerProcessMetrics(metrics.registry);
+    } catch (err) {
+      log.error('Setting up the process metrics failed', { err });
+    }
+  };
 
   let app: App;
   try {
@@ -118,7 +153,11 @@ async function run(options: ProcessRunnerOptions, lifecycle: Lifecycle, endAtOnc
     throw err;
   }
   app.onFatal((error) => endAtOnce({ kind: 'driverRenamed', error }));
-  void app.checkPermissions(lifecycle.workSignal);
+  void afterStartup(app, lifecycle.workSignal, options.permissionCheckTiming ?? PERMISSION_CHECK_TIMING).then(async (running) => {
+    if (!running) return;
+    registerProcessMetrics();
+    await app.checkPermissions(lifecycle.workSignal);
+  });
 
   let running: Promise<void> | undefined;
   let leadershipLost!: () => void;
@@ -158,14 +197,15 @@ async function run(options: ProcessRunnerOptions, lifecycle: Lifecycle, endAtOnc
   }
 
   let server: DiagnosticsServer | undefined;
-  const address = config.metricsAddress || config.httpEndpoint;
   if (address !== '') {
     // The health path only with --http-endpoint, never with the deprecated --metrics-address.
     const leaderElector = elector;
     const leaderHealth = leaderElector && config.httpEndpoint !== '' ? () => leaderElector.healthCheck(LEADER_HEALTH_TOLERANCE_MS) : undefined;
     try {
       log.info('ServeMux listening', { address });
-      server = await parts.startHttpServer({ address, metricsPath: config.metricsPath, registry: metrics.registry, leaderHealth, log });
+      server = await parts.startHttpServer({
+        address, metricsPath: config.metricsPath, registry: metrics.registry, leaderHealth, beforeScrape: registerProcessMetrics, log,
+      });
     } catch (error) {
       return { kind: 'httpServerFailed', error, address, metricsPath: config.metricsPath };
     }
@@ -187,4 +227,18 @@ async function run(options: ProcessRunnerOptions, lifecycle: Lifecycle, endAtOnc
   await server?.close();
   app.close();
   return reason === 'signal' ? { kind: 'stopped' } : { kind: 'leadershipLost' };
+}
+
+/** Resolves once start-up is over (see PermissionCheckTiming): true, or false when `signal` aborted first. */
+async function afterStartup(app: App, signal: AbortSignal, timing: PermissionCheckTiming): Promise<boolean> {
+  const wait = linkedSignal(signal, timing.latestMs);
+  try {
+    await app.whenCachesSynced(wait.signal);
+    await sleep(timing.afterSyncMs, wait.signal);
+  } catch {
+    // The latest time has come (or the process is stopping: checked below).
+  } finally {
+    wait.dispose();
+  }
+  return !signal.aborted;
 }

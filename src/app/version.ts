@@ -3,7 +3,6 @@
 // `0.1.0-g<12 hex>`, `-dirty` when tracked files differed from that commit. dist/ carries the
 // commit in build-info.json, written by scripts/build.sh; a checkout (src/main.ts under tsx) asks
 // git at run time. When neither knows (a copy without .git or stamp), the bare version.
-import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
@@ -46,6 +45,8 @@ function fromGit(root: string): SourceCommit | undefined {
   // Only our own checkout: a copy vendored inside some other repository must not report its commit.
   if (!existsSync(`${root}/.git`)) return undefined;
   try {
+    // Loaded here: a build never asks git, and node:child_process costs ~6 ms of start-up.
+    const { execFileSync } = process.getBuiltinModule('node:child_process');
     const out = execFileSync('git', ['describe', '--always', '--dirty', '--abbrev=40', '--exclude=*'], {
       cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], timeout: 5_000,
     });

@@ -78,6 +78,21 @@ test('keep-alive: sequential requests reuse one connection', async (t) => {
   assert.equal(server.connectionsAccepted, 1);
 });
 
+test('watches have connections of their own: a request after a watch opened reuses the idle request connection', async (t) => {
+  const { server, client } = await setup(t);
+  const pods = client.listWatcher({ group: '', version: 'v1', resource: 'pods', kind: 'Pod', namespaced: true });
+  await client.getLease('ns', 'x', AbortSignal.timeout(1000)).catch(() => {});
+  assert.equal(server.connectionsAccepted, 1);
+  const watching = new AbortController();
+  t.after(() => watching.abort());
+  await pods.watch({ resourceVersion: '0' }, watching.signal);
+  // The watch opened its own connection instead of taking the idle one the request left...
+  assert.equal(server.connectionsAccepted, 2);
+  for (let i = 0; i < 3; i++) await client.getLease('ns', 'x', AbortSignal.timeout(1000)).catch(() => {});
+  // ...so the requests after it (the first resize's patches) need no new handshake.
+  assert.equal(server.connectionsAccepted, 2);
+});
+
 test('the rate limiter spaces requests', async (t) => {
   const server = await new FakeApiServer().start();
   t.after(() => server.close());

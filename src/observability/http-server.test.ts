@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Gauge } from 'prom-client';
 import { createLogger, silentLogger } from './logger.js';
-import { createMetrics } from './metrics.js';
+import { createMetrics, registerProcessMetrics } from './metrics.js';
 import { LEADER_ELECTION_HEALTH_PATH, parseListenAddress, startHttpServer, type HealthResult } from './http-server.js';
 
 test('listen addresses follow Go host:port rules', () => {
@@ -79,4 +79,21 @@ test('close is idempotent and ends keep-alive connections', async () => {
   await (await fetch(`http://127.0.0.1:${server.port}/metrics`)).text();
   await Promise.all([server.close(), server.close()]);
   await assert.rejects(fetch(`http://127.0.0.1:${server.port}/metrics`));
+});
+
+test('beforeScrape runs before the registry is gathered: collectors it adds are in that scrape', async (t) => {
+  const metrics = createMetrics({ processMetrics: false });
+  let scrapes = 0;
+  const server = await startHttpServer({
+    address: '127.0.0.1:0', metricsPath: '/metrics', registry: metrics.registry, log: silentLogger,
+    beforeScrape: () => {
+      if (scrapes++ === 0) registerProcessMetrics(metrics.registry);
+    },
+  });
+  t.after(() => server.close());
+  const body = await (await fetch(`http://127.0.0.1:${server.port}/metrics`)).text();
+  assert.match(body, /^process_cpu_user_seconds_total /m);
+  assert.match(body, /^nodejs_version_info\{/m);
+  await (await fetch(`http://127.0.0.1:${server.port}/metrics`)).text();
+  assert.equal(scrapes, 2);
 });

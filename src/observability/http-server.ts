@@ -19,6 +19,8 @@ export interface HttpServerOptions {
   registry: Registry;
   /** Extra health paths, e.g. LEADER_ELECTION_HEALTH_PATH → the elector's check. */
   healthChecks?: ReadonlyMap<string, () => HealthResult>;
+  /** Called before each scrape is gathered (the process runner sets up deferred collectors there). */
+  beforeScrape?: () => void;
   log: Logger;
 }
 
@@ -82,6 +84,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Diagn
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const path = new URL(req.url ?? '/', 'http://localhost').pathname;
     if (path === metricsPath) {
+      options.beforeScrape?.();
       const body = await gatherMetrics(registry, log);
       res.writeHead(200, { 'Content-Type': registry.contentType });
       res.end(req.method === 'HEAD' ? undefined : body);

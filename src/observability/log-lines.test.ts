@@ -57,6 +57,7 @@ const TABLE: readonly Row[] = [
   ['app/exit.ts', 'info', 0, 'Received second signal, exiting immediately', 'signal', 'ours: a second signal forces the exit'],
   ['app/exit.ts', 'error', 0, 'CSI driver name changed, exiting', 'err', 'ours: upstream exits on any connection loss instead'],
   ['app/process-runner.ts', 'info', 0, 'In-flight operations did not finish within --timeout; exiting anyway', 'timeoutMs', 'ours: the drain bound (after a signal or a lost Lease)'],
+  ['app/process-runner.ts', 'error', 0, 'Setting up the process metrics failed', 'err', 'ours: the process_* and nodejs_* collectors are set up after start-up'],
   ['app/exit.ts', 'error', 0, 'Controllers stopped unexpectedly', 'err', 'ours: a controller failing outside shutdown'],
   ['app/build.ts', 'info', 0, 'Leader election enabled', 'lease,identity', 'ours: names the lease and identity once'],
   ['app/build.ts', 'error', 0, 'Component stopped with an error', 'component,err', 'ours: a runnable failing'],

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { createLogOutput } from './log-output.js';
-import { createLogger, kKey, kObj, kRef, type LogFields, type Logger, type LoggerOptions } from './logger.js';
+import { createLogger, kKey, kObj, kRef, wallClockMs, type LogFields, type Logger, type LoggerOptions } from './logger.js';
 import { goQuote } from './log-values.js';
 import { globMatch, parseVModule } from './vmodule.js';
 
@@ -307,4 +307,14 @@ test('split stream: info lines to stdout, warnings and errors to stderr; the inf
   single.write('e', false);
   assert.equal(stdout.length, 0, 'one stream without the split');
   assert.deepEqual(stderr, ['i\n', 'e\n'], 'stderr');
+});
+
+test('the default clock: epoch milliseconds with a sub-millisecond fraction, never going back', () => {
+  const now = wallClockMs();
+  const before = Date.now();
+  const readings = Array.from({ length: 1000 }, () => now());
+  const after = Date.now();
+  assert.ok(readings[0]! >= before - 1 && readings.at(-1)! <= after + 1, 'within a millisecond of Date.now()');
+  for (let i = 1; i < readings.length; i++) assert.ok(readings[i]! >= readings[i - 1]!, 'monotonic');
+  assert.ok(readings.some((ms) => !Number.isInteger(ms)), 'a fraction (klog prints microseconds)');
 });

@@ -37,11 +37,14 @@ const WORKQUEUE_BUCKETS = Array.from({ length: 10 }, (_, i) => 1e-8 * 10 ** i);
  */
 export const EVENT_LOOP_SAMPLE_MS = 1000;
 
+/** The process_* and nodejs_* collectors on `registry` (an event-loop delay monitor, a GC observer, /proc reads). */
+export function registerProcessMetrics(registry: Registry): void {
+  collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: EVENT_LOOP_SAMPLE_MS });
+}
+
 export function createMetrics(options: { processMetrics?: boolean } = {}): Metrics {
   const registry = new Registry();
-  if (options.processMetrics ?? true) {
-    collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: EVENT_LOOP_SAMPLE_MS });
-  }
+  if (options.processMetrics ?? true) registerProcessMetrics(registry);
 
   const csiOperations = new Histogram({
     name: 'csi_sidecar_operations_seconds',

@@ -102,8 +102,10 @@ export class SourceMapLines {
 
   /**
    * The same lookups for the sources `keep` accepts; positions in any other source find nothing
-   * (as a segment without a source), and runs of such segments on a line become one. The logger
-   * only asks about our own files, so the bundled dependencies' segments can go.
+   * (as a segment without a source), and runs of such segments on a line become one, as do runs
+   * that map to the same file and line (a lookup only asks for the line: the first of the run
+   * answers for the rest). The logger only asks about our own files, so the bundled
+   * dependencies' segments can go.
    */
   only(keep: (source: string) => boolean): SourceMapLines {
     const kept = this.sources.map(keep);
@@ -118,8 +120,12 @@ export class SourceMapLines {
       for (let i = this.lineStart[line]!; i < this.lineStart[line + 1]!; i++) {
         const src = this.source[i]!;
         const none = src < 0 || !kept[src];
-        // A segment that maps nowhere right after another that maps nowhere adds nothing.
-        if (none && count > lineStart[line]! && source[count - 1] === -1) continue;
+        // A segment that maps where the one before it on this line maps adds nothing (the
+        // logger's table is read at the first log line of every start: smaller is cheaper).
+        if (count > lineStart[line]!) {
+          if (none && source[count - 1] === -1) continue;
+          if (!none && source[count - 1] === src && originalLine[count - 1] === this.originalLine[i]) continue;
+        }
         column[count] = this.column[i]!;
         source[count] = none ? -1 : src;
         originalLine[count] = none ? 0 : this.originalLine[i]!;
