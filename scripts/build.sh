@@ -13,7 +13,7 @@ out="${1:-dist}"
 rm -rf "$out"
 npx tsc -p tsconfig.build.json --noEmit
 mkdir -p "$out"
-# `require` for the bundled CommonJS dependencies (grpc-js, protobufjs, prom-client, js-yaml).
+# `require` for the bundled CommonJS dependencies (prom-client, js-yaml).
 banner="import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);"
 npx --no-install esbuild src/main.ts --bundle --platform=node --format=esm --target=node24 \
   --outfile="$out/resizer.js" --sourcemap --sources-content=false --banner:js="$banner" --log-level=warning

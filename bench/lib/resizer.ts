@@ -56,6 +56,9 @@ export function commonArgs(t: ResizerTargets, f: ResizerFlags): string[] {
   return [
     `--kubeconfig=${t.kubeconfig}`,
     `--csi-address=${t.csiAddress}`,
+    // As deployed (deploy/kubernetes/deployment.yaml serves metrics and health on --http-endpoint),
+    // so both sides pay for their metrics server and runtime collectors; port 0 lets several run.
+    '--http-endpoint=127.0.0.1:0',
     `--leader-election=${f.leaderElection ?? false}`,
     `--workers=${f.workers}`,
     `--kube-api-qps=${f.qps}`,
