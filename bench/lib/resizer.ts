@@ -4,7 +4,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { spawnLogged, type Managed } from '../../test/cluster/process.js';
-import { NODE_FLAGS } from '../../scripts/node-flags.js';
+import { NODE_FLAGS, RUNTIME_ENV } from '../../scripts/node-flags.js';
 
 export type Impl = 'ours' | 'upstream';
 export const IMPLS: readonly Impl[] = ['ours', 'upstream'];
@@ -95,10 +95,9 @@ export function startResizer(impl: Impl, t: ResizerTargets, f: ResizerFlags, lab
   const wrapped = launch.hostname === undefined
     ? { command: command!, args: argv }
     : { command: 'unshare', args: ['--uts', 'sh', '-c', 'hostname "$0" && exec "$@"', launch.hostname, command!, ...argv] };
-  const proc = spawnLogged({
-    name: `csi-resizer (${impl})`, ...wrapped, logPath,
-    ...(launch.env === undefined ? {} : { env: { ...process.env, ...launch.env } }),
-  });
+  // Ours gets the image's environment too (RUNTIME_ENV); upstream's Go runtime does not read it.
+  const env = impl === 'ours' ? { ...process.env, ...RUNTIME_ENV, ...launch.env } : { ...process.env, ...launch.env };
+  const proc = spawnLogged({ name: `csi-resizer (${impl})`, ...wrapped, logPath, env });
   return {
     impl,
     proc,
