@@ -22,6 +22,7 @@ import { Api, pool, sleep } from './lib/api.js';
 import { AUDIT_POLICY, AuditReader } from './lib/audit.js';
 import { median } from './lib/figures.js';
 import { readProc } from './lib/resizer.js';
+import { NODE_FLAGS, RUNTIME_ENV } from '../scripts/node-flags.js';
 import { createNamespace, ensureStorageClass, growAll, GI, provisionBulk, teardown, Tracker, type Volume } from './lib/workload.js';
 
 interface Options {
@@ -123,11 +124,16 @@ async function main(): Promise<void> {
     const measure = async (mode: 'central' | 'node') => {
       audit.skipToEnd();
       const spawnAt = Date.now();
+      // Started as the image starts it: its node flags and environment.
+      const node = (entryArgs: string[]) => [...NODE_FLAGS, ...(o.oursEntry.endsWith('.ts') ? ['--import', 'tsx'] : []), o.oursEntry, ...entryArgs];
       const procs: Managed[] = mode === 'central'
-        ? [spawnLogged({ name: 'csi-resizer central', command: process.execPath, args: [o.oursEntry, ...args], logPath: join(logDir, 'central.log') })]
-        : nodes.map((node) => spawnLogged({
-          name: `csi-resizer ${node}`, command: process.execPath, args: [o.oursEntry, ...args, '--node-deployment'],
-          env: { ...process.env, NODE_NAME: node }, logPath: join(logDir, `${node}.log`),
+        ? [spawnLogged({
+          name: 'csi-resizer central', command: process.execPath, args: node(args),
+          env: { ...process.env, ...RUNTIME_ENV }, logPath: join(logDir, 'central.log'),
+        })]
+        : nodes.map((name) => spawnLogged({
+          name: `csi-resizer ${name}`, command: process.execPath, args: node([...args, '--node-deployment']),
+          env: { ...process.env, ...RUNTIME_ENV, NODE_NAME: name }, logPath: join(logDir, `${name}.log`),
         }));
       const m: Mode = { name: mode, procs };
       try {
