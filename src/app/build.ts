@@ -6,7 +6,7 @@
 // are made here too, each with its own rate limiter.
 import { realClock, type Clock } from '../base/clock.js';
 import { linkedSignal } from '../base/signals.js';
-import { discoverCapabilities, DriverNameError, GrpcCsiClient } from '../csi/client.js';
+import { discoverCapabilities, DriverNameError, GrpcCsiClient, type DriverCapabilities } from '../csi/client.js';
 import { ApiEventRecorder } from '../kube/events.js';
 import { HttpKubeClient } from '../kube/client.js';
 import { Informer } from '../kube/informer.js';
@@ -105,7 +105,7 @@ function forCache<T extends KubeObject>(strings: StringPool): (obj: KubeObject) 
 }
 
 export async function startApp(config: Config, deps: AppDeps, signal: AbortSignal): Promise<App> {
-  const { log, metrics } = deps;
+  const { log } = deps;
   const clock = deps.clock ?? realClock;
 
   let kube: HttpKubeClient;
@@ -123,40 +123,64 @@ export async function startApp(config: Config, deps: AppDeps, signal: AbortSigna
     throw new StartupError('Failed to create cluster config', 1, { cause: err });
   }
 
-  let gates = config.gates;
-  if (!gates.explicit.has('VolumeAttributesClass')) {
-    try {
-      if (await kube.hasResource('storage.k8s.io/v1', 'VolumeAttributesClass', signal)) {
-        log.info('VolumeAttributesClass v1 API is available');
-      } else {
-        log.info('Disabling VolumeAttributesClass feature gate because the VolumeAttributesClass v1 API is not available');
-        gates = withGate(gates, { volumeAttributesClass: false });
-      }
-    } catch (err) {
-      log.error('Failed to check VolumeAttributesClass V1 API availability', { err });
-    }
-  }
-
-  let csi: GrpcCsiClient;
+  // VolumeAttributesClass discovery (an API round trip) and the CSI start-up (connect, Probe,
+  // driver name, capabilities) do not depend on each other, so they run at once (upstream runs them
+  // one after the other). The discovery's outcome is logged first and the CSI outcome judged after
+  // it, so a failing driver ends the process as before and with the same lines; only the lines
+  // logged while the driver is being reached may come before the discovery's line
+  // (docs/differences/startup-order.md).
+  const csiStarting = startCsi(config, deps, signal);
+  csiStarting.catch(() => {}); // judged below, after the discovery; not an unhandled rejection meanwhile
+  const gates = await discoveredGates(config.gates, kube, log, signal);
+  let csi: GrpcCsiClient | undefined;
   try {
-    csi = await GrpcCsiClient.start({ address: config.csiAddress, timeoutMs: config.timeoutMs, log, metrics }, signal);
-  } catch (err) {
-    kube.close();
-    throw new StartupError(err instanceof DriverNameError ? 'Get driver name failed' : 'Failed to create CSI client', 1, { cause: err });
-  }
-  const driverName = csi.driverName;
-  csi.setMetricsDriverName(driverName);
-
-  try {
-    const capabilities = await discoverCapabilities(csi, signal);
-    const backends = selectBackends({ capabilities, csi, secrets: kube, log });
+    const started = await csiStarting;
+    csi = started.csi;
+    const driverName = csi.driverName;
+    csi.setMetricsDriverName(driverName);
+    const backends = selectBackends({ capabilities: started.capabilities, csi, secrets: kube, log });
     const scope = config.nodeDeployment ? await nodeScope(kube, deps.env ?? process.env, log, signal) : everyVolume;
     return assemble({ config, deps, clock, kube, clientConfig: kubeConfig, csi, gates, driverName, backends, scope });
   } catch (err) {
-    csi.close();
+    csi?.close();
     kube.close();
     if (err instanceof StartupError) throw err;
     throw new StartupError('Failed to create CSI resizer', 1, { cause: err });
+  }
+}
+
+/** The gates once VolumeAttributesClass discovery has run (when the gate was not set explicitly). */
+async function discoveredGates(gates: FeatureGates, kube: HttpKubeClient, log: Logger, signal: AbortSignal): Promise<FeatureGates> {
+  if (gates.explicit.has('VolumeAttributesClass')) return gates;
+  try {
+    if (await kube.hasResource('storage.k8s.io/v1', 'VolumeAttributesClass', signal)) {
+      log.info('VolumeAttributesClass v1 API is available');
+      return gates;
+    }
+    log.info('Disabling VolumeAttributesClass feature gate because the VolumeAttributesClass v1 API is not available');
+    return withGate(gates, { volumeAttributesClass: false });
+  } catch (err) {
+    log.error('Failed to check VolumeAttributesClass V1 API availability', { err });
+    return gates;
+  }
+}
+
+/**
+ * The CSI client, started and asked for its capabilities. A failure to start is a StartupError; a
+ * failed capability query closes the client and rejects with the query's error.
+ */
+async function startCsi(config: Config, deps: AppDeps, signal: AbortSignal): Promise<{ csi: GrpcCsiClient; capabilities: DriverCapabilities }> {
+  let csi: GrpcCsiClient;
+  try {
+    csi = await GrpcCsiClient.start({ address: config.csiAddress, timeoutMs: config.timeoutMs, log: deps.log, metrics: deps.metrics }, signal);
+  } catch (err) {
+    throw new StartupError(err instanceof DriverNameError ? 'Get driver name failed' : 'Failed to create CSI client', 1, { cause: err });
+  }
+  try {
+    return { csi, capabilities: await discoverCapabilities(csi, signal) };
+  } catch (err) {
+    csi.close();
+    throw err;
   }
 }
 
