@@ -13,7 +13,7 @@ import { resolveCredentials } from '../src/kube/credentials.js';
 
 const [k = 2000, concurrency = 10, rounds = 3] = process.argv.slice(2).map(Number);
 const env = parseEnvFile(readFileSync(process.env[CLUSTER_ENV_VAR]!, 'utf8'));
-const config = loadKubeConfig({ kubeconfigPath: env.get('ADMIN_KUBECONFIG')!, masterUrl: '' });
+const config = await loadKubeConfig({ kubeconfigPath: env.get('ADMIN_KUBECONFIG')!, masterUrl: '' });
 const creds = await resolveCredentials(config, AbortSignal.timeout(30_000));
 const server = new URL(config.server);
 const path = '/api/v1/namespaces/default/configmaps/h2-probe';

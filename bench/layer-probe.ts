@@ -30,7 +30,7 @@ writeFileSync(oldPath, rewritten);
 const { KubeHttp: OldKubeHttp } = (await import(pathToFileURL(oldPath).href)) as { KubeHttp: typeof KubeHttp };
 
 const env = parseEnvFile(readFileSync(process.env[CLUSTER_ENV_VAR]!, 'utf8'));
-const kubeConfig = loadKubeConfig({ kubeconfigPath: env.get('ADMIN_KUBECONFIG')!, masterUrl: '' });
+const kubeConfig = await loadKubeConfig({ kubeconfigPath: env.get('ADMIN_KUBECONFIG')!, masterUrl: '' });
 const path = '/api/v1/namespaces/default/configmaps/layer-probe';
 const signal = new AbortController().signal;
 const make = (Impl: typeof KubeHttp) => new Impl({ kubeConfig, qps: 0, burst: 1 });

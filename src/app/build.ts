@@ -111,7 +111,7 @@ export async function startApp(config: Config, deps: AppDeps, signal: AbortSigna
   let kube: HttpKubeClient;
   let kubeConfig: ClientConfig;
   try {
-    kubeConfig = loadKubeConfig({ kubeconfigPath: config.kubeconfig, masterUrl: config.master });
+    kubeConfig = await loadKubeConfig({ kubeconfigPath: config.kubeconfig, masterUrl: config.master });
     // --kube-api-qps/--kube-api-burst as client-go reads them (0 = its defaults, negative QPS = no limiter).
     kube = new HttpKubeClient({
       kubeConfig,

@@ -77,7 +77,7 @@ export async function runDoctor(options: DoctorOptions, signal: AbortSignal): Pr
 
   let kube: HttpKubeClient | undefined;
   try {
-    const kubeConfig = loadKubeConfig({ kubeconfigPath: config.kubeconfig, masterUrl: config.master });
+    const kubeConfig = await loadKubeConfig({ kubeconfigPath: config.kubeconfig, masterUrl: config.master });
     kube = new HttpKubeClient({ kubeConfig, qps: config.kubeApiQps, burst: Math.max(config.kubeApiBurst, 20), userAgent: 'csi-resizer/doctor' });
   } catch (err) {
     checks.push({ name: 'API server', status: 'fail', summary: `no client configuration: ${messageOf(err)}` });
@@ -176,7 +176,7 @@ async function checkDriver(options: DoctorOptions, checks: Check[], signal: Abor
       address: config.csiAddress,
       timeoutMs: config.timeoutMs,
       log,
-      metrics: createMetrics({ processMetrics: false }),
+      metrics: createMetrics(),
       connectTimeoutMs: options.csiConnectTimeoutMs ?? 5_000,
     }, signal);
   } catch (err) {

@@ -78,7 +78,7 @@ export async function runExplain(
   const key = `${namespace}/${name}`;
   const unknown: string[] = [];
   const kube = new HttpKubeClient({
-    kubeConfig: loadKubeConfig({ kubeconfigPath: config.kubeconfig, masterUrl: config.master }),
+    kubeConfig: await loadKubeConfig({ kubeconfigPath: config.kubeconfig, masterUrl: config.master }),
     qps: config.kubeApiQps,
     burst: Math.max(config.kubeApiBurst, 20),
     userAgent: 'csi-resizer/explain',
@@ -160,7 +160,7 @@ async function driverFacts(
       address: options.config.csiAddress,
       timeoutMs: options.config.timeoutMs,
       log: options.log,
-      metrics: createMetrics({ processMetrics: false }),
+      metrics: createMetrics(),
       connectTimeoutMs: options.csiConnectTimeoutMs ?? 5_000,
     }, signal);
     try {

@@ -115,7 +115,7 @@ test('loadKubeConfig: --master replaces the server; a relative tokenFile is read
     'users: [{name: u, user: {tokenFile: token}}]',
     'contexts: [{name: c, context: {cluster: k, user: u}}]',
   ].join('\n'));
-  const kc = loadKubeConfig({ kubeconfigPath: path.join(dir, 'config'), masterUrl: server.url });
+  const kc = await loadKubeConfig({ kubeconfigPath: path.join(dir, 'config'), masterUrl: server.url });
   assert.equal(kc.server, server.url);
   assert.deepEqual(kc.auth, { kind: 'tokenFile', path: path.join(dir, 'token') });
   const client = new HttpKubeClient({ kubeConfig: kc, qps: 0, burst: 1, authRefreshMs: 0 });

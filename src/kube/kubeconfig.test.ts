@@ -40,7 +40,7 @@ contexts:
   context: {cluster: main, user: admin}
 `);
   fs.writeFileSync(path.join(dir, 'key.pem'), 'KEY-PEM');
-  const config = loadKubeConfig({ kubeconfigPath: file });
+  const config = await loadKubeConfig({ kubeconfigPath: file });
   assert.equal(config.server, 'https://10.0.0.1:6443');
   assert.deepEqual(config.auth, { kind: 'none' });
   const creds = await resolveCredentials(config, never);
@@ -64,10 +64,10 @@ test('JSON kubeconfig with a static token and basic auth', async (t) => {
     }));
     return loadKubeConfig({ kubeconfigPath: file });
   };
-  const token = await resolveCredentials(write({ token: 'abc' }), never);
+  const token = await resolveCredentials(await write({ token: 'abc' }), never);
   assert.equal(token.headers['Authorization'], 'Bearer abc');
   assert.equal(token.tls.rejectUnauthorized, false);
-  const basic = await resolveCredentials(write({ username: 'me', password: 'pw' }), never);
+  const basic = await resolveCredentials(await write({ username: 'me', password: 'pw' }), never);
   assert.equal(basic.headers['Authorization'], `Basic ${b64('me:pw')}`);
 });
 
@@ -92,12 +92,12 @@ users:
       args: [plugin]
       env: [{name: EXTRA, value: x}]
 `);
-  const creds = await resolveCredentials(loadKubeConfig({ kubeconfigPath: file }), never);
+  const creds = await resolveCredentials(await loadKubeConfig({ kubeconfigPath: file }), never);
   assert.equal(creds.headers['Authorization'], 'Bearer from-plugin-x');
   assert.equal(creds.expiresAtMs, Date.parse('2099-01-01T00:00:00Z'));
 });
 
-test('exec credential plugin: malformed args and env entries are refused with a clear error, not a TypeError', (t) => {
+test('exec credential plugin: malformed args and env entries are refused with a clear error, not a TypeError', async (t) => {
   const dir = tempDir(t);
   const file = path.join(dir, 'config');
   const cases: Array<[exec: string, message: RegExp]> = [
@@ -117,7 +117,7 @@ clusters: [{name: k, cluster: {server: "https://h:1"}}]
 contexts: [{name: c, context: {cluster: k, user: u}}]
 users: [{name: u, user: {exec: ${exec}}}]
 `);
-    assert.throws(() => loadKubeConfig({ kubeconfigPath: file }), (err: unknown) => {
+    await assert.rejects(() => loadKubeConfig({ kubeconfigPath: file }), (err: unknown) => {
       assert.ok(err instanceof KubeConfigError, `${exec}: ${String(err)}`);
       assert.match(err.message, message, exec);
       return true;
@@ -130,11 +130,11 @@ clusters: [{name: k, cluster: {server: "https://h:1"}}]
 contexts: [{name: c, context: {cluster: k, user: u}}]
 users: [{name: u, user: {exec: {command: p, env: [{name: A}]}}}]
 `);
-  const config = loadKubeConfig({ kubeconfigPath: file });
+  const config = await loadKubeConfig({ kubeconfigPath: file });
   assert.deepEqual(config.auth.kind === 'exec' ? config.auth.plugin.env : undefined, { A: '' });
 });
 
-test('refused clearly: legacy auth-provider, missing context, not in a cluster', (t) => {
+test('refused clearly: legacy auth-provider, missing context, not in a cluster', async (t) => {
   const dir = tempDir(t);
   const file = path.join(dir, 'config');
   fs.writeFileSync(file, `
@@ -143,9 +143,9 @@ clusters: [{name: k, cluster: {server: "https://h:1"}}]
 contexts: [{name: c, context: {cluster: k, user: u}}]
 users: [{name: u, user: {auth-provider: {name: gcp}}}]
 `);
-  assert.throws(() => loadKubeConfig({ kubeconfigPath: file }), /auth-provider "gcp" is not supported/);
+  await assert.rejects(() => loadKubeConfig({ kubeconfigPath: file }), /auth-provider "gcp" is not supported/);
   fs.writeFileSync(file, 'current-context: nope\ncontexts: []\n');
-  assert.throws(() => loadKubeConfig({ kubeconfigPath: file }), /context "nope" not found/);
+  await assert.rejects(() => loadKubeConfig({ kubeconfigPath: file }), /context "nope" not found/);
   assert.throws(() => inCluster({}), KubeConfigError);
 });
 

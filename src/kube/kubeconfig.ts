@@ -10,7 +10,6 @@
 import { messageOf } from '../base/errors.js';
 import fs from 'node:fs';
 import nodePath from 'node:path';
-import yaml from 'js-yaml';
 
 export interface LoadKubeConfigOptions {
   /** --kubeconfig; empty means in-cluster unless masterUrl is set. */
@@ -57,11 +56,15 @@ export class KubeConfigError extends Error {
   }
 }
 
-export function loadKubeConfig(options: LoadKubeConfigOptions = {}): ClientConfig {
+/**
+ * Asynchronous only because the YAML parser is loaded when a kubeconfig file is read: a replica
+ * in a pod (the service account) never loads it.
+ */
+export async function loadKubeConfig(options: LoadKubeConfigOptions = {}): Promise<ClientConfig> {
   const { kubeconfigPath, masterUrl } = options;
   let config: ClientConfig;
   if (kubeconfigPath) {
-    config = fromKubeconfigFile(kubeconfigPath);
+    config = await fromKubeconfigFile(kubeconfigPath);
   } else if (masterUrl) {
     config = { server: masterUrl, insecureSkipTlsVerify: false, auth: { kind: 'none' } };
   } else {
@@ -114,7 +117,8 @@ function material(map: RawMap, dataKey: string, fileKey: string, dir: string): M
 }
 
 /** Parses a kubeconfig (YAML or JSON) and resolves its current context. Relative paths are relative to the file. */
-export function fromKubeconfigFile(path: string): ClientConfig {
+export async function fromKubeconfigFile(path: string): Promise<ClientConfig> {
+  const { default: yaml } = await import('js-yaml');
   let raw: RawMap;
   try {
     const parsed = yaml.load(fs.readFileSync(path, 'utf8'));

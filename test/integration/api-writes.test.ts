@@ -20,7 +20,7 @@ import type { Pvc } from '../../src/model/objects.js';
 const cluster = await useCluster();
 const admin = clientsFromKubeconfig(cluster.adminKubeconfigPath);
 /** Our own client as the administrator, for raw strategic merge patches (a kubelet's status write). */
-const raw = new HttpKubeClient({ kubeConfig: loadKubeConfig({ kubeconfigPath: cluster.adminKubeconfigPath }), qps: 50, burst: 100 });
+const raw = new HttpKubeClient({ kubeConfig: await loadKubeConfig({ kubeconfigPath: cluster.adminKubeconfigPath }), qps: 50, burst: 100 });
 after(() => raw.close());
 
 const scenario = (t: TestContextLike, opts: FaultScenarioOptions = {}) => faultScenario(t, cluster, admin, opts);

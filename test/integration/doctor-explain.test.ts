@@ -192,7 +192,7 @@ test('no leader: doctor says when no Lease exists, when it expired, and who lead
 
   const leaseName = `external-resizer-${s.driver.name.replace(/[^a-zA-Z0-9-]/g, '-')}`;
   const stale = microTime(Date.now() - 10 * 60_000);
-  const api = new HttpKubeClient({ kubeConfig: loadKubeConfig({ kubeconfigPath: cluster.adminKubeconfigPath }), qps: 50, burst: 50 });
+  const api = new HttpKubeClient({ kubeConfig: await loadKubeConfig({ kubeconfigPath: cluster.adminKubeconfigPath }), qps: 50, burst: 50 });
   t.after(() => api.close());
   const never = new AbortController().signal;
   const created = await api.createLease(namespace, {

@@ -12,7 +12,7 @@ import { KubeApiError, isConflict } from '../../src/kube/errors.js';
 import { ApiEventRecorder, EventType } from '../../src/kube/events.js';
 import { Informer } from '../../src/kube/informer.js';
 import { objectKey } from '../../src/kube/keys.js';
-import { loadKubeConfig } from '../../src/kube/kubeconfig.js';
+import { loadKubeConfig, type ClientConfig } from '../../src/kube/kubeconfig.js';
 import { LeaderElector } from '../../src/kube/leader-election.js';
 import { Resources } from '../../src/kube/resources.js';
 import { createLogger, silentLogger } from '../../src/observability/logger.js';
@@ -20,18 +20,20 @@ import { eventually } from '../support/eventually.js';
 import { asApiBody, pvc } from '../support/builders.js';
 
 let cluster: ClusterHandle;
+let resizerConfig: ClientConfig;
 let admin: KubeClients;
 let namespace: string;
 const clients: HttpKubeClient[] = [];
 
 function resizerClient(): HttpKubeClient {
-  const c = new HttpKubeClient({ kubeConfig: loadKubeConfig({ kubeconfigPath: cluster.resizerKubeconfigPath }), qps: 50, burst: 100 });
+  const c = new HttpKubeClient({ kubeConfig: resizerConfig, qps: 50, burst: 100 });
   clients.push(c);
   return c;
 }
 
 before(async () => {
   cluster = await useCluster();
+  resizerConfig = await loadKubeConfig({ kubeconfigPath: cluster.resizerKubeconfigPath });
   admin = adminClients(cluster);
   namespace = await createNamespace(admin, 'rz-kube');
 });

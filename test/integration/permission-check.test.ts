@@ -18,12 +18,12 @@ const admin = clientsFromKubeconfig(cluster.adminKubeconfigPath);
 const never = new AbortController().signal;
 const needs = { pods: true, volumeAttributesClasses: true, leaseNamespace: 'default' };
 
-function clientFor(kubeconfigPath: string) {
-  return new HttpKubeClient({ kubeConfig: loadKubeConfig({ kubeconfigPath }), qps: 100, burst: 100 });
+async function clientFor(kubeconfigPath: string): Promise<HttpKubeClient> {
+  return new HttpKubeClient({ kubeConfig: await loadKubeConfig({ kubeconfigPath }), qps: 100, burst: 100 });
 }
 
 test('the csi-resizer identity of deploy/kubernetes/rbac.yaml has every permission the resizer uses', async (t) => {
-  const client = clientFor(cluster.resizerKubeconfigPath);
+  const client = await clientFor(cluster.resizerKubeconfigPath);
   t.after(() => client.close());
   const lines: string[] = [];
   const missing = await checkPermissions(client, needs, createLogger({ verbosity: 0, format: 'text', write: (l) => lines.push(l) }), never);
@@ -39,7 +39,7 @@ test('an identity without the rules: one error per missing permission, naming it
   kubeconfig.users[0]!.user.token = token.status!.token;
   const path = join(mkdtempSync(join(tmpdir(), 'rz-rbac-')), 'kubeconfig');
   writeFileSync(path, JSON.stringify(kubeconfig));
-  const client = clientFor(path);
+  const client = await clientFor(path);
   t.after(() => client.close());
 
   const lines: string[] = [];
