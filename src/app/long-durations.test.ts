@@ -159,7 +159,7 @@ test('--timeout=600h: a CSI call is ended at 600h, not before, and the driver is
     for (const session of sessions) session.destroy();
     server.close();
   });
-  const connection = await CsiConnection.connect({ address: socket, log: silentLogger, metrics: createMetrics({ processMetrics: false }) }, new AbortController().signal);
+  const connection = await CsiConnection.connect({ address: socket, log: silentLogger, metrics: createMetrics() }, new AbortController().signal);
   t.after(() => connection.close());
 
   mockTime(t);

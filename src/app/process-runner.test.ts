@@ -152,8 +152,8 @@ function setup(t: TestContext, args: string[], options: {
   const proc = new FakeProcess();
   const processMetrics = { registered: 0 };
   const parts: ProcessParts = {
-    createMetrics: () => createMetrics({ processMetrics: false }),
-    registerProcessMetrics: () => {
+    createMetrics: () => createMetrics(),
+    registerProcessMetrics: async () => {
       processMetrics.registered++;
       app.events.push('process metrics');
     },

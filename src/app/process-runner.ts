@@ -41,8 +41,8 @@ export interface DiagnosticsOptions {
 export interface ProcessParts {
   /** The registry and the resizer's own metrics, without the process_* and nodejs_* collectors. */
   createMetrics(): Metrics;
-  /** Adds the process_* and nodejs_* collectors to the registry. */
-  registerProcessMetrics(registry: Metrics['registry']): void;
+  /** Adds the process_* and nodejs_* collectors to the registry (their code loads then). */
+  registerProcessMetrics(registry: Metrics['registry']): Promise<void>;
   startApp(config: Config, deps: AppDeps, signal: AbortSignal): Promise<App>;
   startHttpServer(options: DiagnosticsOptions): Promise<DiagnosticsServer>;
   /** Whether a startup failure is a StartupError (upstream's message and exit code) or a bug. */
@@ -58,7 +58,7 @@ export async function loadProcessParts(): Promise<ProcessParts> {
     import('./startup-error.js'),
   ]);
   return {
-    createMetrics: () => metrics.createMetrics({ processMetrics: false }),
+    createMetrics: () => metrics.createMetrics(),
     registerProcessMetrics: (registry) => metrics.registerProcessMetrics(registry),
     startApp: build.startApp,
     startHttpServer: ({ leaderHealth, ...options }) =>
@@ -132,16 +132,15 @@ async function run(options: ProcessRunnerOptions, lifecycle: Lifecycle, endAtOnc
   const parts = options.parts ?? (await loadProcessParts());
   const metrics = parts.createMetrics();
   const address = config.metricsAddress || config.httpEndpoint;
-  let processMetrics = address === ''; // true once set up, or when nothing could read them
-  const registerProcessMetrics = () => {
-    if (processMetrics) return;
-    processMetrics = true;
+  // Set up once (a scrape during the set-up waits for the same promise); never when nothing could read them.
+  let processMetrics: Promise<void> | undefined = address === '' ? Promise.resolve() : undefined;
+  const registerProcessMetrics = (): Promise<void> => (processMetrics ??= (async () => {
     try {
-      parts.registerProcessMetrics(metrics.registry);
+      await parts.registerProcessMetrics(metrics.registry);
     } catch (err) {
       log.error('Setting up the process metrics failed', { err });
     }
-  };
+  })());
 
   let app: App;
   try {
@@ -155,7 +154,7 @@ async function run(options: ProcessRunnerOptions, lifecycle: Lifecycle, endAtOnc
   app.onFatal((error) => endAtOnce({ kind: 'driverRenamed', error }));
   void afterStartup(app, lifecycle.workSignal, options.permissionCheckTiming ?? PERMISSION_CHECK_TIMING).then(async (running) => {
     if (!running) return;
-    registerProcessMetrics();
+    await registerProcessMetrics();
     await app.checkPermissions(lifecycle.workSignal);
   });
 

@@ -18,7 +18,7 @@ async function startPair(t: { after(fn: () => unknown): void }, driverOptions: P
   clientOptions: Partial<GrpcCsiClientOptions> = {}) {
   const driver = await FaultDriver.start(driverOptions);
   t.after(() => driver.stop());
-  const metrics = clientOptions.metrics ?? createMetrics({ processMetrics: false });
+  const metrics = clientOptions.metrics ?? createMetrics();
   const client = await GrpcCsiClient.start(
     { address: driver.address, timeoutMs: 2000, log: silentLogger, metrics, probeIntervalMs: 50, ...clientOptions },
     never,
@@ -43,7 +43,7 @@ test('startup: ready=false and DeadlineExceeded keep probing; absent ready count
   const driver = await FaultDriver.start({ ready: null });
   t.after(() => driver.stop());
   driver.script('Probe', { response: { ready: { value: false } } }, { code: status.DEADLINE_EXCEEDED }, { response: { ready: { value: false } } });
-  const client = await GrpcCsiClient.start({ address: driver.address, timeoutMs: 1000, log: silentLogger, metrics: createMetrics({ processMetrics: false }), probeIntervalMs: 20 }, never);
+  const client = await GrpcCsiClient.start({ address: driver.address, timeoutMs: 1000, log: silentLogger, metrics: createMetrics(), probeIntervalMs: 20 }, never);
   t.after(() => client.close());
   assert.equal(driver.callsOf('Probe').length, 4);
 });
@@ -53,7 +53,7 @@ test('startup: a probe error other than DeadlineExceeded is fatal', async (t) =>
   t.after(() => driver.stop());
   driver.script('Probe', { code: status.UNIMPLEMENTED, details: 'no probe' });
   await assert.rejects(
-    GrpcCsiClient.start({ address: driver.address, timeoutMs: 1000, log: silentLogger, metrics: createMetrics({ processMetrics: false }) }, never),
+    GrpcCsiClient.start({ address: driver.address, timeoutMs: 1000, log: silentLogger, metrics: createMetrics() }, never),
     /^Error: CSI driver probe failed: rpc error: code = Unimplemented desc = no probe/,
   );
 });
@@ -62,7 +62,7 @@ test('startup: an empty driver name is fatal', async (t) => {
   const driver = await FaultDriver.start({ name: '' });
   t.after(() => driver.stop());
   await assert.rejects(
-    GrpcCsiClient.start({ address: driver.address, timeoutMs: 1000, log: silentLogger, metrics: createMetrics({ processMetrics: false }) }, never),
+    GrpcCsiClient.start({ address: driver.address, timeoutMs: 1000, log: silentLogger, metrics: createMetrics() }, never),
     /driver name is empty/,
   );
 });
@@ -73,7 +73,7 @@ test('startup: no driver on the socket → "failed to connect to CSI driver" aft
   const { log, lines } = capture(0);
   const started = Date.now();
   await assert.rejects(
-    GrpcCsiClient.start({ address: join(dir, 'csi.sock'), timeoutMs: 1000, log, metrics: createMetrics({ processMetrics: false }), connectTimeoutMs: 1200, connectLogIntervalMs: 400 }, never),
+    GrpcCsiClient.start({ address: join(dir, 'csi.sock'), timeoutMs: 1000, log, metrics: createMetrics(), connectTimeoutMs: 1200, connectLogIntervalMs: 400 }, never),
     /^Error: failed to connect to CSI driver: /,
   );
   assert.ok(Date.now() - started >= 1100);
@@ -82,7 +82,7 @@ test('startup: no driver on the socket → "failed to connect to CSI driver" aft
 
 test('startup: a bad address is rejected before dialing', async () => {
   await assert.rejects(
-    GrpcCsiClient.start({ address: 'localhost:1234', timeoutMs: 1000, log: silentLogger, metrics: createMetrics({ processMetrics: false }) }, never),
+    GrpcCsiClient.start({ address: 'localhost:1234', timeoutMs: 1000, log: silentLogger, metrics: createMetrics() }, never),
     /only unix domain sockets are supported/,
   );
 });
@@ -296,7 +296,7 @@ test('nothing is logged per call at -v=4', async (t) => {
 });
 
 test('metrics: every call is recorded with driver, full method and status code labels', async (t) => {
-  const metrics = createMetrics({ processMetrics: false });
+  const metrics = createMetrics();
   const { driver, client } = await startPair(t, { name: 'metrics.csi' }, { metrics });
   driver.createVolume('v', 1n);
   await client.expandVolume({ volumeId: 'v', requiredBytes: 2n, secrets: {}, capability: null }, never);

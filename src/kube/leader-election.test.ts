@@ -19,7 +19,7 @@ test('lease name sanitizing matches csi-lib-utils', () => {
 
 function elector(server: FakeApiServer, identity: string, events: string[], extra: Partial<ConstructorParameters<typeof LeaderElector>[0]> = {}) {
   const client = new HttpKubeClient({ kubeConfig: server.kubeConfig(), qps: 0, burst: 1 });
-  const metrics = createMetrics({ processMetrics: false });
+  const metrics = createMetrics();
   const le = new LeaderElector({
     client, namespace: 'kube-system', name: 'external-resizer-x', identity,
     leaseDurationMs: 1000, renewDeadlineMs: 600, retryPeriodMs: 100,
@@ -134,14 +134,14 @@ test('healthCheck fails when leading and renewal is overdue beyond lease duratio
 });
 
 test('metrics carry the name client-go reports: empty, as csi-lib-utils sets no LeaderElectionConfig.Name', async () => {
-  const metrics = createMetrics({ processMetrics: false });
+  const metrics = createMetrics();
   const base = {
     client: {} as never, namespace: 'n', name: 'external-resizer-x', identity: 'i', leaseDurationMs: 15_000, renewDeadlineMs: 10_000,
     retryPeriodMs: 5_000, callbacks: { onStartedLeading() {}, onStoppedLeading() {} }, log: silentLogger, metrics,
   };
   new LeaderElector(base);
   assert.match(await metrics.registry.metrics(), /^leader_election_master_status\{name=""\} 0$/m);
-  const named = createMetrics({ processMetrics: false });
+  const named = createMetrics();
   new LeaderElector({ ...base, metrics: named, reportedName: 'mine' });
   assert.match(await named.registry.metrics(), /^leader_election_master_status\{name="mine"\} 0$/m);
 });

@@ -16,7 +16,7 @@ test('listen addresses follow Go host:port rules', () => {
 });
 
 test('serves the registry at the metrics path, 404 elsewhere', async (t) => {
-  const metrics = createMetrics({ processMetrics: false });
+  const metrics = createMetrics();
   metrics.csiOperations.observe({ driver_name: 'd', method_name: '/csi.v1.Identity/Probe', grpc_status_code: 'OK' }, 0.01);
   const server = await startHttpServer({ address: '127.0.0.1:0', metricsPath: '/custom', registry: metrics.registry, log: silentLogger });
   t.after(() => server.close());
@@ -30,7 +30,7 @@ test('serves the registry at the metrics path, 404 elsewhere', async (t) => {
 });
 
 test('a failing collector is logged and left out; the rest is still served', async (t) => {
-  const metrics = createMetrics({ processMetrics: false });
+  const metrics = createMetrics();
   new Gauge({ name: 'broken_metric', help: 'throws', registers: [metrics.registry], collect() { throw new Error('boom'); } });
   metrics.workqueue.adds.inc({ name: 'q' });
   const lines: string[] = [];
@@ -47,7 +47,7 @@ test('a failing collector is logged and left out; the rest is still served', asy
 
 test('leader-election health: ok, or 500 with the reason', async (t) => {
   let result: HealthResult = { ok: true };
-  const metrics = createMetrics({ processMetrics: false });
+  const metrics = createMetrics();
   const server = await startHttpServer({
     address: '127.0.0.1:0', metricsPath: '/metrics', registry: metrics.registry, log: silentLogger,
     healthChecks: new Map([[LEADER_ELECTION_HEALTH_PATH, () => result]]),
@@ -64,7 +64,7 @@ test('leader-election health: ok, or 500 with the reason', async (t) => {
 });
 
 test('a port already in use fails to start', async (t) => {
-  const metrics = createMetrics({ processMetrics: false });
+  const metrics = createMetrics();
   const first = await startHttpServer({ address: '127.0.0.1:0', metricsPath: '/metrics', registry: metrics.registry, log: silentLogger });
   t.after(() => first.close());
   await assert.rejects(
@@ -74,7 +74,7 @@ test('a port already in use fails to start', async (t) => {
 });
 
 test('close is idempotent and ends keep-alive connections', async () => {
-  const metrics = createMetrics({ processMetrics: false });
+  const metrics = createMetrics();
   const server = await startHttpServer({ address: '127.0.0.1:0', metricsPath: '/metrics', registry: metrics.registry, log: silentLogger });
   await (await fetch(`http://127.0.0.1:${server.port}/metrics`)).text();
   await Promise.all([server.close(), server.close()]);
@@ -82,12 +82,12 @@ test('close is idempotent and ends keep-alive connections', async () => {
 });
 
 test('beforeScrape runs before the registry is gathered: collectors it adds are in that scrape', async (t) => {
-  const metrics = createMetrics({ processMetrics: false });
+  const metrics = createMetrics();
   let scrapes = 0;
   const server = await startHttpServer({
     address: '127.0.0.1:0', metricsPath: '/metrics', registry: metrics.registry, log: silentLogger,
-    beforeScrape: () => {
-      if (scrapes++ === 0) registerProcessMetrics(metrics.registry);
+    beforeScrape: async () => {
+      if (scrapes++ === 0) await registerProcessMetrics(metrics.registry);
     },
   });
   t.after(() => server.close());

@@ -5,7 +5,7 @@
 import { messageOf } from '../base/errors.js';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Registry } from 'prom-client';
+import type { Registry } from './prom-client.js';
 import type { Logger } from './logger.js';
 
 export const LEADER_ELECTION_HEALTH_PATH = '/healthz/leader-election';
@@ -19,8 +19,8 @@ export interface HttpServerOptions {
   registry: Registry;
   /** Extra health paths, e.g. LEADER_ELECTION_HEALTH_PATH → the elector's check. */
   healthChecks?: ReadonlyMap<string, () => HealthResult>;
-  /** Called before each scrape is gathered (the process runner sets up deferred collectors there). */
-  beforeScrape?: () => void;
+  /** Awaited before each scrape is gathered (the process runner sets up deferred collectors there). */
+  beforeScrape?: () => void | Promise<void>;
   log: Logger;
 }
 
@@ -84,7 +84,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Diagn
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const path = new URL(req.url ?? '/', 'http://localhost').pathname;
     if (path === metricsPath) {
-      options.beforeScrape?.();
+      await options.beforeScrape?.();
       const body = await gatherMetrics(registry, log);
       res.writeHead(200, { 'Content-Type': registry.contentType });
       res.end(req.method === 'HEAD' ? undefined : body);

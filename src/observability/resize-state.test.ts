@@ -59,7 +59,7 @@ async function gauges(metrics: Metrics): Promise<{ counts: Record<string, number
 
 test('gauges count this driver\'s PVCs by state, every state always present, never a PVC name', async () => {
   const clock = new FakeClock(Date.parse('2024-01-01T00:10:00Z'));
-  const metrics = createMetrics({ processMetrics: false });
+  const metrics = createMetrics();
   const pvcs = [
     pvc({ name: 'a', uid: 'uid-a', request: '2Gi', capacity: '1Gi', volumeName: 'pv-a' }),
     pvc({ name: 'b', uid: 'uid-b', request: '2Gi', capacity: '1Gi', volumeName: 'pv-b', resizeStatus: 'ControllerResizeInfeasible', conditions: [cond('ControllerResizeError', '2024-01-01T00:05:00Z')] }),
@@ -92,7 +92,7 @@ test('gauges count this driver\'s PVCs by state, every state always present, nev
 
 test('the request change starts the clock; the queue\'s requeue count marks backoff', async () => {
   const clock = new FakeClock(Date.parse('2024-01-01T00:00:00Z'));
-  const metrics = createMetrics({ processMetrics: false });
+  const metrics = createMetrics();
   const claim = pvc({ name: 'a', uid: 'uid-a', request: '2Gi', capacity: '1Gi', volumeName: 'pv-a' });
   const requeues = new Map<string, number>();
   const state = registerResizeStateMetrics({
@@ -110,7 +110,7 @@ test('the request change starts the clock; the queue\'s requeue count marks back
 
 test('a ModifyingVolume condition counts toward the oldest age', async () => {
   const clock = new FakeClock(Date.parse('2024-01-01T01:00:00Z'));
-  const metrics = createMetrics({ processMetrics: false });
+  const metrics = createMetrics();
   const claim = pvc({ name: 'm', uid: 'uid-m', request: '1Gi', capacity: '1Gi', volumeName: 'pv-m', conditions: [cond('ModifyingVolume', '2024-01-01T00:59:00Z')] });
   registerResizeStateMetrics({ registry: metrics.registry, driverName: DRIVER, pvcs: storeOf([claim]), pvs: storeOf([pv({ ...ours, name: 'pv-m' })]), clock });
   assert.equal((await gauges(metrics)).oldestSeconds, 60);
@@ -126,7 +126,7 @@ test('ownership is the controllers\' decision: a migrated in-tree PV counts, the
   const inTree: Pv = { metadata: { name: 'pv-intree' }, spec: { capacity: { storage: '1Gi' }, awsElasticBlockStore: { volumeID: 'vol-1' } } } as Pv;
   const migrated = annotated({ name: 'migrated', request: '2Gi', capacity: '1Gi', volumeName: 'pv-intree' }, EBS);
   const count = async (driverName: string, pvcs: Pvc[], pvs: Pv[], scope?: { includes(pv: Pv): boolean }) => {
-    const metrics = createMetrics({ processMetrics: false });
+    const metrics = createMetrics();
     registerResizeStateMetrics({ registry: metrics.registry, driverName, pvcs: storeOf(pvcs), pvs: storeOf(pvs), ...(scope ? { scope } : {}) });
     return (await gauges(metrics)).counts['waiting'];
   };

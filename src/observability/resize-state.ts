@@ -5,7 +5,7 @@
 // a fixed set; a PVC name never becomes a label value.
 //
 // The caches are filled only while this replica leads, so a standby replica reports zeros.
-import { Gauge, type Registry } from 'prom-client';
+import { Gauge, type Registry } from './prom-client.js';
 import type { Clock } from '../base/clock.js';
 import { realClock } from '../base/clock.js';
 import type { Pv, Pvc, PvcCondition } from '../model/objects.js';

@@ -62,7 +62,7 @@ test('shutdown cancels waiting keys; addAfter after shutdown does nothing', () =
 
 test('each addAfter counts in workqueue_retries_total', async () => {
   const clock = new FakeClock();
-  const metrics = createMetrics({ processMetrics: false });
+  const metrics = createMetrics();
   const q = new DelayingQueue<string>({ clock, name: 'q', metrics: metrics.workqueue });
   q.addAfter('a', 10);
   q.addAfter('a', 0);

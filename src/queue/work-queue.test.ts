@@ -64,7 +64,7 @@ test('keys queued before shutDown are still handed out, then undefined', async (
 
 test('metrics: depth, adds, queue and work duration, unfinished work, longest processor', async () => {
   const clock = new FakeClock();
-  const metrics = createMetrics({ processMetrics: false });
+  const metrics = createMetrics();
   const q = new WorkQueue<string>({ name: 'drv-pvc', clock, metrics: metrics.workqueue, metricsUpdatePeriodMs: 500 });
   q.add('a'); q.add('b'); q.add('a');
   assert.equal(await metricValue(metrics, 'workqueue_depth'), 2);

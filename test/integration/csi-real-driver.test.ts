@@ -18,7 +18,7 @@ const mountRwo = volumeCapabilityFor({ accessModes: ['ReadWriteOnce'], csi: { fs
 async function setup(t: { after(fn: () => unknown): void }, options: MockDriverOptions = {}) {
   const driver = await startMockDriver(options);
   t.after(() => driver.stop());
-  const metrics = createMetrics({ processMetrics: false });
+  const metrics = createMetrics();
   const client = await GrpcCsiClient.start({ address: driver.address, timeoutMs: 10_000, log: silentLogger, metrics }, never);
   t.after(() => client.close());
   return { driver, client, metrics };

@@ -1,12 +1,13 @@
 // What the resizer's /metrics can contain (the registry the process builds: createMetrics plus the
 // resize-state gauges), and the metric names a PromQL expression reads, so that alerts and
 // dashboards are checked against what we export rather than against a hand-written list.
-import { createMetrics } from '../../src/observability/metrics.js';
+import { createMetrics, registerProcessMetrics } from '../../src/observability/metrics.js';
 import { registerResizeStateMetrics } from '../../src/observability/resize-state.js';
 
 /** Every series name a scrape can show: histograms as _bucket, _sum and _count. */
 export async function exportedMetricNames(): Promise<Set<string>> {
   const metrics = createMetrics();
+  await registerProcessMetrics(metrics.registry);
   registerResizeStateMetrics({ registry: metrics.registry, driverName: 'kit.example.com', pvcs: { list: () => [] }, pvs: { get: () => undefined } });
   const names = new Set<string>();
   for (const metric of await metrics.registry.getMetricsAsJSON()) {

@@ -42,7 +42,7 @@ export async function startResizer(options: { kubeconfig: string; csiAddress: st
   ]);
   const logs: string[] = [];
   const log = createLogger({ verbosity: config.verbosity, format: 'text', write: (line) => logs.push(line) });
-  const metrics = createMetrics({ processMetrics: false });
+  const metrics = createMetrics();
   const real = await loadProcessParts();
   let started!: () => void;
   const isStarted = new Promise<'started'>((resolve) => { started = () => resolve('started'); });
