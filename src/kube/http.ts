@@ -9,6 +9,7 @@ import http from 'node:http';
 import https from 'node:https';
 import type { Duplex } from 'node:stream';
 import { createSecureContext } from 'node:tls';
+import { monotonicMs } from '../base/clock.js';
 import { linkedSignal } from '../base/signals.js';
 import { KubeApiError, type RequestInfo } from './errors.js';
 import { TokenBucket } from '../base/token-bucket.js';
@@ -61,7 +62,7 @@ interface Credentials {
   watchAgent: http.Agent;
   tlsFingerprint: string;
   resolvedAtMs: number;
-  /** performance.now() after which an exec plugin's credential must be fetched again. */
+  /** monotonicMs() after which an exec plugin's credential must be fetched again. */
   expiresAtPerfMs: number | undefined;
 }
 
@@ -205,7 +206,7 @@ export class KubeHttp {
   private async resolveCredentials(force: boolean): Promise<Credentials> {
     const current = this.credentials;
     const maxAgeMs = this.options.authRefreshMs ?? DEFAULT_AUTH_REFRESH_MS;
-    const now = performance.now();
+    const now = monotonicMs();
     const fresh = current && now - current.resolvedAtMs < maxAgeMs && (current.expiresAtPerfMs === undefined || now < current.expiresAtPerfMs);
     if (current && fresh && !force) return current;
     this.pendingCredentials ??= this.loadCredentials().finally(() => {
@@ -240,8 +241,8 @@ export class KubeHttp {
       watchAgent = newAgent();
     }
     // An exec credential is refreshed a little before it expires.
-    const expiresAtPerfMs = resolved.expiresAtMs === undefined ? undefined : performance.now() + (resolved.expiresAtMs - Date.now()) - 10_000;
-    const creds: Credentials = { headers: { ...resolved.headers }, agent, watchAgent, tlsFingerprint, resolvedAtMs: performance.now(), expiresAtPerfMs };
+    const expiresAtPerfMs = resolved.expiresAtMs === undefined ? undefined : monotonicMs() + (resolved.expiresAtMs - Date.now()) - 10_000;
+    const creds: Credentials = { headers: { ...resolved.headers }, agent, watchAgent, tlsFingerprint, resolvedAtMs: monotonicMs(), expiresAtPerfMs };
     if (!this.closed) this.credentials = creds;
     return creds;
   }
