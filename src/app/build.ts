@@ -137,7 +137,6 @@ export async function startApp(config: Config, deps: AppDeps, signal: AbortSigna
     const started = await csiStarting;
     csi = started.csi;
     const driverName = csi.driverName;
-    csi.setMetricsDriverName(driverName);
     const backends = selectBackends({ capabilities: started.capabilities, csi, secrets: kube, log });
     const scope = config.nodeDeployment ? await nodeScope(kube, deps.env ?? process.env, log, signal) : everyVolume;
     return assemble({ config, deps, clock, kube, clientConfig: kubeConfig, csi, gates, driverName, backends, scope });
@@ -176,6 +175,9 @@ async function startCsi(config: Config, deps: AppDeps, signal: AbortSignal): Pro
   } catch (err) {
     throw new StartupError(err instanceof DriverNameError ? 'Get driver name failed' : 'Failed to create CSI client', 1, { cause: err });
   }
+  // From the driver's name on, the operations metric carries it (§1 step 11): the capability
+  // queries already do.
+  csi.setMetricsDriverName(csi.driverName);
   try {
     return { csi, capabilities: await discoverCapabilities(csi, signal) };
   } catch (err) {
