@@ -58,4 +58,4 @@ COPY package.json ./
 COPY --from=build /src/dist ./dist
 # The image's unprivileged "node" user (uid 1000); Kubernetes can enforce it with runAsNonRoot.
 USER 1000:1000
-ENTRYPOINT ["node", "--max-semi-space-size=2", "--heap-growing-percent=30", "dist/main.js"]
+ENTRYPOINT ["node", "--max-semi-space-size=2", "dist/main.js"]

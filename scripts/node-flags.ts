@@ -6,12 +6,15 @@
 // --max-semi-space-size=2 (MiB): V8's young generation. Node 26 lets each semi-space grow to
 //   16-32 MiB on a 64-bit machine; a sidecar that decodes one watch event at a time never needs
 //   that much, and after a cache sync or a burst the grown space stays resident.
-// --heap-growing-percent=30: after a full GC the old generation may grow by 30 % before the next
-//   one, instead of up to 4x when GC looks cheap. A burst promotes many short-lived request objects
-//   (small semi-spaces); without the bound the old generation doubled before it was collected.
+// --heap-growing-percent=30 (RUNTIME_V8_FLAGS, set by the resizer itself: on the command line it
+//   makes Node reject the code cache of its builtins, see src/app/runtime-v8-flags.ts): after a
+//   full GC the old generation may grow by 30 % before the next one, instead of up to 4x when GC
+//   looks cheap. A burst promotes many short-lived request objects (small semi-spaces); without the
+//   bound the old generation doubled before it was collected.
 // Not set: --no-maglev (V8's mid-tier compiler) lowered a QPS 200 burst's peak by 10 MiB but raised
 //   a QPS 5 burst's by 4.5 MiB (hot code then reaches TurboFan, whose own code is paged in).
-export const NODE_FLAGS: readonly string[] = ['--max-semi-space-size=2', '--heap-growing-percent=30'];
+export const NODE_FLAGS: readonly string[] = ['--max-semi-space-size=2'];
+export { RUNTIME_V8_FLAGS } from '../src/app/runtime-v8-flags.js';
 
 // MALLOC_ARENA_MAX=2: glibc gives each thread that calls malloc an arena of its own, up to 8 per
 //   core; Node has about ten threads (V8's platform workers, libuv's pool, the main thread) and each

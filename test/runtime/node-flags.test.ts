@@ -8,7 +8,8 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { repoRoot } from '../cluster/components.js';
-import { NODE_FLAGS, RUNTIME_ENV, runtimeEnvLines } from '../../scripts/node-flags.js';
+import { applyRuntimeV8Flags } from '../../src/app/runtime-v8-flags.js';
+import { NODE_FLAGS, RUNTIME_ENV, RUNTIME_V8_FLAGS, runtimeEnvLines } from '../../scripts/node-flags.js';
 
 test('the Dockerfile ENTRYPOINT runs dist/main.js with NODE_FLAGS', () => {
   const dockerfile = readFileSync(join(repoRoot, 'Dockerfile'), 'utf8');
@@ -51,10 +52,11 @@ test('this runtime accepts every flag without a warning', () => {
   assert.equal(run.stderr, '');
 });
 
-test('the heap growing bound keeps a churning old generation smaller', () => {
+test('the heap growing bound, set by the process itself as main.ts does, keeps a churning old generation smaller', () => {
   // 10 MB that lives on, and two million objects that live long enough to be promoted, then die:
-  // the old generation's largest size with NODE_FLAGS against the same flags without the bound.
-  const churn = `const v8 = require('node:v8');
+  // the old generation's largest size with RUNTIME_V8_FLAGS set at run time against without them.
+  const churn = (flags: readonly string[]) => `const v8 = require('node:v8');
+    for (const flag of ${JSON.stringify(flags)}) v8.setFlagsFromString(flag);
     const keep = []; for (let i = 0; i < 100000; i++) keep.push({ i, s: 'k' + i });
     const ring = new Array(20000); let peak = 0;
     for (let i = 0; i < 2e6; i++) {
@@ -63,12 +65,33 @@ test('the heap growing bound keeps a churning old generation smaller', () => {
     }
     process.stdout.write(String(peak));`;
   const peakOld = (flags: readonly string[]) =>
-    Number(execFileSync(process.execPath, [...flags, '-e', churn], { encoding: 'utf8', timeout: 60_000, stdio: ['ignore', 'pipe', 'pipe'] }));
-  assert.ok(NODE_FLAGS.some((f) => f.startsWith('--heap-growing-percent=')), 'the bound is set');
-  const bounded = peakOld(NODE_FLAGS);
-  const unbounded = peakOld(NODE_FLAGS.filter((f) => !f.startsWith('--heap-growing-percent=')));
+    Number(execFileSync(process.execPath, [...NODE_FLAGS, '-e', churn(flags)], { encoding: 'utf8', timeout: 60_000, stdio: ['ignore', 'pipe', 'pipe'] }));
+  assert.ok(RUNTIME_V8_FLAGS.some((f) => f.startsWith('--heap-growing-percent=')), 'the bound is set');
+  const bounded = peakOld(RUNTIME_V8_FLAGS);
+  const unbounded = peakOld([]);
   // Measured here: about 21 against 30 MiB.
   assert.ok(bounded < unbounded * 0.85, `old space peak ${bounded} bytes with the bound, ${unbounded} without`);
+});
+
+test('NODE_FLAGS keep the code cache Node ships for its builtins; RUNTIME_V8_FLAGS on the command line would not', () => {
+  // Node prints whether each builtin's cached code was accepted (NODE_DEBUG_NATIVE=CODE_CACHE); a
+  // rejected cache means every builtin compiled from source at each start (~30 ms of CPU).
+  const rejected = (flags: readonly string[]) => {
+    const run = spawnSync(process.execPath, [...flags, '-e', 'require("node:http2"); require("node:https")'], {
+      encoding: 'utf8', timeout: 60_000, env: { ...process.env, NODE_DEBUG_NATIVE: 'CODE_CACHE' },
+    });
+    assert.equal(run.status, 0, run.stderr);
+    assert.match(run.stderr, /^Code cache of http2 .* is (accepted|rejected)$/m, `the runtime reports on its code cache: ${run.stderr.slice(0, 500)}`);
+    return run.stderr.split('\n').filter((l) => l.includes('is rejected')).length;
+  };
+  assert.equal(rejected(NODE_FLAGS), 0);
+  assert.ok(rejected([...NODE_FLAGS, ...RUNTIME_V8_FLAGS]) > 0, 'RUNTIME_V8_FLAGS would cost the cache on the command line');
+});
+
+test('applyRuntimeV8Flags sets RUNTIME_V8_FLAGS', () => {
+  const set: string[] = [];
+  applyRuntimeV8Flags((flag) => set.push(flag));
+  assert.deepEqual(set, RUNTIME_V8_FLAGS);
 });
 
 test('the Dockerfile\'s final stage sets RUNTIME_ENV', () => {
