@@ -1,12 +1,8 @@
 // The `csi-resizer` command (§1): app/run.ts reads the command line and runs the process until it
 // ends, app/exit.ts reports how it ended and picks the exit code. This file hands them the real
-// process and exits with that code. First it sets the V8 flags that must not be on the command
-// line (app/runtime-v8-flags.ts).
+// process and exits with that code.
 import { endProcess } from './app/exit.js';
 import { runCommand } from './app/run.js';
-import { applyRuntimeV8Flags } from './app/runtime-v8-flags.js';
-
-applyRuntimeV8Flags();
 const stdout = (text: string) => void process.stdout.write(text);
 const stderr = (text: string) => void process.stderr.write(text);
 const { end, log } = await runCommand({ args: process.argv.slice(2), scriptPath: process.argv[1], entryUrl: import.meta.url, stdout, stderr, signals: process });

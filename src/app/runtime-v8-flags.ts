@@ -2,9 +2,10 @@
 // Node ships a code cache for its own modules and checks it against a hash of V8's flags: a flag
 // in that hash given on the command line (--heap-growing-percent is one; --max-semi-space-size is
 // not) makes Node reject the cache, so node:http, node:tls, node:http2 and every other builtin is
-// compiled from its source at every start, about 30 ms of CPU. Set here, after the bundle's
-// builtins are loaded, the flag changes only what is compiled later (a few modules loaded on first
-// use) and bounds the heap from before the first list on. Why the flag: scripts/node-flags.ts.
+// compiled from its source at every start, about 30 ms of CPU. Set by the process runner once the
+// app has connected and the metrics server listens, the flag changes only what is compiled later
+// (a few modules loaded on first use) and bounds the heap from before the first list on. Why the
+// flag: scripts/node-flags.ts.
 import v8 from 'node:v8';
 
 export const RUNTIME_V8_FLAGS: readonly string[] = ['--heap-growing-percent=30'];

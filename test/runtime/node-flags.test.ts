@@ -52,7 +52,7 @@ test('this runtime accepts every flag without a warning', () => {
   assert.equal(run.stderr, '');
 });
 
-test('the heap growing bound, set by the process itself as main.ts does, keeps a churning old generation smaller', () => {
+test('the heap growing bound, set by the process itself as the process runner does, keeps a churning old generation smaller', () => {
   // 10 MB that lives on, and two million objects that live long enough to be promoted, then die:
   // the old generation's largest size with RUNTIME_V8_FLAGS set at run time against without them.
   const churn = (flags: readonly string[]) => `const v8 = require('node:v8');
