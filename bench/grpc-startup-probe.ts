@@ -27,7 +27,8 @@ import { GrpcCsiClient } from '${abs}/src/csi/client.ts';
 import { createMetrics } from '${abs}/src/observability/metrics.ts';
 import { silentLogger } from '${abs}/src/observability/logger.ts';
 const signal = new AbortController().signal;
-const client = await GrpcCsiClient.start({ address: process.argv[2], timeoutMs: 10_000, log: silentLogger, metrics: createMetrics() }, signal);
+// { processMetrics: false } for trees before createMetrics lost that option (it never sets them up now).
+const client = await GrpcCsiClient.start({ address: process.argv[2], timeoutMs: 10_000, log: silentLogger, metrics: createMetrics({ processMetrics: false }) }, signal);
 await client.getPluginCapabilities(signal);
 await client.getControllerCapabilities(signal);
 await client.expandVolume({ volumeId: 'none', requiredBytes: 1n << 30n, secrets: {}, capability: null }, signal).catch(() => undefined);
