@@ -13,8 +13,8 @@
 // With BENCH_LATENCY_TRACE=<file>, one JSON line per sample is appended to the file: when it
 // started (CLOCK_MONOTONIC µs, the clock of a --cpu-prof profile's timestamps), its two latencies,
 // and per thread of the resizer (by name) the ns it ran and waited for a CPU during the sample
-// (/proc/<pid>/task/*/schedstat), to tell the main thread from GC or compiler threads and from load.
-import { appendFileSync, readdirSync, readFileSync } from 'node:fs';
+// (/proc/<pid>/task/*/schedstat) and how many sockets it opened, to tell the main thread from GC or compiler threads and from load.
+import { appendFileSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { startMockDriver, type MockDriver } from '../../test/cluster/mock-driver.js';
 import { sleep } from '../lib/api.js';
 import { IMPLS, type Impl, type RunningResizer } from '../lib/resizer.js';
@@ -83,9 +83,12 @@ export async function latency(ctx: Ctx): Promise<void> {
             const slotStart = performance.now();
             ageS[impl].push((slotStart - r.spawnedAt) / 1000);
             const before = TRACE_FILE ? threadTimes(r.proc.pid) : undefined;
+            const socketsBefore = TRACE_FILE ? sockets(r.proc.pid) : undefined;
             const startUs = Number(process.hrtime.bigint() / 1000n);
+            const startWallMs = Date.now();
             const s = await sampleOne(ctx, ws, ws.volumes[i]!, r);
-            if (TRACE_FILE) traceSample({ impl, round, sample: i + 1, startUs, pvMs: s.pv, pvcMs: s.pvc, threads: threadDelta(before!, threadTimes(r.proc.pid)) });
+            if (TRACE_FILE) traceSample({ impl, round, sample: i + 1, startUs, startWallMs, ns: ws.ns, pvc: ws.volumes[i]!.pvc, pvMs: s.pv, pvcMs: s.pvc, threads: threadDelta(before!, threadTimes(r.proc.pid)),
+              newSockets: [...sockets(r.proc.pid)].filter((x) => !socketsBefore!.has(x)).length });
             pvMs[impl].push(s.pv);
             pvcMs[impl].push(s.pvc);
             // Its trailing work (the success event) goes out before it is held.
@@ -123,6 +126,20 @@ const TRACE_FILE = process.env['BENCH_LATENCY_TRACE'];
 
 function traceSample(line: object): void {
   appendFileSync(TRACE_FILE!, JSON.stringify(line) + '\n');
+}
+
+/** The inodes of the process's open sockets: one not there before a sample is a connection it opened. */
+function sockets(pid: number): Set<string> {
+  const out = new Set<string>();
+  for (const fd of readdirSync(`/proc/${pid}/fd`)) {
+    try {
+      const target = readlinkSync(`/proc/${pid}/fd/${fd}`);
+      if (target.startsWith('socket:')) out.add(target);
+    } catch {
+      // closed meanwhile
+    }
+  }
+  return out;
 }
 
 /** Per thread (tid): its name and schedstat's ns on a CPU and ns waiting for one. */
