@@ -80,7 +80,7 @@ async function diagnose(pid: number): Promise<Record<string, unknown>> {
     .map((l) => /^(\w+):\s+(\d+) kB/.exec(l)).filter((m) => m !== null).map((m) => [m![1], Number(m![2])]));
   const threads = readdirSync(`/proc/${pid}/task`).map((t) => readFileSync(`/proc/${pid}/task/${t}/comm`, 'utf8').trim());
   // An external script that attributes the node binary's resident pages to symbols (slow: diag only).
-  const pagemap = values.pagemap ? execFileSync('python3', [values.pagemap, String(pid)], { encoding: 'utf8', timeout: 120_000 }) : undefined;
+  const pagemap = values.pagemap ? execFileSync(values.pagemap.endsWith('.py') ? 'python3' : values.pagemap, values.pagemap.endsWith('.py') ? [values.pagemap, String(pid)] : [String(pid)], { encoding: 'utf8', timeout: 120_000 }) : undefined;
   return { rollup, smaps: smapsBreakdown(pid), threads, v8: heap, pagemap };
 }
 

@@ -35,7 +35,8 @@ const HELP = `usage: tsx bench/run.ts [flags]
   --idle LEVELS      claims:pods levels for idle memory, cumulative (default ${DEFAULT_IDLE})
   --idle-cpu C:S     idle-cpu scenario: C claims, CPU read over S seconds at rest (default 300:60)
   --pods LIST        pods of each idle level, comma-separated (replaces the pods given in --idle)
-  --latency-samples K  single resizes per run in the latency scenario (default 10, max 200)
+  --latency-samples K  single resizes per implementation per run in the latency scenario, ours and
+                     upstream interleaved, 2.5 s apart each (default 50, max 500)
   --workers W        --workers of both resizers (default 10)
   --timeout D        --timeout of both resizers (default 10s)
   --concurrency C    the harness's own parallel API requests when creating objects (default 16, max 64)
@@ -97,7 +98,7 @@ function parseOptions(argv: string[]): BenchOptions & { out: string } {
     nLow: intFlag(values['n-low'], 100, 1, 5000, 'n-low'),
     idle: idleLevels,
     idleCpu: { claims: cpuClaims!, seconds: cpuSeconds! },
-    latencySamples: intFlag(values['latency-samples'], 10, 1, 200, 'latency-samples'),
+    latencySamples: intFlag(values['latency-samples'], 50, 1, 500, 'latency-samples'),
     workers: intFlag(values.workers, 10, 1, 100, 'workers'),
     timeout: values.timeout ?? '10s',
     concurrency: intFlag(values.concurrency, 16, 1, 64, 'concurrency'),
@@ -198,7 +199,7 @@ async function main(): Promise<void> {
     machine, versions,
     settings: {
       rounds: opts.rounds, n: opts.n, nLow: opts.nLow, idle: opts.idle, idleCpu: opts.idleCpu, latencySamples: opts.latencySamples,
-      workers: opts.workers, timeout: opts.timeout, defaultRate: DEFAULT_FLAGS, highRate: HIGH_FLAGS, order: 'ours, upstream per round',
+      workers: opts.workers, timeout: opts.timeout, defaultRate: DEFAULT_FLAGS, highRate: HIGH_FLAGS, order: 'ours, upstream per round; latency: both running, samples alternating ABBA',
     },
     notes,
     complete: failed === undefined,

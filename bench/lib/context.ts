@@ -48,8 +48,9 @@ export function flags(ctx: Ctx, rate: { qps: number; burst: number }, handleVolu
   return { workers: ctx.opts.workers, timeout: ctx.opts.timeout, qps: rate.qps, burst: rate.burst, handleVolumeInUseError };
 }
 
-export function start(ctx: Ctx, impl: Impl, f: ResizerFlags, label: string): RunningResizer {
-  return startResizer(impl, ctx.targets, f, label);
+/** Starts one implementation against the cluster's driver, or the CSI endpoint at `csiAddress`. */
+export function start(ctx: Ctx, impl: Impl, f: ResizerFlags, label: string, csiAddress?: string): RunningResizer {
+  return startResizer(impl, csiAddress === undefined ? ctx.targets : { ...ctx.targets, csiAddress }, f, label);
 }
 
 /** A namespace with `count` resizable volumes plus a canary, and a tracker watching them. */
@@ -63,12 +64,19 @@ export interface Workspace {
   tracker: Tracker;
 }
 
-export async function makeWorkspace(ctx: Ctx, ns: string, count: number): Promise<Workspace> {
+/** A CSI driver other than the cluster's (the latency scenario gives each implementation its own). */
+export interface WorkspaceDriver {
+  name: string;
+  address: string;
+  storageClass: string;
+}
+
+export async function makeWorkspace(ctx: Ctx, ns: string, count: number, driver?: WorkspaceDriver): Promise<Workspace> {
   await createNamespace(ctx.api, ns);
   const t0 = Date.now();
   const common = {
-    ns, sizeGi: 1, storageClass: ctx.storageClass, driverName: ctx.cluster.driverName,
-    csi: { protoPath: ctx.cluster.driver.protoPath, address: ctx.cluster.csiAddress },
+    ns, sizeGi: 1, storageClass: driver?.storageClass ?? ctx.storageClass, driverName: driver?.name ?? ctx.cluster.driverName,
+    csi: { protoPath: ctx.cluster.driver.protoPath, address: driver?.address ?? ctx.cluster.csiAddress },
     concurrency: ctx.opts.concurrency, deadlineMs: 30 * 60_000,
   };
   const [canary] = await provisionBulk(ctx.api, { ...common, count: 1, prefix: 'canary' });

@@ -8,7 +8,7 @@ export interface Figure {
   /** Which direction is better, for the reader of the table. */
   better: 'lower' | 'higher';
   /** How the samples are summarised: the median of the runs, or a percentile of all samples. */
-  summary: 'median' | 'p99';
+  summary: 'median' | 'p90' | 'p99';
   samples: Record<Impl, number[]>;
 }
 
@@ -28,7 +28,11 @@ export function median(values: readonly number[]): number {
 }
 
 export function summarize(f: Figure, impl: Impl): number {
-  return f.summary === 'p99' ? quantile(f.samples[impl], 0.99) : median(f.samples[impl]);
+  switch (f.summary) {
+    case 'p90': return quantile(f.samples[impl], 0.9);
+    case 'p99': return quantile(f.samples[impl], 0.99);
+    default: return median(f.samples[impl]);
+  }
 }
 
 export function ratio(f: Figure): number {

@@ -9,7 +9,7 @@
 // client-node has no recorder at all.
 //
 // Recording never blocks the caller and never throws: events go into a bounded queue drained by one
-// background loop; when the queue is full the newest event is dropped (it was logged), and API errors
+// background loop, which starts on the next turn of the event loop; when the queue is full the newest event is dropped (it was logged), and API errors
 // are logged. Events are best effort, exactly as in client-go.
 import { metaTime } from '../model/time.js';
 import { kRef, type Logger } from '../observability/logger.js';
@@ -132,6 +132,11 @@ export class ApiEventRecorder implements EventRecorder {
   }
 
   private async drain(): Promise<void> {
+    // Start writing only after the I/O the caller starts next: the `Resizing` event is recorded
+    // just before the driver call, and its POST (request set-up, TLS write) would otherwise go out
+    // first and hold up the call, and the PV and PVC writes after it, on our one thread. client-go
+    // sends events from a goroutine of their own, also off the caller's path.
+    await new Promise<void>((resolve) => setImmediate(resolve));
     for (let next = this.queue.shift(); next; next = this.queue.shift()) {
       const call = linkedSignal(this.stopController.signal, this.options.requestTimeoutMs ?? 10_000);
       try {
