@@ -35,6 +35,12 @@ export interface RequestOptions {
   contentType?: ContentType;
   /** Overrides the client's default request timeout. */
   timeoutMs?: number;
+  /**
+   * The caller has no use for a successful answer's body (an Event written): it is read to the
+   * end, so the connection is reused, but not decoded, and the request resolves with undefined.
+   * An error answer is decoded as always.
+   */
+  ignoreResponseBody?: boolean;
 }
 
 export interface KubeHttpOptions {
@@ -111,9 +117,14 @@ export class KubeHttp {
         res.resume();
         res = await this.send(options, call.signal, true, false);
       }
-      const text = await readBody(res, call.signal);
       const status = res.statusCode ?? 0;
-      if (status < 200 || status > 299) throw KubeApiError.fromStatus(status, parseJson(text), requestInfo(options), text);
+      const ok = status >= 200 && status <= 299;
+      if (ok && options.ignoreResponseBody) {
+        await discardBody(res, call.signal);
+        return undefined as T;
+      }
+      const text = await readBody(res, call.signal);
+      if (!ok) throw KubeApiError.fromStatus(status, parseJson(text), requestInfo(options), text);
       return (text === '' ? undefined : JSON.parse(text)) as T;
     } finally {
       call.dispose();
@@ -298,18 +309,41 @@ function parseJson(text: string): unknown {
 
 function readBody(res: http.IncomingMessage, signal: AbortSignal): Promise<string> {
   return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
+    // Most answers arrive in one chunk: decoded as it is, without a concat.
+    let first: Buffer | undefined;
+    let more: Buffer[] | undefined;
     const onAbort = () => res.destroy(signal.reason instanceof Error ? signal.reason : new Error('aborted'));
     if (signal.aborted) return onAbort();
     signal.addEventListener('abort', onAbort, { once: true });
-    res.on('data', (chunk: Buffer) => chunks.push(chunk));
+    res.on('data', (chunk: Buffer) => {
+      if (first === undefined) first = chunk;
+      else (more ??= [first]).push(chunk);
+    });
     res.once('end', () => {
       signal.removeEventListener('abort', onAbort);
-      resolve(Buffer.concat(chunks).toString('utf8'));
+      resolve(more !== undefined ? Buffer.concat(more).toString('utf8') : (first?.toString('utf8') ?? ''));
     });
     res.once('error', (err) => {
       signal.removeEventListener('abort', onAbort);
       reject(signal.aborted && signal.reason instanceof Error ? signal.reason : err);
     });
+  });
+}
+
+/** Reads a body to its end without keeping it (the socket goes back to the pool). */
+function discardBody(res: http.IncomingMessage, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const onAbort = () => res.destroy(signal.reason instanceof Error ? signal.reason : new Error('aborted'));
+    if (signal.aborted) return onAbort();
+    signal.addEventListener('abort', onAbort, { once: true });
+    res.once('end', () => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    });
+    res.once('error', (err) => {
+      signal.removeEventListener('abort', onAbort);
+      reject(signal.aborted && signal.reason instanceof Error ? signal.reason : err);
+    });
+    res.resume();
   });
 }
