@@ -168,7 +168,7 @@ export class KubeHttp {
    */
   private async send(options: RequestOptions, signal: AbortSignal, refreshAuth: boolean, streaming: boolean): Promise<http.IncomingMessage> {
     if (this.closed) throw new Error('Kubernetes client is closed');
-    const creds = await this.resolveCredentials(refreshAuth);
+    const creds = (refreshAuth ? undefined : this.freshCredentials()) ?? await this.resolveCredentials(refreshAuth);
     // The body as one string: Node then writes the request head and the body in one chunk (one
     // TLS record, one write) instead of a writev of two buffers.
     const body = options.body === undefined ? undefined : JSON.stringify(options.body);
@@ -205,6 +205,7 @@ export class KubeHttp {
 
   /** The request path with its query (the server URL's own path prefix included), as URL would encode it. */
   private path(path: string, query?: Query): string {
+    if (query === undefined) return this.target.basePath + path;
     const params = new URLSearchParams();
     for (const [key, value] of Object.entries(query ?? {})) {
       if (value !== undefined && value !== '') params.set(key, String(value));
@@ -213,12 +214,19 @@ export class KubeHttp {
     return this.target.basePath + path + search;
   }
 
-  private async resolveCredentials(force: boolean): Promise<Credentials> {
+  /** The credentials in use while they are fresh (no await on the common path), else undefined. */
+  private freshCredentials(): Credentials | undefined {
     const current = this.credentials;
+    if (current === undefined) return undefined;
     const maxAgeMs = this.options.authRefreshMs ?? DEFAULT_AUTH_REFRESH_MS;
     const now = performance.now();
-    const fresh = current && now - current.resolvedAtMs < maxAgeMs && (current.expiresAtPerfMs === undefined || now < current.expiresAtPerfMs);
-    if (current && fresh && !force) return current;
+    const fresh = now - current.resolvedAtMs < maxAgeMs && (current.expiresAtPerfMs === undefined || now < current.expiresAtPerfMs);
+    return fresh ? current : undefined;
+  }
+
+  private async resolveCredentials(force: boolean): Promise<Credentials> {
+    const current = force ? undefined : this.freshCredentials();
+    if (current) return current;
     this.pendingCredentials ??= this.loadCredentials().finally(() => {
       this.pendingCredentials = undefined;
     });

@@ -20,7 +20,7 @@ async function decodeAll(chunks: Buffer[]): Promise<WatchEvent[]> {
 const events: WatchEvent[] = [
   { type: 'ADDED', object: { metadata: { name: 'a', annotations: { note: 'größer – 大きい 🚀' } } } },
   { type: 'MODIFIED', object: { metadata: { name: 'b', resourceVersion: '12' } } },
-  { type: 'BOOKMARK', object: { metadata: { resourceVersion: '13' } } },
+  { type: 'BOOKMARK', object: { metadata: { resourceVersion: '13' } } as WatchEvent['object'] },
 ];
 const stream = Buffer.from(events.map((e) => `${JSON.stringify(e)}\n`).join(''));
 
