@@ -2,7 +2,7 @@
 // instead of AbortSignal.any(), which leaks listeners on a process-lifetime signal in several
 // Node releases.
 import type { TimerHandle } from './clock.js';
-import { setLongTimeout } from './long-timer.js';
+import { MAX_TIMER_DELAY_MS, setLongTimeout } from './long-timer.js';
 
 export class AbortError extends Error {
   constructor(message = 'operation aborted', options?: ErrorOptions) {
@@ -35,16 +35,25 @@ export function linkedSignal(parent: AbortSignal, timeoutMs?: number): LinkedSig
   }
   const onParentAbort = () => controller.abort(parent.reason);
   parent.addEventListener('abort', onParentAbort, { once: true });
-  let timer: TimerHandle | undefined;
+  // A per-request timeout fits one Node timer: set directly, without setLongTimeout's steps.
+  let shortTimer: NodeJS.Timeout | undefined;
+  let longTimer: TimerHandle | undefined;
   if (timeoutMs !== undefined && Number.isFinite(timeoutMs)) {
-    timer = setLongTimeout(() => controller.abort(new TimeoutError(timeoutMs)), timeoutMs);
+    const onTimeout = () => controller.abort(new TimeoutError(timeoutMs));
+    if (timeoutMs <= MAX_TIMER_DELAY_MS) {
+      shortTimer = setTimeout(onTimeout, Math.max(timeoutMs, 0));
+      shortTimer.unref();
+    } else {
+      longTimer = setLongTimeout(onTimeout, timeoutMs);
+    }
   }
   return {
     signal: controller.signal,
     abort: (reason?: unknown) => controller.abort(reason ?? new AbortError()),
     dispose: () => {
       parent.removeEventListener('abort', onParentAbort);
-      timer?.cancel();
+      if (shortTimer !== undefined) clearTimeout(shortTimer);
+      longTimer?.cancel();
     },
   };
 }

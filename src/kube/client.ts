@@ -63,8 +63,9 @@ export interface KubeClient {
   patchPv(name: string, patch: object, options: PatchOptions, signal: AbortSignal): Promise<KubeObject>;
   /** Patches the PVC status subresource; returns the object the server stored. */
   patchPvcStatus(namespace: string, name: string, patch: object, options: PatchOptions, signal: AbortSignal): Promise<KubeObject>;
-  createEvent(namespace: string, event: KubeObject, signal: AbortSignal): Promise<KubeObject>;
-  patchEvent(namespace: string, name: string, patch: object, options: PatchOptions, signal: AbortSignal): Promise<KubeObject>;
+  /** Writes an Event; the stored Event is not read back (nobody uses it). */
+  createEvent(namespace: string, event: KubeObject, signal: AbortSignal): Promise<void>;
+  patchEvent(namespace: string, name: string, patch: object, options: PatchOptions, signal: AbortSignal): Promise<void>;
   /** Discovery: does the server serve `kind` in groupVersion (e.g. 'storage.k8s.io/v1')? */
   hasResource(groupVersion: string, kind: string, signal: AbortSignal): Promise<boolean>;
   getLease(namespace: string, name: string, signal: AbortSignal): Promise<KubeObject>;
@@ -144,12 +145,18 @@ export class HttpKubeClient implements KubeClient {
     return decision;
   }
 
-  createEvent(namespace: string, event: KubeObject, signal: AbortSignal): Promise<KubeObject> {
-    return this.create(Resources.events, namespace, event, signal);
+  async createEvent(namespace: string, event: KubeObject, signal: AbortSignal): Promise<void> {
+    await this.http.request<undefined>({
+      method: 'POST', path: resourcePath(Resources.events, { namespace }), body: event, contentType: ContentType.Json, ignoreResponseBody: true,
+    }, signal);
   }
 
-  patchEvent(namespace: string, name: string, patch: object, options: PatchOptions, signal: AbortSignal): Promise<KubeObject> {
-    return this.patch(resourcePath(Resources.events, { namespace, name }), patch, options, signal);
+  async patchEvent(namespace: string, name: string, patch: object, options: PatchOptions, signal: AbortSignal): Promise<void> {
+    const type = options.type ?? PatchType.StrategicMerge;
+    await this.http.request<undefined>({
+      method: 'PATCH', path: resourcePath(Resources.events, { namespace, name }), body: withResourceVersion(patch, options.resourceVersion),
+      contentType: patchContentType(type), ignoreResponseBody: true,
+    }, signal);
   }
 
   async hasResource(groupVersion: string, kind: string, signal: AbortSignal): Promise<boolean> {

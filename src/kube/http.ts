@@ -36,6 +36,12 @@ export interface RequestOptions {
   contentType?: ContentType;
   /** Overrides the client's default request timeout. */
   timeoutMs?: number;
+  /**
+   * The caller has no use for a successful answer's body (an Event written): it is read to the
+   * end, so the connection is reused, but not decoded, and the request resolves with undefined.
+   * An error answer is decoded as always.
+   */
+  ignoreResponseBody?: boolean;
 }
 
 export interface KubeHttpOptions {
@@ -112,9 +118,14 @@ export class KubeHttp {
         res.resume();
         res = await this.send(options, call.signal, true, false);
       }
-      const text = await readBody(res, call.signal);
       const status = res.statusCode ?? 0;
-      if (status < 200 || status > 299) throw KubeApiError.fromStatus(status, parseJson(text), requestInfo(options), text);
+      const ok = status >= 200 && status <= 299;
+      if (ok && options.ignoreResponseBody) {
+        await discardBody(res, call.signal);
+        return undefined as T;
+      }
+      const text = await readBody(res, call.signal);
+      if (!ok) throw KubeApiError.fromStatus(status, parseJson(text), requestInfo(options), text);
       return (text === '' ? undefined : JSON.parse(text)) as T;
     } finally {
       call.dispose();
@@ -158,7 +169,7 @@ export class KubeHttp {
    */
   private async send(options: RequestOptions, signal: AbortSignal, refreshAuth: boolean, streaming: boolean): Promise<http.IncomingMessage> {
     if (this.closed) throw new Error('Kubernetes client is closed');
-    const creds = await this.resolveCredentials(refreshAuth);
+    const creds = (refreshAuth ? undefined : this.freshCredentials()) ?? await this.resolveCredentials(refreshAuth);
     // The body as one string: Node then writes the request head and the body in one chunk (one
     // TLS record, one write) instead of a writev of two buffers.
     const body = options.body === undefined ? undefined : JSON.stringify(options.body);
@@ -195,6 +206,7 @@ export class KubeHttp {
 
   /** The request path with its query (the server URL's own path prefix included), as URL would encode it. */
   private path(path: string, query?: Query): string {
+    if (query === undefined) return this.target.basePath + path;
     const params = new URLSearchParams();
     for (const [key, value] of Object.entries(query ?? {})) {
       if (value !== undefined && value !== '') params.set(key, String(value));
@@ -203,12 +215,19 @@ export class KubeHttp {
     return this.target.basePath + path + search;
   }
 
-  private async resolveCredentials(force: boolean): Promise<Credentials> {
+  /** The credentials in use while they are fresh (no await on the common path), else undefined. */
+  private freshCredentials(): Credentials | undefined {
     const current = this.credentials;
+    if (current === undefined) return undefined;
     const maxAgeMs = this.options.authRefreshMs ?? DEFAULT_AUTH_REFRESH_MS;
     const now = monotonicMs();
-    const fresh = current && now - current.resolvedAtMs < maxAgeMs && (current.expiresAtPerfMs === undefined || now < current.expiresAtPerfMs);
-    if (current && fresh && !force) return current;
+    const fresh = now - current.resolvedAtMs < maxAgeMs && (current.expiresAtPerfMs === undefined || now < current.expiresAtPerfMs);
+    return fresh ? current : undefined;
+  }
+
+  private async resolveCredentials(force: boolean): Promise<Credentials> {
+    const current = force ? undefined : this.freshCredentials();
+    if (current) return current;
     this.pendingCredentials ??= this.loadCredentials().finally(() => {
       this.pendingCredentials = undefined;
     });
@@ -299,18 +318,41 @@ function parseJson(text: string): unknown {
 
 function readBody(res: http.IncomingMessage, signal: AbortSignal): Promise<string> {
   return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
+    // Most answers arrive in one chunk: decoded as it is, without a concat.
+    let first: Buffer | undefined;
+    let more: Buffer[] | undefined;
     const onAbort = () => res.destroy(signal.reason instanceof Error ? signal.reason : new Error('aborted'));
     if (signal.aborted) return onAbort();
     signal.addEventListener('abort', onAbort, { once: true });
-    res.on('data', (chunk: Buffer) => chunks.push(chunk));
+    res.on('data', (chunk: Buffer) => {
+      if (first === undefined) first = chunk;
+      else (more ??= [first]).push(chunk);
+    });
     res.once('end', () => {
       signal.removeEventListener('abort', onAbort);
-      resolve(Buffer.concat(chunks).toString('utf8'));
+      resolve(more !== undefined ? Buffer.concat(more).toString('utf8') : (first?.toString('utf8') ?? ''));
     });
     res.once('error', (err) => {
       signal.removeEventListener('abort', onAbort);
       reject(signal.aborted && signal.reason instanceof Error ? signal.reason : err);
     });
+  });
+}
+
+/** Reads a body to its end without keeping it (the socket goes back to the pool). */
+function discardBody(res: http.IncomingMessage, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const onAbort = () => res.destroy(signal.reason instanceof Error ? signal.reason : new Error('aborted'));
+    if (signal.aborted) return onAbort();
+    signal.addEventListener('abort', onAbort, { once: true });
+    res.once('end', () => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    });
+    res.once('error', (err) => {
+      signal.removeEventListener('abort', onAbort);
+      reject(signal.aborted && signal.reason instanceof Error ? signal.reason : err);
+    });
+    res.resume();
   });
 }

@@ -19,6 +19,12 @@ test('resourceVersions compare as integers when numeric', () => {
   assert.equal(compareResourceVersions('10', '10'), 0);
   assert.equal(compareResourceVersions('99999999999999999999', '100000000000000000000'), -1);
   assert.equal(compareResourceVersions('abc', 'abd'), 1, 'opaque: a different RV is taken as newer');
+  assert.equal(compareResourceVersions('0010', '9'), 1, 'leading zeros do not count');
+  assert.equal(compareResourceVersions('009', '10'), -1);
+  assert.equal(compareResourceVersions('010', '10'), 0, 'the same integer');
+  assert.equal(compareResourceVersions('12a', '13'), 1, 'not decimal: opaque');
+  assert.equal(compareResourceVersions(undefined, '1'), -1);
+  assert.equal(compareResourceVersions('1', ''), 1);
 });
 
 test('writeBack caches only newer objects', () => {

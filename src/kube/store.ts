@@ -26,12 +26,28 @@ export function compareResourceVersions(a: string | undefined, b: string | undef
   if (a === b) return 0;
   if (a === undefined || a === '') return -1;
   if (b === undefined || b === '') return 1;
-  if (/^\d+$/.test(a) && /^\d+$/.test(b)) {
-    const x = BigInt(a);
-    const y = BigInt(b);
+  if (isDecimal(a) && isDecimal(b)) {
+    // As integers, without a BigInt each: fewer significant digits is smaller, else digit by digit.
+    const x = withoutLeadingZeros(a);
+    const y = withoutLeadingZeros(b);
+    if (x.length !== y.length) return x.length < y.length ? -1 : 1;
     return x < y ? -1 : x > y ? 1 : 0;
   }
   return 1;
+}
+
+function isDecimal(s: string): boolean {
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 48 || c > 57) return false;
+  }
+  return s.length > 0;
+}
+
+function withoutLeadingZeros(digits: string): string {
+  let i = 0;
+  while (i < digits.length - 1 && digits.charCodeAt(i) === 48) i++;
+  return i === 0 ? digits : digits.slice(i);
 }
 
 export class Store<T extends KubeObject = KubeObject> implements WritableStore<T> {

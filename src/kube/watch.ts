@@ -11,25 +11,58 @@ export interface WatchEvent {
   object: KubeObject;
 }
 
-/** Yields events until the server ends the stream; destroying the response ends it early. */
+const NEWLINE = 0x0a;
+
+/**
+ * Yields events until the server ends the stream; destroying the response ends it early. Lines
+ * are cut on the raw bytes (a newline byte never occurs inside a UTF-8 sequence), so each event
+ * is decoded once, straight from the chunk that holds it, with no stream decoder or growing
+ * string in between.
+ */
 export async function* decodeWatchStream(res: http.IncomingMessage): AsyncGenerator<WatchEvent> {
-  let buffered = '';
-  res.setEncoding('utf8');
+  /** The start of a line that continues in the next chunk(s). */
+  let partial: Buffer[] = [];
   try {
-    for await (const chunk of res as AsyncIterable<string>) {
-      buffered += chunk;
+    for await (const chunk of res as AsyncIterable<Buffer>) {
+      let start = 0;
       let newline: number;
-      while ((newline = buffered.indexOf('\n')) >= 0) {
-        const line = buffered.slice(0, newline).trim();
-        buffered = buffered.slice(newline + 1);
-        if (line !== '') yield parseEvent(line);
+      while ((newline = chunk.indexOf(NEWLINE, start)) >= 0) {
+        let line: string;
+        if (partial.length === 0) {
+          line = chunk.toString('utf8', start, newline);
+        } else {
+          partial.push(chunk.subarray(start, newline));
+          line = Buffer.concat(partial).toString('utf8');
+          partial = [];
+        }
+        start = newline + 1;
+        const event = parseLine(line);
+        if (event !== undefined) yield event;
       }
+      if (start < chunk.length) partial.push(chunk.subarray(start));
     }
-    const rest = buffered.trim();
-    if (rest !== '') yield parseEvent(rest);
+    if (partial.length > 0) {
+      const event = parseLine(Buffer.concat(partial).toString('utf8'));
+      if (event !== undefined) yield event;
+    }
   } finally {
     res.destroy();
   }
+}
+
+/** One line's event; undefined for a blank line. */
+function parseLine(line: string): WatchEvent | undefined {
+  // An event line starts with `{` (JSON.parse allows the `\r` or spaces a line may end with);
+  // anything else may be padded with other whitespace, or be blank.
+  if (line.charCodeAt(0) === 0x7b) {
+    try {
+      return parseEvent(line);
+    } catch {
+      // e.g. trailing whitespace JSON does not allow: judged on the trimmed line below
+    }
+  }
+  const trimmed = line.trim();
+  return trimmed === '' ? undefined : parseEvent(trimmed);
 }
 
 function parseEvent(line: string): WatchEvent {

@@ -14,13 +14,27 @@ export class ObjectFieldError extends Error {
   }
 }
 
+/**
+ * Bytes of the quantity strings read lately: a handful of sizes appear over and over (every
+ * update of a PVC is read twice by the handler and again by the reconcile). Bounded; a
+ * malformed quantity is never kept, so it is reported on every read.
+ */
+const bytesByQuantity = new Map<string, bigint>();
+const MAX_REMEMBERED_QUANTITIES = 1024;
+
 function bytesOf(value: string | undefined, field: string, objectKey: string): bigint | undefined {
   if (value === undefined || value === '') return undefined;
+  const known = bytesByQuantity.get(value);
+  if (known !== undefined) return known;
+  let bytes: bigint;
   try {
-    return parseQuantity(value).toBytes();
+    bytes = parseQuantity(value).toBytes();
   } catch (err) {
     throw new ObjectFieldError(field, objectKey, `invalid quantity ${JSON.stringify(value)}`, { cause: err });
   }
+  if (bytesByQuantity.size >= MAX_REMEMBERED_QUANTITIES) bytesByQuantity.clear();
+  bytesByQuantity.set(value, bytes);
+  return bytes;
 }
 
 export function pvcKey(pvc: Pvc): string {

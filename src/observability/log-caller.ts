@@ -48,7 +48,9 @@ export function callerOf(below: Function): CallerPosition {
   }
 }
 
-const positions = new Map<string, CallerPosition>();
+/** Resolved positions by file, then by compiled line and column (numbers: no key string per call). */
+const positions = new Map<string, Map<number, CallerPosition>>();
+let cachedPositions = 0;
 /** What resolve needs of a map: Node's own SourceMap (source maps on) or our line tables. */
 interface LineLookup {
   find(line: number, column: number): OriginalPosition | undefined;
@@ -56,8 +58,10 @@ interface LineLookup {
 const maps = new Map<string, LineLookup | null>();
 
 function resolve(fileName: string, line: number, column: number): CallerPosition {
-  const cacheKey = `${fileName}:${line}:${column}`;
-  const cached = positions.get(cacheKey);
+  let inFile = positions.get(fileName);
+  // Unique while the column is below 2^21 (a wider line is resolved every time, never cached).
+  const siteKey = column < 2_097_152 ? line * 2_097_152 + column : -1;
+  const cached = siteKey < 0 ? undefined : inFile?.get(siteKey);
   if (cached !== undefined) return cached;
   let position = toPosition(fileName, line);
   const map = sourceMapFor(fileName);
@@ -65,7 +69,11 @@ function resolve(fileName: string, line: number, column: number): CallerPosition
     const original = map.find(line - 1, Math.max(column - 1, 0));
     if (original !== undefined) position = toPosition(original.source, original.line + 1);
   }
-  if (positions.size < 10_000) positions.set(cacheKey, position);
+  if (siteKey >= 0 && cachedPositions < 10_000) {
+    if (inFile === undefined) positions.set(fileName, (inFile = new Map()));
+    inFile.set(siteKey, position);
+    cachedPositions++;
+  }
   return position;
 }
 

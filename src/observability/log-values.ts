@@ -88,6 +88,9 @@ function safeString(value: unknown): string {
 // ---- Go's strconv.Quote --------------------------------------------------------------------
 
 const PRINTABLE = /^[\p{L}\p{M}\p{N}\p{P}\p{S} ]$/u;
+/** Printable ASCII that needs no escape in a Go- or JSON-quoted string (no `"`, no `\`). */
+const PLAIN_ASCII = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
+const HTML_SPECIAL = /[<>&]/;
 
 function hex(n: number, width: number): string {
   return n.toString(16).padStart(width, '0');
@@ -95,6 +98,8 @@ function hex(n: number, width: number): string {
 
 /** Go's strconv.Quote (printable Unicode kept; a lone surrogate becomes U+FFFD, as UTF-8 conversion would). */
 export function goQuote(s: string, asciiOnly = false): string {
+  // Most messages and values are printable ASCII without `"` or `\`: quoted as they are.
+  if (PLAIN_ASCII.test(s)) return `"${s}"`;
   let out = '"';
   for (const ch of s) {
     let cp = ch.codePointAt(0) ?? 0xfffd;
@@ -128,8 +133,9 @@ class EncodeError extends Error {}
 export type JsonEscaping = 'zap' | 'go' | 'goHtml';
 
 export function jsonString(s: string, escaping: JsonEscaping): string {
-  const go = escaping !== 'zap';
   const html = escaping === 'goHtml';
+  if (PLAIN_ASCII.test(s) && !(html && HTML_SPECIAL.test(s))) return `"${s}"`;
+  const go = escaping !== 'zap';
   let out = '"';
   for (let i = 0; i < s.length; i++) {
     const c = s.charCodeAt(i);

@@ -93,11 +93,21 @@ function pad2(n: number): string {
   return n < 10 ? `0${n}` : String(n);
 }
 
+/** The header's `mmdd hh:mm:ss` for the last second printed: lines within a second share it. */
+let lastSecond = { epochSecond: Number.NaN, text: '' };
+
 /** klog's header: `Lmmdd hh:mm:ss.uuuuuu ppppppp file:line] `. */
 function klogHeader(severity: Severity, ms: number, pid: string, caller: CallerPosition): string {
-  const date = new Date(Math.floor(ms));
-  const micros = Math.floor((ms - Math.floor(ms / 1000) * 1000) * 1000);
-  return `${severity}${pad2(date.getMonth() + 1)}${pad2(date.getDate())} ${pad2(date.getHours())}:${pad2(date.getMinutes())}:${pad2(date.getSeconds())}.${String(Math.min(micros, 999_999)).padStart(6, '0')} ${pid} ${caller.file}:${caller.line}] `;
+  const epochSecond = Math.floor(ms / 1000);
+  if (epochSecond !== lastSecond.epochSecond) {
+    const date = new Date(epochSecond * 1000);
+    lastSecond = {
+      epochSecond,
+      text: `${pad2(date.getMonth() + 1)}${pad2(date.getDate())} ${pad2(date.getHours())}:${pad2(date.getMinutes())}:${pad2(date.getSeconds())}`,
+    };
+  }
+  const micros = Math.floor((ms - epochSecond * 1000) * 1000);
+  return `${severity}${lastSecond.text}.${String(Math.min(micros, 999_999)).padStart(6, '0')} ${pid} ${caller.file}:${caller.line}] `;
 }
 
 /**
@@ -108,10 +118,20 @@ function splitFields(bound: readonly (readonly [string, unknown])[], fields: Log
   bound: [string, unknown][];
   own: [string, unknown][];
 } {
-  const own = (fields === undefined ? [] : safeEntries(fields)).filter(([k]) => k !== skipKey);
-  const ownKeys = new Set(own.map(([k]) => k));
-  const redact = ([k, v]: readonly [string, unknown]): [string, unknown] => [k, SECRET_KEY.test(k) ? '<redacted>' : v];
-  return { bound: bound.filter(([k]) => !ownKeys.has(k) && k !== skipKey).map(redact), own: own.map(redact) };
+  const own: [string, unknown][] = [];
+  if (fields !== undefined) {
+    for (const entry of safeEntries(fields)) {
+      if (entry[0] === skipKey) continue;
+      if (SECRET_KEY.test(entry[0])) entry[1] = '<redacted>';
+      own.push(entry);
+    }
+  }
+  const kept: [string, unknown][] = [];
+  for (const [k, v] of bound) {
+    if (k === skipKey || own.some(([ownKey]) => ownKey === k)) continue;
+    kept.push([k, SECRET_KEY.test(k) ? '<redacted>' : v]);
+  }
+  return { bound: kept, own };
 }
 
 function safeEntries(fields: LogFields): [string, unknown][] {
