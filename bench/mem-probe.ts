@@ -23,7 +23,7 @@ interface Variant { name: string; nodeArgs: string[]; env?: Record<string, strin
 const { values } = parseArgs({
   options: {
     variants: { type: 'string' }, idle: { type: 'string', default: '1000:10000' }, n: { type: 'string', default: '1000' },
-    'n-low': { type: 'string', default: '0' }, rounds: { type: 'string', default: '2' }, diag: { type: 'boolean', default: false },
+    'n-low': { type: 'string', default: '0' }, settle: { type: 'string', default: '0' }, rounds: { type: 'string', default: '2' }, diag: { type: 'boolean', default: false },
     entry: { type: 'string', default: join(repoRoot, 'dist', 'main.js') }, pagemap: { type: 'string' }, out: { type: 'string' }, 'in-use': { type: 'string', default: 'false' },
   },
 });
@@ -142,10 +142,13 @@ async function main(): Promise<void> {
             try {
               await sync(s, p);
               const rss = await stableRssKiB(p.pid);
+              // --settle S: RSS again S seconds later (V8's memory reducer collects an idle heap some seconds after its last full GC).
+              const settleS = Number(values.settle);
+              const settled = settleS > 0 ? (await sleep(settleS * 1000), readProc(p.pid).rssKiB / 1024) : undefined;
               const proc = readProc(p.pid);
               const d = values.diag ? await diagnose(p.pid) : {};
-              results.push({ scenario: 'idle', inUse, variant: v.name, round, rssMiB: rss / 1024, hwmMiB: proc.hwmKiB / 1024, cpuS: proc.cpuSeconds, ...d });
-              log(`idle inuse=${inUse} ${v.name} r${round}: rss ${(rss / 1024).toFixed(1)} MiB hwm ${(proc.hwmKiB / 1024).toFixed(1)} cpu ${proc.cpuSeconds.toFixed(2)}`);
+              results.push({ scenario: 'idle', inUse, variant: v.name, round, rssMiB: rss / 1024, ...(settled === undefined ? {} : { rssSettledMiB: settled }), hwmMiB: proc.hwmKiB / 1024, cpuS: proc.cpuSeconds, ...d });
+              log(`idle inuse=${inUse} ${v.name} r${round}: rss ${(rss / 1024).toFixed(1)} MiB${settled === undefined ? '' : ` (${settleS} s later ${settled.toFixed(1)})`} hwm ${(proc.hwmKiB / 1024).toFixed(1)} cpu ${proc.cpuSeconds.toFixed(2)}`);
             } finally { await p.stop(15_000); }
           }
         }
@@ -186,7 +189,7 @@ async function main(): Promise<void> {
   const summary = new Map<string, number[]>();
   for (const r of results) {
     const k = `${String(r.scenario)}${r.inUse === undefined ? '' : ` inuse=${String(r.inUse)}`} | ${String(r.variant)}`;
-    for (const f of ['rssMiB', 'hwmMiB', 'cpuS'] as const) {
+    for (const f of ['rssMiB', 'rssSettledMiB', 'hwmMiB', 'cpuS'] as const) {
       if (typeof r[f] === 'number') summary.set(`${k} | ${f}`, [...(summary.get(`${k} | ${f}`) ?? []), r[f] as number]);
     }
   }
