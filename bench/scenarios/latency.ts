@@ -84,11 +84,12 @@ export async function latency(ctx: Ctx): Promise<void> {
             ageS[impl].push((slotStart - r.spawnedAt) / 1000);
             const before = TRACE_FILE ? threadTimes(r.proc.pid) : undefined;
             const socketsBefore = TRACE_FILE ? sockets(r.proc.pid) : undefined;
+            const machineBefore = TRACE_FILE ? machineTimes() : undefined;
             const startUs = Number(process.hrtime.bigint() / 1000n);
             const startWallMs = Date.now();
             const s = await sampleOne(ctx, ws, ws.volumes[i]!, r);
-            if (TRACE_FILE) traceSample({ impl, round, sample: i + 1, startUs, startWallMs, ns: ws.ns, pvc: ws.volumes[i]!.pvc, pvMs: s.pv, pvcMs: s.pvc, threads: threadDelta(before!, threadTimes(r.proc.pid)),
-              newSockets: [...sockets(r.proc.pid)].filter((x) => !socketsBefore!.has(x)).length });
+            if (TRACE_FILE) traceSample({ impl, round, sample: i + 1, startUs, startWallMs, harnessMs: +slotStart.toFixed(1), ns: ws.ns, pvc: ws.volumes[i]!.pvc, pvMs: s.pv, pvcMs: s.pvc, threads: threadDelta(before!, threadTimes(r.proc.pid)),
+              newSockets: [...sockets(r.proc.pid)].filter((x) => !socketsBefore!.has(x)).length, machine: machineDelta(machineBefore!, machineTimes()) });
             pvMs[impl].push(s.pv);
             pvcMs[impl].push(s.pvc);
             // Its trailing work (the success event) goes out before it is held.
@@ -152,6 +153,40 @@ function threadTimes(pid: number): Map<string, { name: string; runNs: number; wa
     } catch {
       // the thread ended meanwhile
     }
+  }
+  return out;
+}
+
+/** Every process on the machine: its name and the ns all its threads ran and waited (to see who else ran during a sample). */
+function machineTimes(): Map<string, { name: string; runNs: number; waitNs: number }> {
+  const out = new Map<string, { name: string; runNs: number; waitNs: number }>();
+  for (const pid of readdirSync('/proc')) {
+    if (!/^[0-9]+$/.test(pid)) continue;
+    try {
+      const name = readFileSync(`/proc/${pid}/comm`, 'utf8').trim();
+      let runNs = 0;
+      let waitNs = 0;
+      for (const tid of readdirSync(`/proc/${pid}/task`)) {
+        const [run, wait] = readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ').map(Number);
+        runNs += run!;
+        waitNs += wait!;
+      }
+      out.set(pid, { name: `${name}:${pid}`, runNs, waitNs });
+    } catch {
+      // the process ended meanwhile
+    }
+  }
+  return out;
+}
+
+/** Per process that ran at least 0.5 ms between two machineTimes readings: ms ran and waited. */
+function machineDelta(a: ReturnType<typeof machineTimes>, b: ReturnType<typeof machineTimes>): Record<string, [number, number]> {
+  const out: Record<string, [number, number]> = {};
+  for (const [pid, t] of b) {
+    const t0 = a.get(pid) ?? { runNs: 0, waitNs: 0 };
+    const runMs = (t.runNs - t0.runNs) / 1e6;
+    if (runMs < 0.5) continue;
+    out[t.name] = [+runMs.toFixed(2), +((t.waitNs - t0.waitNs) / 1e6).toFixed(2)];
   }
   return out;
 }
