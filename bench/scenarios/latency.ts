@@ -74,6 +74,8 @@ export async function latency(ctx: Ctx): Promise<void> {
         const pvcMs: Record<Impl, number[]> = { ours: [], upstream: [] };
         /** When each sample started, in seconds since its resizer was spawned (to find what a slow one met). */
         const ageS: Record<Impl, number[]> = { ours: [], upstream: [] };
+        /** With a trace: ms run during each sample by processes outside the bench (another helper's work, ...). */
+        const foreignMs: Record<Impl, number[]> = { ours: [], upstream: [] };
         for (let i = 0; i < k; i++) {
           for (const impl of pairOrder(i)) {
             const r = running.get(impl)!;
@@ -84,11 +86,14 @@ export async function latency(ctx: Ctx): Promise<void> {
             ageS[impl].push((slotStart - r.spawnedAt) / 1000);
             const before = TRACE_FILE ? threadTimes(r.proc.pid) : undefined;
             const socketsBefore = TRACE_FILE ? sockets(r.proc.pid) : undefined;
+            const machineBefore = TRACE_FILE ? machineTimes() : undefined;
             const startUs = Number(process.hrtime.bigint() / 1000n);
             const startWallMs = Date.now();
             const s = await sampleOne(ctx, ws, ws.volumes[i]!, r);
-            if (TRACE_FILE) traceSample({ impl, round, sample: i + 1, startUs, startWallMs, ns: ws.ns, pvc: ws.volumes[i]!.pvc, pvMs: s.pv, pvcMs: s.pvc, threads: threadDelta(before!, threadTimes(r.proc.pid)),
-              newSockets: [...sockets(r.proc.pid)].filter((x) => !socketsBefore!.has(x)).length });
+            const machine = TRACE_FILE ? machineDelta(machineBefore!, machineTimes()) : undefined;
+            if (machine) foreignMs[impl].push(machine.foreignMs);
+            if (TRACE_FILE) traceSample({ impl, round, sample: i + 1, startUs, startWallMs, harnessMs: +slotStart.toFixed(1), ns: ws.ns, pvc: ws.volumes[i]!.pvc, pvMs: s.pv, pvcMs: s.pvc, threads: threadDelta(before!, threadTimes(r.proc.pid)),
+              newSockets: [...sockets(r.proc.pid)].filter((x) => !socketsBefore!.has(x)).length, machine: machine! });
             pvMs[impl].push(s.pv);
             pvcMs[impl].push(s.pvc);
             // Its trailing work (the success event) goes out before it is held.
@@ -103,6 +108,13 @@ export async function latency(ctx: Ctx): Promise<void> {
           const slowest = pvcMs[impl].indexOf(Math.max(...pvcMs[impl]));
           ctx.log(`  round ${round} ${impl}: PV ${med(pvMs[impl]).toFixed(0)}ms, PVC ${med(pvcMs[impl]).toFixed(0)}ms (medians of ${k}); ` +
             `slowest PVC final ${pvcMs[impl][slowest]!.toFixed(1)}ms, sample ${slowest + 1}, ${ageS[impl][slowest]!.toFixed(1)}s after spawn`);
+          if (TRACE_FILE) {
+            const clean = pvcMs[impl].filter((_, n) => foreignMs[impl][n]! < FOREIGN_MS);
+            const sorted = [...clean].sort((x, y) => x - y);
+            const p90 = sorted[Math.max(0, Math.ceil(0.9 * sorted.length) - 1)];
+            ctx.log(`  round ${round} ${impl} (trace): ${k - clean.length} of ${k} samples met >= ${FOREIGN_MS}ms of CPU from processes outside the bench; ` +
+              `the other ${clean.length}: PVC final p90 ${p90?.toFixed(1) ?? '-'}ms, max ${sorted.at(-1)?.toFixed(1) ?? '-'}ms, ${clean.filter((x) => x > 35).length} over 35ms`);
+          }
         }
       } finally {
         for (const r of running.values()) {
@@ -123,6 +135,8 @@ export async function latency(ctx: Ctx): Promise<void> {
 }
 
 const TRACE_FILE = process.env['BENCH_LATENCY_TRACE'];
+/** A sample during which processes outside the bench ran this long is counted as disturbed in the trace summary. */
+const FOREIGN_MS = 3;
 
 function traceSample(line: object): void {
   appendFileSync(TRACE_FILE!, JSON.stringify(line) + '\n');
@@ -154,6 +168,62 @@ function threadTimes(pid: number): Map<string, { name: string; runNs: number; wa
     }
   }
   return out;
+}
+
+/** Every process on the machine: its name, parent, and the ns all its threads ran and waited (to see who else ran during a sample). */
+function machineTimes(): Map<string, { name: string; ppid: string; runNs: number; waitNs: number }> {
+  const out = new Map<string, { name: string; ppid: string; runNs: number; waitNs: number }>();
+  for (const pid of readdirSync('/proc')) {
+    if (!/^[0-9]+$/.test(pid)) continue;
+    try {
+      const name = readFileSync(`/proc/${pid}/comm`, 'utf8').trim();
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const ppid = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]!;
+      let runNs = 0;
+      let waitNs = 0;
+      for (const tid of readdirSync(`/proc/${pid}/task`)) {
+        const [run, wait] = readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ').map(Number);
+        runNs += run!;
+        waitNs += wait!;
+      }
+      out.set(pid, { name, ppid, runNs, waitNs });
+    } catch {
+      // the process ended meanwhile
+    }
+  }
+  return out;
+}
+
+interface MachineDelta {
+  /** name:pid -> [ms ran, ms waited], per process that ran at least 0.5 ms. */
+  processes: Record<string, [number, number]>;
+  /** ms run by processes that are not the harness or its descendants (the cluster, drivers, resizers): other load on the machine. */
+  foreignMs: number;
+}
+
+/** What each process ran between two machineTimes readings, and how much of it was outside the bench. */
+function machineDelta(a: ReturnType<typeof machineTimes>, b: ReturnType<typeof machineTimes>): MachineDelta {
+  const ours = new Set([String(process.pid)]);
+  // Descendants of the harness: repeat until no new child is found (the table is small).
+  for (let grew = true; grew;) {
+    grew = false;
+    for (const [pid, t] of b) {
+      if (!ours.has(pid) && ours.has(t.ppid)) {
+        ours.add(pid);
+        grew = true;
+      }
+    }
+  }
+  const processes: Record<string, [number, number]> = {};
+  let foreignMs = 0;
+  for (const [pid, t] of b) {
+    const t0 = a.get(pid) ?? { runNs: 0, waitNs: 0 };
+    const runMs = (t.runNs - t0.runNs) / 1e6;
+    if (!ours.has(pid)) foreignMs += runMs;
+    if (runMs < 0.5) continue;
+    processes[`${ours.has(pid) ? '' : 'other/'}${t.name}:${pid}`] = [+runMs.toFixed(2), +((t.waitNs - t0.waitNs) / 1e6).toFixed(2)];
+  }
+  return { processes, foreignMs: +foreignMs.toFixed(2) };
 }
 
 /** What each thread name ran and waited between two readings, in ms; names with nothing left out. */
