@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { patchContentType, PatchType, twoWayMergePatch, withResourceVersion } from './patch.js';
+import { patchContentType, patchFromDraft, PatchType, twoWayMergePatch, withResourceVersion } from './patch.js';
 
 // The expected texts below are what apimachinery v0.36's CreateTwoWayMergePatch returns for the
 // same objects marshalled from the Go types (checked with a throwaway Go program, not committed).
@@ -124,4 +124,18 @@ test('twoWayMergePatch leaves its inputs alone and refuses a merge-keyed element
   twoWayMergePatch(before, { status: { conditions: [condition('B')] } });
   assert.deepEqual(before, copy);
   assert.throws(() => twoWayMergePatch(before, { status: { conditions: [{ status: 'True' }] } }), /merge key type/);
+});
+
+test('patchFromDraft copies every key of the object as sent, "__proto__" included, and leaves the input alone', () => {
+  const before = JSON.parse('{"spec":{"csi":{"volumeAttributes":{"__proto__":"x","pool":"a"}}},"status":{"phase":"Bound"}}') as {
+    spec: { csi: { volumeAttributes: Record<string, string> } }; status: { phase: string };
+  };
+  let draftAsSeen = '';
+  const patch = patchFromDraft(before, (draft) => {
+    draftAsSeen = JSON.stringify(draft);
+    draft.status.phase = 'Released';
+  });
+  assert.equal(draftAsSeen, JSON.stringify(before));
+  assert.equal(JSON.stringify(patch), '{"status":{"phase":"Released"}}');
+  assert.equal(JSON.stringify(before), '{"spec":{"csi":{"volumeAttributes":{"__proto__":"x","pool":"a"}}},"status":{"phase":"Bound"}}');
 });

@@ -59,7 +59,13 @@ function cloneJson<T>(value: T): T {
   if (typeof value !== 'object' || value === null) return value;
   if (Array.isArray(value)) return value.map((item: unknown) => cloneJson(item)) as T;
   const out: Record<string, unknown> = {};
-  for (const key of Object.keys(value)) out[key] = cloneJson((value as Record<string, unknown>)[key]);
+  for (const key of Object.keys(value)) {
+    const copy = cloneJson((value as Record<string, unknown>)[key]);
+    // JSON.parse makes "__proto__" an own key (a driver's volumeAttributes may hold any key);
+    // assigning it would set the copy's prototype instead, and the patch would delete the key.
+    if (key === '__proto__') Object.defineProperty(out, key, { value: copy, enumerable: true, writable: true, configurable: true });
+    else out[key] = copy;
+  }
   return out as T;
 }
 
