@@ -139,3 +139,11 @@ test('patchFromDraft copies every key of the object as sent, "__proto__" include
   assert.equal(JSON.stringify(patch), '{"status":{"phase":"Released"}}');
   assert.equal(JSON.stringify(before), '{"spec":{"csi":{"volumeAttributes":{"__proto__":"x","pool":"a"}}},"status":{"phase":"Bound"}}');
 });
+
+test('twoWayMergePatch: keys that name Object.prototype members ("__proto__", "constructor", "toString") are ordinary keys', () => {
+  const before = JSON.parse('{"metadata":{"labels":{"constructor":"a","toString":"b"}},"spec":{"csi":{"volumeAttributes":{"__proto__":"x"}}}}') as object;
+  const after = JSON.parse('{"metadata":{"labels":{"hasOwnProperty":"c"}},"spec":{"csi":{"volumeAttributes":{"__proto__":"y"}}}}') as object;
+  assert.equal(JSON.stringify(twoWayMergePatch(before, after)),
+    '{"metadata":{"labels":{"constructor":null,"hasOwnProperty":"c","toString":null}},"spec":{"csi":{"volumeAttributes":{"__proto__":"y"}}}}');
+  assert.equal(JSON.stringify(twoWayMergePatch(before, before)), '{}');
+});

@@ -59,14 +59,18 @@ function cloneJson<T>(value: T): T {
   if (typeof value !== 'object' || value === null) return value;
   if (Array.isArray(value)) return value.map((item: unknown) => cloneJson(item)) as T;
   const out: Record<string, unknown> = {};
-  for (const key of Object.keys(value)) {
-    const copy = cloneJson((value as Record<string, unknown>)[key]);
-    // JSON.parse makes "__proto__" an own key (a driver's volumeAttributes may hold any key);
-    // assigning it would set the copy's prototype instead, and the patch would delete the key.
-    if (key === '__proto__') Object.defineProperty(out, key, { value: copy, enumerable: true, writable: true, configurable: true });
-    else out[key] = copy;
-  }
+  for (const key of Object.keys(value)) setOwn(out, key, cloneJson((value as Record<string, unknown>)[key]));
   return out as T;
+}
+
+/**
+ * Sets an own, enumerable key. The maps we copy and diff hold any keys the API allows (a driver's
+ * volumeAttributes, labels such as "constructor"): JSON.parse makes "__proto__" an own key, and
+ * plain assignment of it would set the object's prototype instead.
+ */
+function setOwn(obj: Record<string, unknown>, key: string, value: unknown): void {
+  if (key === '__proto__') Object.defineProperty(obj, key, { value, enumerable: true, writable: true, configurable: true });
+  else obj[key] = value;
 }
 
 /**
@@ -74,7 +78,7 @@ function cloneJson<T>(value: T): T {
  * field name, for the objects we patch: PersistentVolumeClaimStatus.conditions and
  * ObjectMeta.ownerReferences. Every other list is atomic: replaced whole when it changed.
  */
-const MERGE_KEYS: Readonly<Record<string, string>> = { conditions: 'type', ownerReferences: 'uid' };
+const MERGE_KEYS: ReadonlyMap<string, string> = new Map([['conditions', 'type'], ['ownerReferences', 'uid']]);
 
 /**
  * Fields Go leaves out of the JSON when empty or nil (`omitempty` maps, lists, strings and
@@ -117,14 +121,14 @@ function marshalled(value: unknown, isMap = false): Json {
   const out: JsonObject = {};
   for (const key of Object.keys(value).sort()) {
     const v = value[key];
-    if (isMap ? v !== undefined : present(key, v)) out[key] = marshalled(v, !isMap && STRING_MAPS.has(key));
+    if (isMap ? v !== undefined : present(key, v)) setOwn(out, key, marshalled(v, !isMap && STRING_MAPS.has(key)));
   }
   return out;
 }
 
 function sortedKeys<T extends object>(obj: T): T {
   const out: Record<string, unknown> = {};
-  for (const key of Object.keys(obj).sort()) out[key] = (obj as Record<string, unknown>)[key];
+  for (const key of Object.keys(obj).sort()) setOwn(out, key, (obj as Record<string, unknown>)[key]);
   return out as T;
 }
 
@@ -139,7 +143,7 @@ function jsonEqual(a: Json, b: Json): boolean {
   if (Array.isArray(a) && Array.isArray(b)) return a.length === b.length && a.every((x, i) => jsonEqual(x, b[i] as Json));
   if (isObject(a) && isObject(b)) {
     const ka = Object.keys(a);
-    return ka.length === Object.keys(b).length && ka.every((k) => k in b && jsonEqual(a[k] as Json, b[k] as Json));
+    return ka.length === Object.keys(b).length && ka.every((k) => Object.hasOwn(b, k) && jsonEqual(a[k] as Json, b[k] as Json));
   }
   return false;
 }
@@ -161,26 +165,26 @@ export function twoWayMergePatch(before: object, after: object): JsonObject {
 function diffMaps(original: JsonObject, modified: JsonObject): JsonObject {
   const patch: JsonObject = {};
   for (const [key, value] of Object.entries(modified)) {
-    if (!(key in original)) {
-      patch[key] = value;
+    if (!Object.hasOwn(original, key)) {
+      setOwn(patch, key, value);
       continue;
     }
     const old = original[key] as Json;
     if (kindOf(old) !== kindOf(value)) {
-      patch[key] = value;
+      setOwn(patch, key, value);
     } else if (isObject(old) && isObject(value)) {
       const nested = diffMaps(old, value);
-      if (Object.keys(nested).length > 0) patch[key] = nested;
-    } else if (Array.isArray(old) && Array.isArray(value) && MERGE_KEYS[key] !== undefined) {
-      const { changes, order } = diffMergeList(old, value, MERGE_KEYS[key], key);
-      if (changes.length > 0) patch[key] = changes;
+      if (Object.keys(nested).length > 0) setOwn(patch, key, nested);
+    } else if (Array.isArray(old) && Array.isArray(value) && MERGE_KEYS.has(key)) {
+      const { changes, order } = diffMergeList(old, value, MERGE_KEYS.get(key)!, key);
+      if (changes.length > 0) setOwn(patch, key, changes);
       if (order.length > 0) patch[`${SET_ELEMENT_ORDER}/${key}`] = order;
     } else if (!jsonEqual(old, value)) {
-      patch[key] = value;
+      setOwn(patch, key, value);
     }
   }
   for (const key of Object.keys(original)) {
-    if (!(key in modified)) patch[key] = null;
+    if (!Object.hasOwn(modified, key)) setOwn(patch, key, null);
   }
   return sortedKeys(patch);
 }
@@ -189,7 +193,7 @@ function diffMaps(original: JsonObject, modified: JsonObject): JsonObject {
 function diffMergeList(original: Json[], modified: Json[], mergeKey: string, field: string): { changes: Json[]; order: Json[] } {
   if (original.length === 0) return { changes: modified, order: [] };
   const keyOf = (item: Json): string => {
-    if (!isObject(item) || !(mergeKey in item)) throw new Error(`every element of ${field} needs the merge key ${mergeKey}`);
+    if (!isObject(item) || !Object.hasOwn(item, mergeKey)) throw new Error(`every element of ${field} needs the merge key ${mergeKey}`);
     return String(item[mergeKey]);
   };
   const byKey = (a: Json, b: Json) => (keyOf(a) < keyOf(b) ? -1 : keyOf(a) > keyOf(b) ? 1 : 0);
