@@ -37,6 +37,8 @@ const HELP = `usage: tsx bench/run.ts [flags]
   --pods LIST        pods of each idle level, comma-separated (replaces the pods given in --idle)
   --latency-samples K  single resizes per implementation per run in the latency scenario, ours and
                      upstream interleaved, 2.5 s apart each (default 50, max 500)
+  --startup-starts K start-ups per implementation in the startup scenario, order ABBA (default 8,
+                     max 50; about 1 s each, so it does not follow --rounds)
   --workers W        --workers of both resizers (default 10)
   --timeout D        --timeout of both resizers (default 10s)
   --concurrency C    the harness's own parallel API requests when creating objects (default 16, max 64)
@@ -58,7 +60,7 @@ function parseOptions(argv: string[]): BenchOptions & { out: string } {
     args: argv,
     options: {
       scenarios: { type: 'string' }, rounds: { type: 'string' }, n: { type: 'string' }, 'n-low': { type: 'string' },
-      idle: { type: 'string' }, 'idle-cpu': { type: 'string' }, pods: { type: 'string' }, 'latency-samples': { type: 'string' }, workers: { type: 'string' },
+      idle: { type: 'string' }, 'idle-cpu': { type: 'string' }, pods: { type: 'string' }, 'latency-samples': { type: 'string' }, 'startup-starts': { type: 'string' }, workers: { type: 'string' },
       timeout: { type: 'string' }, concurrency: { type: 'string' }, 'ours-entry': { type: 'string' }, 'ours-node-args': { type: 'string' }, out: { type: 'string' },
       help: { type: 'boolean' },
     },
@@ -99,6 +101,7 @@ function parseOptions(argv: string[]): BenchOptions & { out: string } {
     idle: idleLevels,
     idleCpu: { claims: cpuClaims!, seconds: cpuSeconds! },
     latencySamples: intFlag(values['latency-samples'], 50, 1, 500, 'latency-samples'),
+    startupStarts: intFlag(values['startup-starts'], 8, 1, 50, 'startup-starts'),
     workers: intFlag(values.workers, 10, 1, 100, 'workers'),
     timeout: values.timeout ?? '10s',
     concurrency: intFlag(values.concurrency, 16, 1, 64, 'concurrency'),
@@ -198,8 +201,8 @@ async function main(): Promise<void> {
     durationS: Math.round((Date.now() - started) / 1000),
     machine, versions,
     settings: {
-      rounds: opts.rounds, n: opts.n, nLow: opts.nLow, idle: opts.idle, idleCpu: opts.idleCpu, latencySamples: opts.latencySamples,
-      workers: opts.workers, timeout: opts.timeout, defaultRate: DEFAULT_FLAGS, highRate: HIGH_FLAGS, order: 'ours, upstream per round; latency: both running, samples alternating ABBA',
+      rounds: opts.rounds, n: opts.n, nLow: opts.nLow, idle: opts.idle, idleCpu: opts.idleCpu, latencySamples: opts.latencySamples, startupStarts: opts.startupStarts,
+      workers: opts.workers, timeout: opts.timeout, defaultRate: DEFAULT_FLAGS, highRate: HIGH_FLAGS, order: 'ours, upstream per round; latency: both running, samples alternating ABBA; startup: starts alternating ABBA',
     },
     notes,
     complete: failed === undefined,

@@ -19,6 +19,8 @@ export interface BenchOptions {
   /** Idle CPU: claims present, and seconds at rest over which CPU is read. */
   idleCpu: { claims: number; seconds: number };
   latencySamples: number;
+  /** Starts per implementation in the startup scenario, alternating ABBA. */
+  startupStarts: number;
   workers: number;
   timeout: string;
   /** The harness's own connections to the apiserver. */

@@ -9,6 +9,11 @@ import { NODE_FLAGS, RUNTIME_ENV } from '../../scripts/node-flags.js';
 export type Impl = 'ours' | 'upstream';
 export const IMPLS: readonly Impl[] = ['ours', 'upstream'];
 
+/** The order of the implementations for the i-th pair of samples or starts: ABBA, so neither always goes first. */
+export function pairOrder(i: number): readonly Impl[] {
+  return i % 2 === 0 ? IMPLS : [...IMPLS].reverse();
+}
+
 export interface ResizerFlags {
   workers: number;
   qps: number;

@@ -17,7 +17,7 @@
 import { appendFileSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { startMockDriver, type MockDriver } from '../../test/cluster/mock-driver.js';
 import { sleep } from '../lib/api.js';
-import { IMPLS, type Impl, type RunningResizer } from '../lib/resizer.js';
+import { IMPLS, pairOrder, type Impl, type RunningResizer } from '../lib/resizer.js';
 import {
   DEFAULT_FLAGS, flags, gi, makeWorkspace, start, syncViaCanary, type Ctx, type Workspace, type WorkspaceDriver,
 } from '../lib/context.js';
@@ -28,11 +28,6 @@ export const SAMPLE_SLOT_MS = 1250;
 const RESUME_SETTLE_MS = 900;
 const SECOND_DRIVER = 'latency-b.csi.k8s.io';
 const SECOND_NS = 'bench-latency-b';
-
-/** The order of the implementations for the i-th pair of samples: ABBA, so neither always goes first. */
-export function pairOrder(i: number): readonly Impl[] {
-  return i % 2 === 0 ? IMPLS : [...IMPLS].reverse();
-}
 
 /** Holds a resizer (SIGSTOP) or lets it run again (SIGCONT); a process that has exited is left alone. */
 function hold(r: RunningResizer, held: boolean): void {

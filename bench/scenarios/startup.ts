@@ -1,8 +1,12 @@
 // Scenario 5. A claim is grown while no resizer runs; then the resizer starts. The figure is the
 // time from spawn to the claim's final state (and to its PV expanded), seen through a watch.
+// A start takes about a second, so this scenario takes its own count of starts
+// (--startup-starts, default 8 each) rather than --rounds: with two, one start disturbed by the
+// previous scenario's tail decided the median. The order is ABBA (ours, upstream, upstream,
+// ours, ...), so neither side is always the first start after something else.
 import { readFileSync } from 'node:fs';
 import { sleep } from '../lib/api.js';
-import { IMPLS } from '../lib/resizer.js';
+import { pairOrder } from '../lib/resizer.js';
 import { DEFAULT_FLAGS, flags, gi, makeWorkspace, start, type Ctx } from '../lib/context.js';
 
 export async function startup(ctx: Ctx): Promise<void> {
@@ -11,8 +15,8 @@ export async function startup(ctx: Ctx): Promise<void> {
   const ws = await makeWorkspace(ctx, 'bench-startup', 1);
   const v = ws.volumes[0]!;
   try {
-    for (let round = 1; round <= ctx.opts.rounds; round++) {
-      for (const impl of IMPLS) {
+    for (let round = 1; round <= ctx.opts.startupStarts; round++) {
+      for (const impl of pairOrder(round - 1)) {
         ws.sizeGi += 1;
         await ctx.api.mergePatch(`/api/v1/namespaces/${ws.ns}/persistentvolumeclaims/${v.pvc}`, {
           spec: { resources: { requests: { storage: `${ws.sizeGi}Gi` } } },

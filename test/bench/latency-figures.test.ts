@@ -1,9 +1,9 @@
 // The latency scenario's summaries: nearest-rank percentiles (p90 and p99 beside the median), and
-// the ABBA order in which ours and upstream take their samples.
+// the ABBA order in which ours and upstream take their samples (and the startup scenario its starts).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Figures, quantile, ratio, summarize } from '../../bench/lib/figures.js';
-import { pairOrder } from '../../bench/scenarios/latency.js';
+import { pairOrder } from '../../bench/lib/resizer.js';
 
 test('nearest-rank quantiles of 100 samples: p90 is the 90th, p99 the 99th smallest', () => {
   const values = Array.from({ length: 100 }, (_, i) => 100 - i); // 100..1, unsorted order
