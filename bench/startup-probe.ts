@@ -67,7 +67,9 @@ try {
       await api.mergePatch(`/api/v1/namespaces/${ns}/persistentvolumeclaims/${volume!.pvc}`, { spec: { resources: { requests: { storage: `${sizeGi}Gi` } } } });
       await sleep(500);
       const spawnedAt = performance.now();
-      const child = spawn(process.execPath, [...NODE_FLAGS, ...entryFlags, ...extraNodeArgs, entry!, ...args], {
+      // A V8 startup snapshot blob (`snapshot:<blob>`) runs as `node --snapshot-blob <blob> -- args`.
+      const target = entry!.startsWith('snapshot:') ? ['--snapshot-blob', entry!.slice('snapshot:'.length), '--'] : [entry!];
+      const child = spawn(process.execPath, [...NODE_FLAGS, ...entryFlags, ...extraNodeArgs, ...target, ...args], {
         env: { ...process.env, ...RUNTIME_ENV }, stdio: ['ignore', 'pipe', 'pipe'],
       });
       const lines: [number, string][] = [];
