@@ -132,15 +132,16 @@ export async function startApp(config: Config, deps: AppDeps, signal: AbortSigna
   // (docs/differences/startup-order.md).
   const csiStarting = startCsi(config, deps, signal);
   csiStarting.catch(() => {}); // judged below, after the discovery; not an unhandled rejection meanwhile
-  const discovering = discoveredGates(config.gates, kube, log, signal);
+  const gates = await discoveredGates(config.gates, kube, log, signal);
   // Every controller reads the PVC and PV caches. With leader election off they start listing now,
-  // beside the discovery and the CSI start-up, instead of once the app runs; with it on, only the
-  // leader lists, after acquiring the Lease (§1 step 21).
+  // while the CSI start-up may still run, instead of once the app runs; with it on, only the
+  // leader lists, after acquiring the Lease (§1 step 21). Not before the discovery has answered:
+  // its connection's TLS session is what the watches' connections resume (listing beside it made
+  // them full handshakes, and the start-up slower in CPU and time).
   const headStart = !config.leaderElection;
   const strings = new StringPool();
   const shared = sharedInformers(kube, config, deps, strings);
   if (headStart) for (const informer of [shared.pvcs, shared.pvs]) informer.startEarly();
-  const gates = await discovering;
   let csi: GrpcCsiClient | undefined;
   try {
     const started = await csiStarting;
