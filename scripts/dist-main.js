@@ -2,13 +2,8 @@
 // the code loaded after it where the runtime has one (module.enableCompileCache, Node 22.1+),
 // then runs the resizer: one bundled file, resizer.js.
 import module from 'node:module';
-
-// node:fs and node:os through require, not ESM imports: an ESM import of a builtin builds its
-// facade, which reads every export, and node:fs's `ReadStream` getter then loads its file streams
-// (a few ms at every start for modules the resizer never uses).
-const require = module.createRequire(import.meta.url);
-const { accessSync, constants, statSync } = require('node:fs');
-const { tmpdir } = require('node:os');
+import { accessSync, constants, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 
 // Only into a temp directory that exists and is writable: on a read-only root filesystem the
 // cache is simply off. (Node 24.22 was seen to spin forever in enableCompileCache when the

@@ -38,7 +38,6 @@ import { selectBackends } from './select-backends.js';
 import { StartupError } from './startup-error.js';
 import type { Config } from './config.js';
 import { withGate, type FeatureGates } from './feature-gates.js';
-import { AppInformer } from './app-informer.js';
 import { leaderIdentity, leaseNamespace } from './lifecycle.js';
 import { checkPermissions } from './permission-check.js';
 
@@ -133,15 +132,6 @@ export async function startApp(config: Config, deps: AppDeps, signal: AbortSigna
   const csiStarting = startCsi(config, deps, signal);
   csiStarting.catch(() => {}); // judged below, after the discovery; not an unhandled rejection meanwhile
   const gates = await discoveredGates(config.gates, kube, log, signal);
-  // Every controller reads the PVC and PV caches. With leader election off they start listing now,
-  // while the CSI start-up may still run, instead of once the app runs; with it on, only the
-  // leader lists, after acquiring the Lease (§1 step 21). Not before the discovery has answered:
-  // its connection's TLS session is what the watches' connections resume (listing beside it made
-  // them full handshakes, and the start-up slower in CPU and time).
-  const headStart = !config.leaderElection;
-  const strings = new StringPool();
-  const shared = sharedInformers(kube, config, deps, strings);
-  if (headStart) for (const informer of [shared.pvcs, shared.pvs]) informer.startEarly();
   let csi: GrpcCsiClient | undefined;
   try {
     const started = await csiStarting;
@@ -149,11 +139,8 @@ export async function startApp(config: Config, deps: AppDeps, signal: AbortSigna
     const driverName = csi.driverName;
     const backends = selectBackends({ capabilities: started.capabilities, csi, secrets: kube, log });
     const scope = config.nodeDeployment ? await nodeScope(kube, deps.env ?? process.env, log, signal) : everyVolume;
-    return assemble({ config, deps, clock, kube, clientConfig: kubeConfig, csi, gates, driverName, backends, scope, shared, strings, headStart });
+    return assemble({ config, deps, clock, kube, clientConfig: kubeConfig, csi, gates, driverName, backends, scope });
   } catch (err) {
-    // The head starts' requests are cancelled before the client closes (the exit does not wait for them).
-    void shared.pvcs.stopEarly();
-    void shared.pvs.stopEarly();
     csi?.close();
     kube.close();
     if (err instanceof StartupError) throw err;
@@ -199,24 +186,6 @@ async function startCsi(config: Config, deps: AppDeps, signal: AbortSignal): Pro
   }
 }
 
-/** The PVC and PV informers both controllers share (§1 step 8). */
-interface SharedInformers {
-  readonly pvcs: AppInformer<Pvc>;
-  readonly pvs: AppInformer<Pv>;
-}
-
-function sharedInformers(kube: HttpKubeClient, config: Config, deps: AppDeps, strings: StringPool): SharedInformers {
-  const common = { log: deps.log, resyncPeriodMs: config.resyncPeriodMs, skippedObjects: deps.metrics.informerObjectsSkipped };
-  return {
-    pvcs: new AppInformer('pvc-informer', new Informer<Pvc>({
-      ...common, listWatcher: kube.listWatcher(Resources.persistentVolumeClaims), transform: forCache<Pvc>(strings),
-    })),
-    pvs: new AppInformer('pv-informer', new Informer<Pv>({
-      ...common, listWatcher: kube.listWatcher(Resources.persistentVolumes), transform: forCache<Pv>(strings),
-    })),
-  };
-}
-
 function assemble(parts: {
   config: Config;
   deps: AppDeps;
@@ -228,19 +197,20 @@ function assemble(parts: {
   driverName: string;
   backends: ReturnType<typeof selectBackends>;
   scope: VolumeScope;
-  shared: SharedInformers;
-  strings: StringPool;
-  /** Informers start listing as soon as they are made (leader election off), not when the app runs. */
-  headStart: boolean;
 }): App {
-  const { config, deps, clock, kube, clientConfig, csi, gates, driverName, backends, scope, shared, strings, headStart } = parts;
+  const { config, deps, clock, kube, clientConfig, csi, gates, driverName, backends, scope } = parts;
   const { log, metrics } = deps;
   const informerLog = log;
   const resyncPeriodMs = config.resyncPeriodMs;
+  const strings = new StringPool();
 
-  const pvcs = shared.pvcs.informer;
-  const pvs = shared.pvs.informer;
-  const informers: AppInformer[] = [shared.pvcs, shared.pvs];
+  const pvcs = new Informer<Pvc>({
+    listWatcher: kube.listWatcher(Resources.persistentVolumeClaims), log: informerLog, resyncPeriodMs, skippedObjects: metrics.informerObjectsSkipped, transform: forCache<Pvc>(strings),
+  });
+  const pvs = new Informer<Pv>({
+    listWatcher: kube.listWatcher(Resources.persistentVolumes), log: informerLog, resyncPeriodMs, skippedObjects: metrics.informerObjectsSkipped, transform: forCache<Pv>(strings),
+  });
+  const informers: InformerRunnable[] = [informerRunnable('pvc-informer', pvcs), informerRunnable('pv-informer', pvs)];
   let cachesSynced!: () => void;
   const synced = new Promise<void>((resolve) => { cachesSynced = resolve; });
 
@@ -273,7 +243,7 @@ function assemble(parts: {
         listWatcher: kube.listWatcher(Resources.pods), log: informerLog, resyncPeriodMs, skippedObjects: metrics.informerObjectsSkipped,
         transform: (obj, key) => toPodClaimUsage(obj, key, (claim) => usage.intern(claim)),
       });
-      informers.push(new AppInformer('pod-informer', podInformer));
+      informers.push(informerRunnable('pod-informer', podInformer));
     }
     const slowSet = new SlowSet<string>({ retentionMs: config.retryIntervalMaxMs, clock });
     slowSets.push(slowSet);
@@ -311,7 +281,7 @@ function assemble(parts: {
     const vacs = new Informer<VolumeAttributesClass>({
       listWatcher: kube.listWatcher(Resources.volumeAttributesClasses), log: informerLog, resyncPeriodMs, skippedObjects: metrics.informerObjectsSkipped, transform: forCache<VolumeAttributesClass>(strings),
     });
-    informers.push(new AppInformer('vac-informer', vacs));
+    informers.push(informerRunnable('vac-informer', vacs));
     const slowSet = new SlowSet<string>({ retentionMs: config.retryIntervalMaxMs, clock });
     slowSets.push(slowSet);
     const modifyLog = log;
@@ -356,13 +326,7 @@ function assemble(parts: {
     },
   });
 
-  // The pod and VolumeAttributesClass informers are known only now (they depend on the driver's
-  // capabilities and the discovery); with the head start they too start before the app runs.
-  if (headStart) for (const informer of informers) if (!informer.startedEarly) informer.startEarly();
-
-  const closers: (() => void)[] = [() => {
-    for (const informer of informers) void informer.stopEarly();
-  }, () => resizeEvents.close(), () => modifyEvents.close(), () => csi.close(), () => kube.close()];
+  const closers: (() => void)[] = [() => resizeEvents.close(), () => modifyEvents.close(), () => csi.close(), () => kube.close()];
   /** Another client of the same API server, with its own rate limiter (startApp has checked the flags). */
   const newClient = (purpose: string, minBurst = 0) => {
     const rateLimit = clientRateLimit(config.kubeApiQps, config.kubeApiBurst);
@@ -472,6 +436,14 @@ async function nodeScope(kube: HttpKubeClient, env: NodeJS.ProcessEnv, log: Logg
   const labels = node?.metadata?.labels ?? {};
   log.info('Node deployment: acting only on volumes whose node affinity selects this node', { node: name });
   return new NodeVolumeScope({ name, labels }, log.child({ component: 'node-scope' }));
+}
+
+interface InformerRunnable extends Runnable {
+  waitForSync(signal: AbortSignal): Promise<void>;
+}
+
+function informerRunnable<T extends KubeObject>(name: string, informer: Informer<T>): InformerRunnable {
+  return { name, run: (signal) => informer.run(signal), waitForSync: (signal) => informer.waitForSync(signal) };
 }
 
 /** `promise`, or a rejection with the signal's reason once it aborts first. */

@@ -395,10 +395,3 @@ test('a scrape before start-up is over sets the process metrics up first, so eve
   server.scrape();
   assert.equal(processMetrics.registered, 1);
 });
-
-test('the HTTP server fails to start: the app is closed (its clients and the informers\' head start end) and the process exits 1', async (t) => {
-  const { app, exit } = setup(t, ['--http-endpoint=127.0.0.1:0'], { startHttpServer: () => Promise.reject(new Error('listen EADDRINUSE')) });
-  assert.deepEqual(await exit(), { end: 'httpServerFailed', code: 1 });
-  assert.equal(app.closed, true);
-  assert.equal(app.runs, 0, 'no controllers ran');
-});

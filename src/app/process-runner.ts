@@ -210,7 +210,6 @@ async function run(options: ProcessRunnerOptions, lifecycle: Lifecycle, endAtOnc
         address, metricsPath: config.metricsPath, registry: metrics.registry, leaderHealth, beforeScrape: registerProcessMetrics, log,
       });
     } catch (error) {
-      app.close(); // its clients, and the informers' head start (leader election off), end with the process
       return { kind: 'httpServerFailed', error, address, metricsPath: config.metricsPath };
     }
   }
