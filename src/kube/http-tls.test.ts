@@ -4,20 +4,21 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TLSSocket } from 'node:tls';
 import { KubeHttp } from './http.js';
+import type { ClientConfig } from './kubeconfig.js';
 
-function selfSigned(): { cert: Buffer; key: Buffer } {
+function selfSigned(subjectAltName = 'IP:127.0.0.1'): { cert: Buffer; key: Buffer } {
   const dir = mkdtempSync(join(tmpdir(), 'rz-tls-'));
   try {
     execFileSync('openssl', [
       'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '1',
-      '-subj', '/CN=localhost', '-addext', 'subjectAltName=IP:127.0.0.1',
+      '-subj', '/CN=localhost', '-addext', `subjectAltName=${subjectAltName}`,
       '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem'),
     ], { stdio: 'ignore', timeout: 30_000 });
     return { cert: readFileSync(join(dir, 'cert.pem')), key: readFileSync(join(dir, 'key.pem')) };
@@ -60,4 +61,101 @@ test('requests and watches: separate connections, one TLS session (only the firs
   await client.request({ method: 'GET', path: '/api/v1' }, signal);
   await client.request({ method: 'GET', path: '/api/v1' }, signal);
   assert.deepEqual(resumed, [false, true], 'one connection for requests (full handshake), one for the watch (resumed)');
+});
+
+/** An HTTPS server answering {} and recording, per request, the SNI name and the client certificate's fingerprint. */
+async function recordingServer(t: { after: (fn: () => unknown) => void }, cert: Buffer, key: Buffer) {
+  const seen: Array<{ servername: string | false | null; clientCert: string | undefined; authorization: string | undefined }> = [];
+  const server = https.createServer({ cert, key, requestCert: true, rejectUnauthorized: false }, (req, res) => {
+    const socket = req.socket as TLSSocket;
+    const peer = socket.getPeerCertificate();
+    seen.push({ servername: socket.servername, clientCert: peer && 'fingerprint256' in peer ? peer.fingerprint256 : undefined, authorization: req.headers.authorization });
+    res.writeHead(200, { 'Content-Type': 'application/json' });
+    res.end('{}');
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.after(() => new Promise((resolve) => {
+    server.close(resolve);
+    server.closeAllConnections();
+  }));
+  return { seen, port: (server.address() as AddressInfo).port };
+}
+
+test('TLS verification: the CA is checked, the name too (tls-server-name is sent as SNI); insecure skips both; no token in errors', async (t) => {
+  const { cert, key } = selfSigned('DNS:kube.test,IP:127.0.0.1');
+  const other = selfSigned();
+  const { seen, port } = await recordingServer(t, cert, key);
+  const token = 'secret-token-value';
+  const call = async (config: Partial<ClientConfig>) => {
+    const client = new KubeHttp({
+      kubeConfig: { server: `https://127.0.0.1:${port}`, insecureSkipTlsVerify: false, auth: { kind: 'token', token }, ...config }, qps: 0, burst: 1,
+    });
+    try {
+      return await client.request({ method: 'GET', path: '/api/v1' }, AbortSignal.timeout(10_000));
+    } finally {
+      client.close();
+    }
+  };
+  await call({ ca: { data: cert } });
+  assert.equal(seen.at(-1)?.servername, false, 'no SNI for an IP address');
+  assert.equal(seen.at(-1)?.authorization, `Bearer ${token}`);
+  await call({ ca: { data: cert }, tlsServerName: 'kube.test' });
+  assert.equal(seen.at(-1)?.servername, 'kube.test');
+  const requests = seen.length;
+  const untrusted = await call({ ca: { data: other.cert } }).catch((e: unknown) => e);
+  assert.ok(untrusted instanceof Error, 'a certificate from another CA is refused');
+  assert.match(untrusted.message, /certificate/);
+  const wrongName = await call({ ca: { data: cert }, tlsServerName: 'elsewhere.test' }).catch((e: unknown) => e);
+  assert.ok(wrongName instanceof Error, 'a name the certificate does not carry is refused');
+  assert.match(wrongName.message, /does not match certificate's altnames/);
+  assert.equal(seen.length, requests, 'nothing was sent over a refused connection');
+  for (const err of [untrusted, wrongName]) assert.ok(!JSON.stringify({ m: err.message, s: err.stack }).includes(token));
+  await call({ ca: { data: other.cert }, insecureSkipTlsVerify: true, tlsServerName: 'elsewhere.test' });
+  assert.equal(seen.length, requests + 1, 'insecure-skip-tls-verify connects anyway');
+});
+
+test('client certificate rotation: requests after the files change use new connections with the new certificate', async (t) => {
+  const { cert, key } = selfSigned();
+  const { seen, port } = await recordingServer(t, cert, key);
+  const dir = mkdtempSync(join(tmpdir(), 'rz-tls-rotate-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const first = selfSigned();
+  const second = selfSigned();
+  const certFile = join(dir, 'client.crt');
+  const keyFile = join(dir, 'client.key');
+  writeFileSync(certFile, first.cert);
+  writeFileSync(keyFile, first.key);
+  const client = new KubeHttp({
+    kubeConfig: {
+      server: `https://127.0.0.1:${port}`, ca: { data: cert }, clientCert: { file: certFile }, clientKey: { file: keyFile },
+      insecureSkipTlsVerify: false, auth: { kind: 'none' },
+    },
+    qps: 0, burst: 1, authRefreshMs: 0,
+  });
+  t.after(() => client.close());
+  const signal = AbortSignal.timeout(10_000);
+  await client.request({ method: 'GET', path: '/a' }, signal);
+  await client.request({ method: 'GET', path: '/b' }, signal);
+  writeFileSync(certFile, second.cert);
+  writeFileSync(keyFile, second.key);
+  await client.request({ method: 'GET', path: '/c' }, signal);
+  const fingerprints = seen.map((s) => s.clientCert);
+  assert.ok(fingerprints[0] !== undefined);
+  assert.equal(fingerprints[1], fingerprints[0]);
+  assert.notEqual(fingerprints[2], fingerprints[0], 'the rotated certificate is presented');
+});
+
+test('a token that would break the request head (a newline in a token file) is refused, naming the header, not the token', async (t) => {
+  const { cert, key } = selfSigned();
+  const { seen, port } = await recordingServer(t, cert, key);
+  const token = 'tok-part-one\r\nX-Injected: yes';
+  const client = new KubeHttp({
+    kubeConfig: { server: `https://127.0.0.1:${port}`, ca: { data: cert }, insecureSkipTlsVerify: false, auth: { kind: 'token', token } }, qps: 0, burst: 1,
+  });
+  t.after(() => client.close());
+  const err = await client.request({ method: 'GET', path: '/api/v1' }, AbortSignal.timeout(10_000)).catch((e: unknown) => e);
+  assert.ok(err instanceof Error);
+  assert.equal(err.message, 'invalid character in the value of HTTP header "Authorization"');
+  assert.ok(!String(err.stack).includes('tok-part-one'));
+  assert.equal(seen.length, 0);
 });

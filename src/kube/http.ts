@@ -1,4 +1,6 @@
-// The request layer: JSON over node:http(s) with auth and TLS from our ClientConfig (kubeconfig.ts).
+// The request layer: JSON over HTTP/1.1 with auth and TLS from our ClientConfig (kubeconfig.ts).
+// Ordinary calls go over our own keep-alive HTTP/1.1 client (http1-transport.ts says why);
+// watches, which stream, over node:http(s).
 // We don't use client-node's generated clients or its Watch: they build a new https.Agent per
 // request (no keep-alive, sockets leak across watch reconnects), default every PATCH to JSON Patch,
 // have no client-side rate limit or per-request timeout, and throw errors whose body is raw text.
@@ -9,6 +11,7 @@ import http from 'node:http';
 import https from 'node:https';
 import type { Duplex } from 'node:stream';
 import { createSecureContext } from 'node:tls';
+import { Http1Pool, type Http1Response, type TlsSessions } from './http1-transport.js';
 import { monotonicMs } from '../base/clock.js';
 import { linkedSignal } from '../base/signals.js';
 import { KubeApiError, type RequestInfo } from './errors.js';
@@ -57,8 +60,10 @@ export interface KubeHttpOptions {
 
 interface Credentials {
   headers: Record<string, string>;
+  /** The request head's header lines for ordinary requests (auth, Accept, User-Agent, Host), each ending in CRLF. */
+  headerLines: string;
   /** Keep-alive connections for ordinary requests. */
-  agent: http.Agent;
+  pool: Http1Pool;
   /**
    * Watches' own connections. A watch holds its socket for minutes; from the shared pool it would
    * take the socket the last request freed, and the next request (the first resize's patch, just
@@ -112,19 +117,15 @@ export class KubeHttp {
     const call = linkedSignal(signal, options.timeoutMs ?? this.options.requestTimeoutMs ?? DEFAULT_TIMEOUT_MS);
     try {
       await this.limiter.take(call.signal);
-      let res = await this.send(options, call.signal, false, false);
-      if (res.statusCode === 401) {
+      let res = await this.exchange(options, call.signal, false);
+      if (res.status === 401) {
         // The token may have rotated since we last resolved credentials: resolve again, retry once.
-        res.resume();
-        res = await this.send(options, call.signal, true, false);
+        res = await this.exchange(options, call.signal, true);
       }
-      const status = res.statusCode ?? 0;
+      const status = res.status;
       const ok = status >= 200 && status <= 299;
-      if (ok && options.ignoreResponseBody) {
-        await discardBody(res, call.signal);
-        return undefined as T;
-      }
-      const text = await readBody(res, call.signal);
+      if (ok && options.ignoreResponseBody) return undefined as T;
+      const text = res.body.toString('utf8');
       if (!ok) throw KubeApiError.fromStatus(status, parseJson(text), requestInfo(options), text);
       return (text === '' ? undefined : JSON.parse(text)) as T;
     } finally {
@@ -140,10 +141,10 @@ export class KubeHttp {
   async stream(options: Omit<RequestOptions, 'method' | 'body' | 'contentType'>, signal: AbortSignal): Promise<http.IncomingMessage> {
     await this.limiter.take(signal);
     const req: RequestOptions = { ...options, method: 'GET' };
-    let res = await this.send(req, signal, false, true);
+    let res = await this.openStream(req, signal, false);
     if (res.statusCode === 401) {
       res.resume();
-      res = await this.send(req, signal, true, true);
+      res = await this.openStream(req, signal, true);
     }
     const status = res.statusCode ?? 0;
     if (status < 200 || status > 299) {
@@ -156,52 +157,53 @@ export class KubeHttp {
   /** Closes idle keep-alive sockets; later requests fail. Safe to call twice. */
   close(): void {
     this.closed = true;
-    this.credentials?.agent.destroy();
+    this.credentials?.pool.destroy();
     this.credentials?.watchAgent.destroy();
     this.credentials = undefined;
   }
 
-  /**
-   * Sends one request and resolves with the response head. `streaming`: the signal stays tied to
-   * the request for the life of the response (a watch); otherwise it only guards the request until
-   * the head arrives, and the caller's readBody guards the body (cheaper than Node's per-request
-   * abort-signal plumbing, which also watches the stream's end).
-   */
-  private async send(options: RequestOptions, signal: AbortSignal, refreshAuth: boolean, streaming: boolean): Promise<http.IncomingMessage> {
+  /** Sends one ordinary request over the request pool and resolves with the whole response. */
+  private async exchange(options: RequestOptions, signal: AbortSignal, refreshAuth: boolean): Promise<Http1Response> {
     if (this.closed) throw new Error('Kubernetes client is closed');
     const creds = (refreshAuth ? undefined : this.freshCredentials()) ?? await this.resolveCredentials(refreshAuth);
-    // The body as one string: Node then writes the request head and the body in one chunk (one
-    // TLS record, one write) instead of a writev of two buffers.
+    signal.throwIfAborted();
     const body = options.body === undefined ? undefined : JSON.stringify(options.body);
     if (body !== undefined && !options.contentType) throw new Error(`${describe(options)}: a request body needs an explicit content type`);
+    const path = this.path(options.path, options.query);
+    // As node's http client refuses it: a path is sent as it is, so it must already be escaped.
+    if (UNESCAPED_PATH.test(path)) throw new Error(`${describe(options)}: request path contains unescaped characters`);
+    let head = `${options.method} ${path} HTTP/1.1\r\n${creds.headerLines}`;
+    if (body !== undefined) head += `Content-Type: ${options.contentType as string}\r\n`;
+    return creds.pool.send(options.method, head, body, signal);
+  }
+
+  /**
+   * Opens a watch over node:http(s) and resolves with the response head; the signal stays tied to
+   * the request for the life of the response.
+   */
+  private async openStream(options: RequestOptions, signal: AbortSignal, refreshAuth: boolean): Promise<http.IncomingMessage> {
+    if (this.closed) throw new Error('Kubernetes client is closed');
+    const creds = (refreshAuth ? undefined : this.freshCredentials()) ?? await this.resolveCredentials(refreshAuth);
     const headers: Record<string, string> = {
       ...creds.headers,
       Accept: ContentType.Json,
-      'User-Agent': this.options.userAgent ?? 'csi-resizer',
+      'User-Agent': this.userAgent,
     };
-    if (body !== undefined) {
-      headers['Content-Type'] = options.contentType as string;
-      headers['Content-Length'] = String(Buffer.byteLength(body));
-    }
     const target = this.target;
     return new Promise<http.IncomingMessage>((resolve, reject) => {
       signal.throwIfAborted();
       const req = target.transport.request({
         protocol: target.protocol, hostname: target.hostname, port: target.port, path: this.path(options.path, options.query),
-        method: options.method, headers, agent: streaming ? creds.watchAgent : creds.agent, ...(streaming ? { signal } : {}),
+        method: 'GET', headers, agent: creds.watchAgent, signal,
       });
-      const onAbort = () => req.destroy(signal.reason instanceof Error ? signal.reason : new Error('aborted'));
-      if (!streaming) signal.addEventListener('abort', onAbort, { once: true });
-      req.once('response', (res) => {
-        if (!streaming) signal.removeEventListener('abort', onAbort);
-        resolve(res);
-      });
-      req.once('error', (err) => {
-        if (!streaming) signal.removeEventListener('abort', onAbort);
-        reject(signal.aborted && signal.reason instanceof Error ? signal.reason : err);
-      });
-      req.end(body);
+      req.once('response', resolve);
+      req.once('error', (err) => reject(signal.aborted && signal.reason instanceof Error ? signal.reason : err));
+      req.end();
     });
+  }
+
+  private get userAgent(): string {
+    return this.options.userAgent ?? 'csi-resizer';
   }
 
   /** The request path with its query (the server URL's own path prefix included), as URL would encode it. */
@@ -241,35 +243,59 @@ export class KubeHttp {
       .map((v) => (Buffer.isBuffer(v) ? v.toString('base64') : String(v)))
       .join('|');
     const previous = this.credentials;
-    let agent: http.Agent;
+    let pool: Http1Pool;
     let watchAgent: http.Agent;
     if (previous && previous.tlsFingerprint === tlsFingerprint) {
-      ({ agent, watchAgent } = previous);
+      ({ pool, watchAgent } = previous);
     } else {
-      // First load, or rotated client certificates/CA: new connections must use the new material.
-      previous?.agent.destroy();
+      // First load, or rotated client certificates/CA: new connections must use the new material
+      // (requests in flight on the old pool finish; its connections then close).
+      previous?.pool.retire();
       previous?.watchAgent.destroy();
       const sessions: TlsSessions = {};
       // One secure context for every connection of both pools: without it each new socket parses
       // the CA, certificate and key again (about 1 ms of CPU per connection).
       const secureContext = this.server.protocol === 'http:' ? undefined : createSecureContext({ ca: tls.ca, cert: tls.cert, key: tls.key });
-      const newAgent = () => secureContext === undefined
+      const { hostname, port } = this.target;
+      pool = new Http1Pool({
+        hostname,
+        port: Number(port || (secureContext === undefined ? 80 : 443)),
+        ...(secureContext === undefined ? {} : {
+          tls: { secureContext, rejectUnauthorized: tls.rejectUnauthorized, ...(tls.servername ? { servername: tls.servername } : {}), sessions },
+        }),
+      });
+      watchAgent = secureContext === undefined
         ? new http.Agent({ keepAlive: true })
-        : new SingleServerAgent({ keepAlive: true, ...tls, secureContext }, `${this.target.hostname}:${this.target.port}`, sessions);
-      agent = newAgent();
-      watchAgent = newAgent();
+        : new SingleServerAgent({ keepAlive: true, ...tls, secureContext }, `${hostname}:${port}`, sessions);
     }
     // An exec credential is refreshed a little before it expires.
     const expiresAtPerfMs = resolved.expiresAtMs === undefined ? undefined : monotonicMs() + (resolved.expiresAtMs - Date.now()) - 10_000;
-    const creds: Credentials = { headers: { ...resolved.headers }, agent, watchAgent, tlsFingerprint, resolvedAtMs: monotonicMs(), expiresAtPerfMs };
+    const headers = { ...resolved.headers };
+    const headerLines = headerBlock({ ...headers, Accept: ContentType.Json, 'User-Agent': this.userAgent, Host: this.server.host });
+    const creds: Credentials = { headers, headerLines, pool, watchAgent, tlsFingerprint, resolvedAtMs: monotonicMs(), expiresAtPerfMs };
     if (!this.closed) this.credentials = creds;
     return creds;
   }
 }
 
-/** The latest TLS session the server gave a client's connections (see SingleServerAgent). */
-interface TlsSessions {
-  latest?: Buffer;
+/** Characters node's http client refuses in a request path (it must arrive escaped). */
+const UNESCAPED_PATH = /[^\u0021-\u00ff]/;
+const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+const BAD_HEADER_VALUE = /[^\t\u0020-\u007e\u0080-\u00ff]/;
+
+/**
+ * Header lines for a request head, each ending in CRLF. A name or value that could break the head
+ * (a token file with a newline in it) is refused as node's http client refuses it, naming the
+ * header and never its value (which may be a secret).
+ */
+function headerBlock(headers: Record<string, string>): string {
+  let lines = '';
+  for (const [name, value] of Object.entries(headers)) {
+    if (!HEADER_NAME.test(name)) throw new Error(`invalid HTTP header name ${JSON.stringify(name)}`);
+    if (BAD_HEADER_VALUE.test(value)) throw new Error(`invalid character in the value of HTTP header ${JSON.stringify(name)}`);
+    lines += `${name}: ${value}\r\n`;
+  }
+  return lines;
 }
 
 /**
@@ -336,23 +362,5 @@ function readBody(res: http.IncomingMessage, signal: AbortSignal): Promise<strin
       signal.removeEventListener('abort', onAbort);
       reject(signal.aborted && signal.reason instanceof Error ? signal.reason : err);
     });
-  });
-}
-
-/** Reads a body to its end without keeping it (the socket goes back to the pool). */
-function discardBody(res: http.IncomingMessage, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const onAbort = () => res.destroy(signal.reason instanceof Error ? signal.reason : new Error('aborted'));
-    if (signal.aborted) return onAbort();
-    signal.addEventListener('abort', onAbort, { once: true });
-    res.once('end', () => {
-      signal.removeEventListener('abort', onAbort);
-      resolve();
-    });
-    res.once('error', (err) => {
-      signal.removeEventListener('abort', onAbort);
-      reject(signal.aborted && signal.reason instanceof Error ? signal.reason : err);
-    });
-    res.resume();
   });
 }

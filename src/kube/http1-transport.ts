@@ -1,0 +1,313 @@
+// The transport of the request layer's ordinary calls (not watches): HTTP/1.1 written and parsed
+// by us over keep-alive `tls.connect` (or, for an http:// server, `net.connect`) sockets.
+// Why our own: after the layer's own costs were cut, node:https's machinery (Agent, ClientRequest/
+// OutgoingMessage, IncomingMessage streams, llhttp callbacks) was about 40 % of the sidecar's CPU
+// through a resize burst. A request here is one string written in one write, and a response is
+// read by a small parser (http1-parser.ts) into one Buffer: `bench/rawhttp-probe.ts` measured a
+// minimal version of this client at 191 against 338 µs of client CPU per GET/PATCH through the
+// layer (0.57; 4000 requests × 5 rounds alternating against a real kube-apiserver). HTTP/2 was
+// measured before and saved nothing (README, Performance).
+// What node's keep-alive agent gave us and this keeps: a LIFO pool of idle sockets (unref'd while
+// idle, dropped when the server closes them), TCP_NODELAY and TCP keep-alive, one SecureContext and
+// a resumed TLS session for every connection, SNI and the certificate's hostname checked by
+// tls.connect (tls.checkServerIdentity) unless verification is off, a connection closed when the
+// server says `Connection: close`. A request that finds its reused socket closed by the server
+// before any byte of the answer arrived is a stale socket: a GET is sent again on a new connection
+// (what Go's transport does for idempotent requests); any other method fails with node's
+// "socket hang up" (ECONNRESET), as it did through node's agent.
+import net from 'node:net';
+import tls from 'node:tls';
+import { Http1ResponseParser, type Http1Response } from './http1-parser.js';
+
+export type { Http1Response } from './http1-parser.js';
+
+/** The latest TLS session the server gave a client's connections, shared with the watch pool. */
+export interface TlsSessions {
+  latest?: Buffer;
+}
+
+export interface Http1PoolOptions {
+  /** Without IPv6 brackets. */
+  hostname: string;
+  port: number;
+  /** Absent for an http:// server. */
+  tls?: {
+    secureContext: tls.SecureContext;
+    rejectUnauthorized: boolean;
+    /** SNI and the name checked against the certificate; defaults to the hostname unless it is an IP. */
+    servername?: string;
+    sessions: TlsSessions;
+  };
+}
+
+/** Idle sockets kept at most (node's agent default maxFreeSockets). */
+const MAX_IDLE = 256;
+/** node's agent default keepAliveMsecs: TCP keep-alive probes on pooled sockets. */
+const TCP_KEEPALIVE_MS = 1000;
+
+/** An error as node's http client reports a connection that closed before the answer. */
+function hangUp(): Error {
+  return Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' });
+}
+
+/** One keep-alive connection and the exchange in flight on it, if any. */
+class Connection {
+  private parser: Http1ResponseParser | undefined;
+  private settle: ((err: Error | undefined, res?: Http1Response) => void) | undefined;
+  /** Completed exchanges on this socket: a socket with one or more is a reused one. */
+  exchanges = 0;
+  closed = false;
+
+  constructor(readonly socket: net.Socket, private readonly pool: Http1Pool) {
+    socket.on('data', (data: Buffer) => this.onData(data));
+    socket.on('end', () => this.onEnd());
+    socket.on('error', (err: Error) => this.onClose(err));
+    socket.on('close', () => this.onClose(undefined));
+  }
+
+  /** Writes the request and settles once the whole response has been read. */
+  exchange(request: string, noBody: boolean, settle: (err: Error | undefined, res?: Http1Response) => void): void {
+    this.parser = new Http1ResponseParser(noBody);
+    this.settle = settle;
+    this.socket.ref();
+    this.socket.write(request);
+  }
+
+  /** Whether the response in flight had started to arrive (false: the server never answered). */
+  get answered(): boolean {
+    return this.parser?.received ?? false;
+  }
+
+  destroy(err?: Error): void {
+    this.closed = true;
+    this.socket.destroy(err);
+  }
+
+  private onData(data: Buffer): void {
+    const parser = this.parser;
+    if (parser === undefined) {
+      // Nothing was asked: the connection is out of step with the server.
+      this.destroy();
+      return;
+    }
+    let res: Http1Response | undefined;
+    try {
+      res = parser.push(data);
+    } catch (err) {
+      this.destroy();
+      this.finish(err as Error);
+      return;
+    }
+    if (res === undefined) return;
+    this.exchanges++;
+    if (!res.keepAlive) this.destroy();
+    this.finish(undefined, res);
+  }
+
+  private onEnd(): void {
+    const parser = this.parser;
+    if (parser !== undefined && parser.received) {
+      let res: Http1Response;
+      try {
+        res = parser.end();
+      } catch (err) {
+        this.destroy();
+        this.finish(err as Error);
+        return;
+      }
+      this.exchanges++;
+      this.destroy();
+      this.finish(undefined, res);
+      return;
+    }
+    this.destroy();
+  }
+
+  private onClose(err: Error | undefined): void {
+    this.closed = true;
+    this.pool.forget(this);
+    if (this.settle !== undefined) this.finish(err ?? hangUp());
+  }
+
+  private finish(err: Error | undefined, res?: Http1Response): void {
+    const settle = this.settle;
+    this.settle = undefined;
+    this.parser = undefined;
+    if (settle === undefined) return;
+    if (err === undefined && !this.closed) this.pool.release(this);
+    settle(err, res);
+  }
+}
+
+/** Keep-alive HTTP/1.1 connections to one server with one set of TLS options. */
+export class Http1Pool {
+  private readonly idle: Connection[] = [];
+  private readonly all = new Set<Connection>();
+  /** Idle connections are not kept (new credentials): each closes after its exchange. */
+  private retired = false;
+  private destroyed = false;
+
+  constructor(private readonly options: Http1PoolOptions) {}
+
+  /**
+   * Sends one request (`head` is the request line and headers, without the blank line; `body` is
+   * written in the same write) and resolves with the whole response. The signal aborts it at any
+   * point; the socket is then destroyed.
+   */
+  async send(method: string, head: string, body: string | undefined, signal: AbortSignal): Promise<Http1Response> {
+    const request = body === undefined ? `${head}\r\n` : `${head}Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
+    const reused = this.takeIdle();
+    if (reused !== undefined) {
+      try {
+        return await this.exchange(reused, method, request, signal);
+      } catch (err) {
+        // A stale keep-alive socket: the server closed it before answering anything.
+        if (!(err instanceof StaleSocket) || signal.aborted) throw unwrap(err, signal);
+        if (method !== 'GET') throw hangUp();
+      }
+    }
+    const conn = await this.connect(signal);
+    try {
+      return await this.exchange(conn, method, request, signal);
+    } catch (err) {
+      throw unwrap(err, signal);
+    }
+  }
+
+  /** Closes idle connections now and the busy ones once their answer is read; no new ones open. */
+  retire(): void {
+    this.retired = true;
+    for (const conn of this.idle.splice(0)) conn.destroy();
+  }
+
+  /** Closes every connection, also those in flight (their requests fail). */
+  destroy(): void {
+    this.retired = true;
+    this.destroyed = true;
+    this.idle.length = 0;
+    for (const conn of this.all) conn.destroy();
+    this.all.clear();
+  }
+
+  /** @internal: a connection finished an exchange and may be reused. */
+  release(conn: Connection): void {
+    if (this.retired || this.idle.length >= MAX_IDLE) {
+      conn.destroy();
+      return;
+    }
+    conn.socket.unref();
+    this.idle.push(conn);
+  }
+
+  /** @internal: a connection closed. */
+  forget(conn: Connection): void {
+    this.all.delete(conn);
+    const i = this.idle.indexOf(conn);
+    if (i >= 0) this.idle.splice(i, 1);
+  }
+
+  /** The number of open connections (for tests). */
+  get size(): number {
+    return this.all.size;
+  }
+
+  private takeIdle(): Connection | undefined {
+    for (;;) {
+      const conn = this.idle.pop();
+      if (conn === undefined) return undefined;
+      if (!conn.closed && !conn.socket.destroyed && conn.socket.writable) return conn;
+      conn.destroy();
+    }
+  }
+
+  private exchange(conn: Connection, method: string, request: string, signal: AbortSignal): Promise<Http1Response> {
+    return new Promise((resolve, reject) => {
+      if (signal.aborted) {
+        this.release(conn);
+        reject(abortReason(signal));
+        return;
+      }
+      const onAbort = () => conn.destroy();
+      signal.addEventListener('abort', onAbort, { once: true });
+      const reused = conn.exchanges > 0;
+      conn.exchange(request, method === 'HEAD', (err, res) => {
+        signal.removeEventListener('abort', onAbort);
+        if (err === undefined) resolve(res!);
+        else if (reused && !conn.answered && !signal.aborted && isConnectionLoss(err)) reject(new StaleSocket(err));
+        else reject(signal.aborted ? abortReason(signal) : err);
+      });
+    });
+  }
+
+  private connect(signal: AbortSignal): Promise<Connection> {
+    if (this.destroyed) return Promise.reject(new Error('connection pool is closed'));
+    const { hostname, port } = this.options;
+    const secure = this.options.tls;
+    return new Promise((resolve, reject) => {
+      signal.throwIfAborted();
+      let socket: net.Socket;
+      if (secure === undefined) {
+        socket = net.connect({ host: hostname, port });
+      } else {
+        const servername = secure.servername ?? (net.isIP(hostname) === 0 ? hostname : undefined);
+        const session = secure.sessions.latest;
+        socket = tls.connect({
+          host: hostname, port, secureContext: secure.secureContext, rejectUnauthorized: secure.rejectUnauthorized,
+          ...(servername !== undefined ? { servername } : {}), ...(session !== undefined ? { session } : {}),
+        });
+        socket.on('session', (s: Buffer) => {
+          secure.sessions.latest = s;
+        });
+      }
+      const ready = secure === undefined ? 'connect' : 'secureConnect';
+      const onAbort = () => socket.destroy();
+      const cleanup = () => {
+        signal.removeEventListener('abort', onAbort);
+        socket.removeListener('error', onError);
+        socket.removeListener('close', onClose);
+      };
+      const onError = (err: Error) => {
+        cleanup();
+        reject(signal.aborted ? abortReason(signal) : err);
+      };
+      const onClose = () => onError(signal.aborted ? abortReason(signal) : hangUp());
+      signal.addEventListener('abort', onAbort, { once: true });
+      socket.once('error', onError);
+      socket.once('close', onClose);
+      socket.once(ready, () => {
+        cleanup();
+        socket.setNoDelay(true);
+        socket.setKeepAlive(true, TCP_KEEPALIVE_MS);
+        if (this.destroyed) {
+          socket.destroy();
+          reject(new Error('connection pool is closed'));
+          return;
+        }
+        const conn = new Connection(socket, this);
+        this.all.add(conn);
+        resolve(conn);
+      });
+    });
+  }
+}
+
+/** A reused socket lost before any byte of the answer (the request may be sent again). */
+class StaleSocket extends Error {
+  constructor(readonly original: Error) {
+    super(original.message);
+  }
+}
+
+function isConnectionLoss(err: Error): boolean {
+  const code = (err as { code?: unknown }).code;
+  return code === 'ECONNRESET' || code === 'EPIPE';
+}
+
+function unwrap(err: unknown, signal: AbortSignal): unknown {
+  if (signal.aborted) return abortReason(signal);
+  return err instanceof StaleSocket ? err.original : err;
+}
+
+function abortReason(signal: AbortSignal): Error {
+  return signal.reason instanceof Error ? signal.reason : new Error('aborted');
+}
