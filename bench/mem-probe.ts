@@ -197,8 +197,8 @@ async function main(): Promise<void> {
             const after = readProc(p.pid);
             const threadCpu = Object.fromEntries([...threadCpuS(p.pid)].map(([k, v]) => [k, Number((v - (threadsBefore.get(k) ?? 0)).toFixed(4))]).filter(([, v]) => (v as number) > 0));
             const d = values.diag ? await diagnose(p.pid) : {};
-            results.push({ scenario: label, variant: v.name, round, warmups, cpuS: after.cpuSeconds - before.cpuSeconds, hwmMiB: after.hwmKiB / 1024, rssAfterMiB: after.rssKiB / 1024, threadCpuS: threadCpu, ...d });
-            log(`${label} ${v.name} r${round}: cpu ${(after.cpuSeconds - before.cpuSeconds).toFixed(2)} s, hwm ${(after.hwmKiB / 1024).toFixed(1)} MiB, rss after ${(after.rssKiB / 1024).toFixed(1)}, load ${readFileSync('/proc/loadavg', 'utf8').split(' ')[0]}, threads ${JSON.stringify(threadCpu)}`);
+            results.push({ scenario: label, variant: v.name, round, warmups, cpuS: after.cpuSeconds - before.cpuSeconds, sysS: after.sysSeconds - before.sysSeconds, hwmMiB: after.hwmKiB / 1024, rssAfterMiB: after.rssKiB / 1024, threadCpuS: threadCpu, ...d });
+            log(`${label} ${v.name} r${round}: cpu ${(after.cpuSeconds - before.cpuSeconds).toFixed(2)} s (sys ${(after.sysSeconds - before.sysSeconds).toFixed(2)}), hwm ${(after.hwmKiB / 1024).toFixed(1)} MiB, rss after ${(after.rssKiB / 1024).toFixed(1)}, load ${readFileSync('/proc/loadavg', 'utf8').split(' ')[0]}, threads ${JSON.stringify(threadCpu)}`);
           } finally { await p.stop(15_000); }
         }
       }
