@@ -6,6 +6,8 @@
 // heap spaces (read through a preloaded module on SIGUSR2, so only in --diag runs).
 //
 //   node --import tsx bench/mem-probe.ts --variants bench/mem-variants.json --idle 1000:10000 --n 1000 --rounds 2
+// Bursts: --n N at QPS 200 and --n-low N at QPS 5, each after --warmup K unmeasured bursts in the
+// same process (0 by default: a fresh process, as bench/run.ts measures); per thread CPU in the output.
 // A variants file is [{ "name": "...", "nodeArgs": ["--max-semi-space-size=2"], "env": { "K": "V" } }].
 import { readFileSync, readdirSync, writeFileSync, mkdtempSync, existsSync, rmSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
@@ -23,7 +25,7 @@ interface Variant { name: string; nodeArgs: string[]; env?: Record<string, strin
 const { values } = parseArgs({
   options: {
     variants: { type: 'string' }, idle: { type: 'string', default: '1000:10000' }, n: { type: 'string', default: '1000' },
-    'n-low': { type: 'string', default: '0' }, settle: { type: 'string', default: '0' }, rounds: { type: 'string', default: '2' }, diag: { type: 'boolean', default: false },
+    'n-low': { type: 'string', default: '0' }, warmup: { type: 'string', default: '0' }, settle: { type: 'string', default: '0' }, rounds: { type: 'string', default: '2' }, diag: { type: 'boolean', default: false },
     entry: { type: 'string', default: join(repoRoot, 'dist', 'main.js') }, pagemap: { type: 'string' }, out: { type: 'string' }, 'in-use': { type: 'string', default: 'false' },
   },
 });
@@ -32,6 +34,7 @@ const [idleClaims, idlePods] = values.idle!.split(':').map(Number) as [number, n
 const n = Number(values.n);
 const nLow = Number(values['n-low']);
 const rounds = Number(values.rounds);
+const warmups = Number(values.warmup);
 const inUseSettings = values['in-use']!.split(',').map((s) => s === 'true');
 const log = (l: string) => process.stderr.write(`[probe] ${l}\n`);
 const diagDir = mkdtempSync('/tmp/mem-probe-');
@@ -82,6 +85,19 @@ async function diagnose(pid: number): Promise<Record<string, unknown>> {
   // An external script that attributes the node binary's resident pages to symbols (slow: diag only).
   const pagemap = values.pagemap ? execFileSync(values.pagemap.endsWith('.py') ? 'python3' : values.pagemap, values.pagemap.endsWith('.py') ? [values.pagemap, String(pid)] : [String(pid)], { encoding: 'utf8', timeout: 120_000 }) : undefined;
   return { rollup, smaps: smapsBreakdown(pid), threads, v8: heap, pagemap };
+}
+
+/** CPU seconds per thread name (main thread, V8 workers, libuv pool...) from each /proc/PID/task/TID/schedstat (ns). */
+function threadCpuS(pid: number): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      const ns = Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[0]);
+      const name = tid === String(pid) ? 'main' : readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim();
+      out.set(name, (out.get(name) ?? 0) + ns / 1e9);
+    } catch { /* the thread ended */ }
+  }
+  return out;
 }
 
 async function stableRssKiB(pid: number): Promise<number> {
@@ -164,16 +180,25 @@ async function main(): Promise<void> {
           const p = start(v, qps, burst, true);
           try {
             await sync(s, p);
+            // --warmup K: K unmeasured bursts first, in the same process (what the measured burst
+            // costs once V8 has compiled and optimised the resize path).
+            for (let w = 0; w < warmups; w++) {
+              s.sizeGi++;
+              await growAll(api, s.ns, s.claims, s.sizeGi, 16);
+              await s.tracker.waitAll(s.claims, BigInt(s.sizeGi) * GI, 20 * 60_000);
+            }
             await sleep(1000);
             const before = readProc(p.pid);
+            const threadsBefore = threadCpuS(p.pid);
             s.sizeGi++;
             await growAll(api, s.ns, s.claims, s.sizeGi, 16);
             await s.tracker.waitAll(s.claims, BigInt(s.sizeGi) * GI, 20 * 60_000);
             await sleep(1500);
             const after = readProc(p.pid);
+            const threadCpu = Object.fromEntries([...threadCpuS(p.pid)].map(([k, v]) => [k, Number((v - (threadsBefore.get(k) ?? 0)).toFixed(4))]).filter(([, v]) => (v as number) > 0));
             const d = values.diag ? await diagnose(p.pid) : {};
-            results.push({ scenario: label, variant: v.name, round, cpuS: after.cpuSeconds - before.cpuSeconds, hwmMiB: after.hwmKiB / 1024, rssAfterMiB: after.rssKiB / 1024, ...d });
-            log(`${label} ${v.name} r${round}: cpu ${(after.cpuSeconds - before.cpuSeconds).toFixed(2)} s, hwm ${(after.hwmKiB / 1024).toFixed(1)} MiB, rss after ${(after.rssKiB / 1024).toFixed(1)}, load ${readFileSync('/proc/loadavg', 'utf8').split(' ')[0]}`);
+            results.push({ scenario: label, variant: v.name, round, warmups, cpuS: after.cpuSeconds - before.cpuSeconds, sysS: after.sysSeconds - before.sysSeconds, hwmMiB: after.hwmKiB / 1024, rssAfterMiB: after.rssKiB / 1024, threadCpuS: threadCpu, ...d });
+            log(`${label} ${v.name} r${round}: cpu ${(after.cpuSeconds - before.cpuSeconds).toFixed(2)} s (sys ${(after.sysSeconds - before.sysSeconds).toFixed(2)}), hwm ${(after.hwmKiB / 1024).toFixed(1)} MiB, rss after ${(after.rssKiB / 1024).toFixed(1)}, load ${readFileSync('/proc/loadavg', 'utf8').split(' ')[0]}, threads ${JSON.stringify(threadCpu)}`);
           } finally { await p.stop(15_000); }
         }
       }

@@ -11,6 +11,13 @@
 //   full GC the old generation may grow by 30 % before the next one, instead of up to 4x when GC
 //   looks cheap. A burst promotes many short-lived request objects (small semi-spaces); without the
 //   bound the old generation doubled before it was collected.
+// --invocation-count-for-maglev=1000 (RUNTIME_V8_FLAGS too; V8's default is 400): a function is
+//   compiled by Maglev, V8's mid-tier optimiser, after about 1000 calls' worth of bytecode instead
+//   of 400. At the reference QPS 5 the resize path's functions reach the default budget spread over
+//   the first several hundred resizes, so every low-rate burst paid for some 150 Maglev compiles on
+//   V8's worker threads (the same in a fresh process and after 100 resizes); the functions that
+//   are really hot still reach Maglev, and TurboFan's own threshold is unchanged. Measured with
+//   bench/mem-probe.ts, see README "Benchmarks".
 // Not set: --no-maglev (V8's mid-tier compiler) lowered a QPS 200 burst's peak by 10 MiB but raised
 //   a QPS 5 burst's by 4.5 MiB (hot code then reaches TurboFan, whose own code is paged in).
 export const NODE_FLAGS: readonly string[] = ['--max-semi-space-size=2'];

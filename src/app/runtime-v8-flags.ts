@@ -4,11 +4,11 @@
 // not) makes Node reject the cache, so node:http, node:tls, node:http2 and every other builtin is
 // compiled from its source at every start, about 30 ms of CPU. Set by the process runner once the
 // app has connected and the metrics server listens, the flag changes only what is compiled later
-// (a few modules loaded on first use) and bounds the heap from before the first list on. Why the
+// (a few modules loaded on first use) and bounds the heap from before the first list on. Why each
 // flag: scripts/node-flags.ts.
 import v8 from 'node:v8';
 
-export const RUNTIME_V8_FLAGS: readonly string[] = ['--heap-growing-percent=30'];
+export const RUNTIME_V8_FLAGS: readonly string[] = ['--heap-growing-percent=30', '--invocation-count-for-maglev=1000'];
 
 /** Sets RUNTIME_V8_FLAGS (through `setFlag`, V8's by default). */
 export function applyRuntimeV8Flags(setFlag: (flag: string) => void = (flag) => v8.setFlagsFromString(flag)): void {
