@@ -5,12 +5,11 @@
 // compiled from its source at every start, about 30 ms of CPU. Set by the process runner once the
 // app has connected and the metrics server listens, the flag changes only what is compiled later
 // (a few modules loaded on first use) and bounds the heap from before the first list on. Why each
-// flag: scripts/node-flags.ts.
-import v8 from 'node:v8';
+// flag: scripts/node-flags.ts. node:v8 is loaded only when the flags are set, not with the bundle.
 
 export const RUNTIME_V8_FLAGS: readonly string[] = ['--heap-growing-percent=30', '--invocation-count-for-maglev=1000'];
 
 /** Sets RUNTIME_V8_FLAGS (through `setFlag`, V8's by default). */
-export function applyRuntimeV8Flags(setFlag: (flag: string) => void = (flag) => v8.setFlagsFromString(flag)): void {
+export function applyRuntimeV8Flags(setFlag: (flag: string) => void = (flag) => process.getBuiltinModule('node:v8').setFlagsFromString(flag)): void {
   for (const flag of RUNTIME_V8_FLAGS) setFlag(flag);
 }
