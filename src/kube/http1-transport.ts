@@ -397,6 +397,11 @@ export class Http1StreamBody implements AsyncIterable<Buffer> {
     this.notify();
   }
 
+  /** Bytes read from the socket that the consumer has not taken yet. */
+  get buffered(): number {
+    return this.queuedBytes;
+  }
+
   /**
    * Stops reading: before the body ended the connection is destroyed (it cannot be reused
    * mid-body), and an iteration in progress ends. After the end it does nothing.
