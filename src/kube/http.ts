@@ -59,7 +59,7 @@ export interface KubeHttpOptions {
 export type ResponseStream = Http1StreamBody;
 
 interface Credentials {
-  /** The request head's header lines for ordinary requests (auth, Accept, User-Agent, Host), each ending in CRLF. */
+  /** The request head's header lines (auth, Accept, User-Agent, Host), each ending in CRLF; watches send the same. */
   headerLines: string;
   /** Keep-alive connections for ordinary requests. */
   pool: Http1Pool;
