@@ -1,17 +1,14 @@
 // The request layer: JSON over HTTP/1.1 with auth and TLS from our ClientConfig (kubeconfig.ts).
-// Ordinary calls go over our own keep-alive HTTP/1.1 client (http1-transport.ts says why);
-// watches, which stream, over node:http(s).
+// Ordinary calls and watches go over our own keep-alive HTTP/1.1 client (http1-transport.ts says
+// why), each in its own pool.
 // We don't use client-node's generated clients or its Watch: they build a new https.Agent per
 // request (no keep-alive, sockets leak across watch reconnects), default every PATCH to JSON Patch,
 // have no client-side rate limit or per-request timeout, and throw errors whose body is raw text.
-// Here: keep-alive connections per client (two pools: see Credentials.watchAgent), a token bucket in front of every request (watches
+// Here: keep-alive connections per client (two pools: see Credentials.watchPool), a token bucket in front of every request (watches
 // included, as in client-go), a timeout derived from the caller's signal, explicit content types,
 // and every non-2xx answer turned into a KubeApiError.
-import http from 'node:http';
-import https from 'node:https';
-import type { Duplex } from 'node:stream';
 import { createSecureContext } from 'node:tls';
-import { Http1Pool, type Http1Response, type TlsSessions } from './http1-transport.js';
+import { Http1Pool, type Http1Response, type Http1PoolOptions, type Http1Stream, type Http1StreamBody, type TlsSessions } from './http1-transport.js';
 import { monotonicMs } from '../base/clock.js';
 import { linkedSignal } from '../base/signals.js';
 import { KubeApiError, type RequestInfo } from './errors.js';
@@ -58,9 +55,11 @@ export interface KubeHttpOptions {
   authRefreshMs?: number;
 }
 
+/** A watch's response body: its bytes as they arrive; destroy() stops reading it. */
+export type ResponseStream = Http1StreamBody;
+
 interface Credentials {
-  headers: Record<string, string>;
-  /** The request head's header lines for ordinary requests (auth, Accept, User-Agent, Host), each ending in CRLF. */
+  /** The request head's header lines (auth, Accept, User-Agent, Host), each ending in CRLF; watches send the same. */
   headerLines: string;
   /** Keep-alive connections for ordinary requests. */
   pool: Http1Pool;
@@ -70,7 +69,7 @@ interface Credentials {
    * after the informers' watches open) would pay a new TLS handshake. Apart, the request pool
    * stays warm and a watch that ends hands its socket to the next watch.
    */
-  watchAgent: http.Agent;
+  watchPool: Http1Pool;
   tlsFingerprint: string;
   resolvedAtMs: number;
   /** monotonicMs() after which an exec plugin's credential must be fetched again. */
@@ -80,11 +79,12 @@ interface Credentials {
 const DEFAULT_TIMEOUT_MS = 30_000;
 const DEFAULT_AUTH_REFRESH_MS = 10_000;
 
+/** An error answer's body is read up to this many bytes (the rest is dropped with the connection). */
+const MAX_ERROR_BODY_BYTES = 1024 * 1024;
+
 /** Where requests go, split once from the server URL (a URL object per request costs CPU). */
 interface Target {
-  transport: typeof http | typeof https;
-  protocol: string;
-  /** Without IPv6 brackets, as http.request wants it. */
+  /** Without IPv6 brackets. */
   hostname: string;
   port: string;
   /** The server URL's path prefix without its trailing slash. */
@@ -101,10 +101,8 @@ export class KubeHttp {
 
   constructor(private readonly options: KubeHttpOptions) {
     this.server = new URL(options.kubeConfig.server);
-    const { protocol, hostname, port, pathname } = this.server;
+    const { hostname, port, pathname } = this.server;
     this.target = {
-      transport: protocol === 'http:' ? http : https,
-      protocol,
       hostname: hostname.startsWith('[') ? hostname.slice(1, -1) : hostname,
       port,
       basePath: pathname.replace(/\/+$/, ''),
@@ -138,27 +136,28 @@ export class KubeHttp {
    * open until the server ends it or the signal aborts (which destroys the socket). No timeout:
    * the informer's inactivity watchdog owns liveness.
    */
-  async stream(options: Omit<RequestOptions, 'method' | 'body' | 'contentType'>, signal: AbortSignal): Promise<http.IncomingMessage> {
+  async stream(options: Omit<RequestOptions, 'method' | 'body' | 'contentType'>, signal: AbortSignal): Promise<ResponseStream> {
     await this.limiter.take(signal);
     const req: RequestOptions = { ...options, method: 'GET' };
     let res = await this.openStream(req, signal, false);
-    if (res.statusCode === 401) {
-      res.resume();
+    if (res.status === 401) {
+      // Read to its end so the connection is reused (an oversized body closes it instead).
+      await readText(res.body, MAX_ERROR_BODY_BYTES);
       res = await this.openStream(req, signal, true);
     }
-    const status = res.statusCode ?? 0;
+    const status = res.status;
     if (status < 200 || status > 299) {
-      const text = await readBody(res, signal);
+      const text = await readText(res.body, MAX_ERROR_BODY_BYTES);
       throw KubeApiError.fromStatus(status, parseJson(text), requestInfo(req), text);
     }
-    return res;
+    return res.body;
   }
 
   /** Closes idle keep-alive sockets; later requests fail. Safe to call twice. */
   close(): void {
     this.closed = true;
     this.credentials?.pool.destroy();
-    this.credentials?.watchAgent.destroy();
+    this.credentials?.watchPool.destroy();
     this.credentials = undefined;
   }
 
@@ -177,29 +176,14 @@ export class KubeHttp {
     return creds.pool.send(options.method, head, body, signal);
   }
 
-  /**
-   * Opens a watch over node:http(s) and resolves with the response head; the signal stays tied to
-   * the request for the life of the response.
-   */
-  private async openStream(options: RequestOptions, signal: AbortSignal, refreshAuth: boolean): Promise<http.IncomingMessage> {
+  /** Sends a watch request over the watch pool and resolves with the response head and its streaming body. */
+  private async openStream(options: RequestOptions, signal: AbortSignal, refreshAuth: boolean): Promise<Http1Stream> {
     if (this.closed) throw new Error('Kubernetes client is closed');
     const creds = (refreshAuth ? undefined : this.freshCredentials()) ?? await this.resolveCredentials(refreshAuth);
-    const headers: Record<string, string> = {
-      ...creds.headers,
-      Accept: ContentType.Json,
-      'User-Agent': this.userAgent,
-    };
-    const target = this.target;
-    return new Promise<http.IncomingMessage>((resolve, reject) => {
-      signal.throwIfAborted();
-      const req = target.transport.request({
-        protocol: target.protocol, hostname: target.hostname, port: target.port, path: this.path(options.path, options.query),
-        method: 'GET', headers, agent: creds.watchAgent, signal,
-      });
-      req.once('response', resolve);
-      req.once('error', (err) => reject(signal.aborted && signal.reason instanceof Error ? signal.reason : err));
-      req.end();
-    });
+    signal.throwIfAborted();
+    const path = this.path(options.path, options.query);
+    if (UNESCAPED_PATH.test(path)) throw new Error(`${describe(options)}: request path contains unescaped characters`);
+    return creds.watchPool.stream(`GET ${path} HTTP/1.1\r\n${creds.headerLines}`, signal);
   }
 
   private get userAgent(): string {
@@ -244,35 +228,34 @@ export class KubeHttp {
       .join('|');
     const previous = this.credentials;
     let pool: Http1Pool;
-    let watchAgent: http.Agent;
+    let watchPool: Http1Pool;
     if (previous && previous.tlsFingerprint === tlsFingerprint) {
-      ({ pool, watchAgent } = previous);
+      ({ pool, watchPool } = previous);
     } else {
       // First load, or rotated client certificates/CA: new connections must use the new material
-      // (requests in flight on the old pool finish; its connections then close).
+      // (requests in flight on the old pool finish; its connections then close; watches on the
+      // old material are cut, and the informers watch again on the new).
       previous?.pool.retire();
-      previous?.watchAgent.destroy();
+      previous?.watchPool.destroy();
       const sessions: TlsSessions = {};
       // One secure context for every connection of both pools: without it each new socket parses
       // the CA, certificate and key again (about 1 ms of CPU per connection).
       const secureContext = this.server.protocol === 'http:' ? undefined : createSecureContext({ ca: tls.ca, cert: tls.cert, key: tls.key });
       const { hostname, port } = this.target;
-      pool = new Http1Pool({
+      const poolOptions: Http1PoolOptions = {
         hostname,
         port: Number(port || (secureContext === undefined ? 80 : 443)),
         ...(secureContext === undefined ? {} : {
           tls: { secureContext, rejectUnauthorized: tls.rejectUnauthorized, ...(tls.servername ? { servername: tls.servername } : {}), sessions },
         }),
-      });
-      watchAgent = secureContext === undefined
-        ? new http.Agent({ keepAlive: true })
-        : new SingleServerAgent({ keepAlive: true, ...tls, secureContext }, `${hostname}:${port}`, sessions);
+      };
+      pool = new Http1Pool(poolOptions);
+      watchPool = new Http1Pool(poolOptions);
     }
     // An exec credential is refreshed a little before it expires.
     const expiresAtPerfMs = resolved.expiresAtMs === undefined ? undefined : monotonicMs() + (resolved.expiresAtMs - Date.now()) - 10_000;
-    const headers = { ...resolved.headers };
-    const headerLines = headerBlock({ ...headers, Accept: ContentType.Json, 'User-Agent': this.userAgent, Host: this.server.host });
-    const creds: Credentials = { headers, headerLines, pool, watchAgent, tlsFingerprint, resolvedAtMs: monotonicMs(), expiresAtPerfMs };
+    const headerLines = headerBlock({ ...resolved.headers, Accept: ContentType.Json, 'User-Agent': this.userAgent, Host: this.server.host });
+    const creds: Credentials = { headerLines, pool, watchPool, tlsFingerprint, resolvedAtMs: monotonicMs(), expiresAtPerfMs };
     if (!this.closed) this.credentials = creds;
     return creds;
   }
@@ -298,33 +281,6 @@ function headerBlock(headers: Record<string, string>): string {
   return lines;
 }
 
-/**
- * A keep-alive agent for one API server with one set of TLS options (a new agent is made when they
- * rotate), so its pool needs a single key. node's https.Agent derives the key from the request's
- * options on every request, two or three times, turning the CA, certificate and key buffers into
- * strings each time. Both pools of a client resume one TLS session: a resumed handshake skips
- * the certificate signature and its check (node's agent keeps sessions per agent, so the watch
- * pool's first connections would all be full handshakes).
- */
-class SingleServerAgent extends https.Agent {
-  constructor(options: https.AgentOptions, private readonly poolKey: string, private readonly sessions: TlsSessions) {
-    super(options);
-  }
-
-  override getName(): string {
-    return this.poolKey;
-  }
-
-  override createConnection(options: http.ClientRequestArgs, callback?: (err: Error | null, stream: Duplex) => void): Duplex | null | undefined {
-    const latest = this.sessions.latest;
-    const socket = super.createConnection(latest === undefined ? options : { ...options, session: latest } as http.ClientRequestArgs, callback);
-    socket?.on('session', (session: Buffer) => {
-      this.sessions.latest = session;
-    });
-    return socket;
-  }
-}
-
 function describe(options: Pick<RequestOptions, 'path'> & { method?: string }): string {
   return `${options.method ?? 'GET'} ${options.path}`;
 }
@@ -342,25 +298,18 @@ function parseJson(text: string): unknown {
   }
 }
 
-function readBody(res: http.IncomingMessage, signal: AbortSignal): Promise<string> {
-  return new Promise((resolve, reject) => {
-    // Most answers arrive in one chunk: decoded as it is, without a concat.
-    let first: Buffer | undefined;
-    let more: Buffer[] | undefined;
-    const onAbort = () => res.destroy(signal.reason instanceof Error ? signal.reason : new Error('aborted'));
-    if (signal.aborted) return onAbort();
-    signal.addEventListener('abort', onAbort, { once: true });
-    res.on('data', (chunk: Buffer) => {
-      if (first === undefined) first = chunk;
-      else (more ??= [first]).push(chunk);
-    });
-    res.once('end', () => {
-      signal.removeEventListener('abort', onAbort);
-      resolve(more !== undefined ? Buffer.concat(more).toString('utf8') : (first?.toString('utf8') ?? ''));
-    });
-    res.once('error', (err) => {
-      signal.removeEventListener('abort', onAbort);
-      reject(signal.aborted && signal.reason instanceof Error ? signal.reason : err);
-    });
-  });
+/**
+ * A streamed body as text, up to `limit` bytes: a longer one is cut there and its connection closed.
+ * Failures of the connection (or the caller's abort) reject.
+ */
+async function readText(body: ResponseStream, limit: number): Promise<string> {
+  const chunks: Buffer[] = [];
+  let length = 0;
+  for await (const chunk of body) {
+    const take = Math.min(chunk.length, limit - length);
+    chunks.push(take === chunk.length ? chunk : chunk.subarray(0, take));
+    length += take;
+    if (length >= limit) break; // leaving the loop destroys the body
+  }
+  return Buffer.concat(chunks, length).toString('utf8');
 }

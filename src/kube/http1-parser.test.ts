@@ -153,3 +153,108 @@ test('parser: an error message quotes at most a short excerpt of what the server
   const junk = `XYZ ${'q'.repeat(500)}\r\n\r\n`;
   assert.throws(() => feed([Buffer.from(junk)]), (err: Error) => err.message.length < 120);
 });
+
+/** What a streaming parser handed its sink, and what push/end returned. */
+interface Streamed {
+  heads: Array<{ status: number; keepAlive: boolean }>;
+  /** The body bytes as the sink got them, one string per call. */
+  pieces: string[];
+  /** Whether the head arrived before the first body byte. */
+  headFirst: boolean;
+  done: Http1Response | undefined;
+}
+
+function feedStreaming(pieces: Buffer[], options: { end?: boolean } = {}): Streamed {
+  const out: Streamed = { heads: [], pieces: [], headFirst: true, done: undefined };
+  const parser = new Http1ResponseParser(false, {
+    onHead: (status, keepAlive) => out.heads.push({ status, keepAlive }),
+    onBody: (chunk) => {
+      assert.ok(chunk.length > 0, 'never an empty body piece');
+      if (out.heads.length === 0) out.headFirst = false;
+      out.pieces.push(chunk.toString('latin1'));
+    },
+  });
+  for (const piece of pieces) {
+    const res = parser.push(piece);
+    if (res !== undefined) {
+      assert.equal(out.done, undefined, 'one response only');
+      out.done = res;
+    }
+  }
+  if (options.end && out.done === undefined) out.done = parser.end();
+  return out;
+}
+
+const streamedTable: Array<{ name: string; wire: string; status: number; body: string; keepAlive: boolean; complete: boolean; end?: boolean }> = [
+  {
+    name: 'chunked watch: events in chunks with extensions, then the terminating chunk and a trailer',
+    wire: 'HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n'
+      + '10\r\n{"type":"ADDED"}\r\n' + '1;ext=1\r\n\n\r\n' + '3\r\nabc\r\n' + '0\r\nX-T: 1\r\n\r\n',
+    status: 200, body: '{"type":"ADDED"}\nabc', keepAlive: true, complete: true,
+  },
+  {
+    name: 'chunked watch still open: the bytes so far, no end',
+    wire: 'HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n3\r\nwor',
+    status: 200, body: 'hellowor', keepAlive: true, complete: false,
+  },
+  {
+    name: 'Content-Length body',
+    wire: 'HTTP/1.1 410 Gone\r\nContent-Length: 12\r\n\r\n{"code":410}',
+    status: 410, body: '{"code":410}', keepAlive: true, complete: true,
+  },
+  {
+    name: 'until close: the bytes as they come, complete at the end of the connection',
+    wire: 'HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n\r\n{"a":1}\n{"b":2}\n',
+    status: 200, body: '{"a":1}\n{"b":2}\n', keepAlive: false, complete: true, end: true,
+  },
+  {
+    name: 'an interim 100 Continue head is not handed on',
+    wire: 'HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok',
+    status: 200, body: 'ok', keepAlive: true, complete: true,
+  },
+];
+
+for (const row of streamedTable) {
+  test(`parser, streaming: ${row.name}; split at every byte and byte by byte`, () => {
+    const bytes = Buffer.from(row.wire, 'latin1');
+    const splits: Buffer[][] = [[bytes], [...bytes].map((b) => Buffer.from([b]))];
+    for (let i = 1; i < bytes.length; i++) splits.push([bytes.subarray(0, i), bytes.subarray(i)]);
+    for (const [n, pieces] of splits.entries()) {
+      const what = `split ${n}`;
+      const out = feedStreaming(pieces, row.end ? { end: true } : {});
+      assert.deepEqual(out.heads, [{ status: row.status, keepAlive: row.keepAlive }], what);
+      assert.ok(out.headFirst, `${what}: the head before the body`);
+      assert.equal(out.pieces.join(''), row.body, what);
+      assert.equal(out.done !== undefined, row.complete, `${what}: complete`);
+      if (out.done !== undefined) {
+        assert.equal(out.done.body.length, 0, `${what}: nothing buffered`);
+        assert.equal(out.done.status, row.status);
+      }
+    }
+  });
+}
+
+test('parser, streaming: body bytes are handed on as each piece arrives, not held for the end', () => {
+  const bodies: string[] = [];
+  const parser = new Http1ResponseParser(false, { onHead: () => {}, onBody: (c) => bodies.push(c.toString()) });
+  parser.push(Buffer.from('HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n'));
+  parser.push(Buffer.from('4\r\nab'));
+  assert.deepEqual(bodies, ['ab'], 'part of a chunk is delivered before the rest of it arrives');
+  parser.push(Buffer.from('cd\r\n'));
+  assert.deepEqual(bodies, ['ab', 'cd']);
+});
+
+test('parser, streaming: no body limit (a watch runs past what a buffered body may hold)', () => {
+  let received = 0;
+  const parser = new Http1ResponseParser(false, { onHead: () => {}, onBody: (c) => (received += c.length) });
+  const size = (MAX_BODY_BYTES / 2 + 1).toString(16);
+  parser.push(Buffer.from(`HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n${size}\r\n`));
+  parser.push(Buffer.alloc(MAX_BODY_BYTES / 2 + 1));
+  parser.push(Buffer.from(`\r\n${size}\r\n`));
+  assert.equal(received, MAX_BODY_BYTES / 2 + 1);
+});
+
+test('parser, streaming: a connection closed inside a chunk, and a malformed chunk, are errors', () => {
+  assert.throws(() => feedStreaming([Buffer.from('HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nab')], { end: true }), /closed before the response body ended/);
+  assert.throws(() => feedStreaming([Buffer.from('HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nabc\r\n')]), /chunk data not followed by CRLF/);
+});

@@ -3,6 +3,8 @@
 // the status line, the headers the client acts on (Content-Length, Transfer-Encoding, Connection),
 // and a body delimited by Content-Length, by chunked coding (extensions and trailers read and
 // dropped) or by the end of the connection. Anything else malformed is an Http1ProtocolError.
+// In streaming mode (a watch) the head goes to the sink as soon as it is read and the body's bytes
+// as they arrive, decoded from chunked coding but never buffered: a watch's body has no end in sight.
 // We never send Accept-Encoding, so bodies arrive uncoded.
 
 /** The head is limited as node's HTTP parser limits it by default (--max-http-header-size). */
@@ -23,6 +25,14 @@ export interface Http1Response {
   body: Buffer;
   /** The server keeps the connection open for the next request. */
   keepAlive: boolean;
+}
+
+/** Receives a streamed response: its head once, then its body's bytes in order. */
+export interface Http1BodySink {
+  /** The final head (interim 1xx answers are skipped). */
+  onHead(status: number, keepAlive: boolean): void;
+  /** Body bytes (a view of the socket's chunk: use or copy before returning). Never empty. */
+  onBody(chunk: Buffer): void;
 }
 
 const CRLF = Buffer.from('\r\n');
@@ -55,12 +65,15 @@ export class Http1ResponseParser {
   /** Whether any byte of a response arrived (a reused socket that closes before it is stale). */
   received = false;
 
-  /** `noBody`: the request was a HEAD (a response to it carries no body whatever its headers say). */
-  constructor(private readonly noBody = false) {}
+  /**
+   * `noBody`: the request was a HEAD (a response to it carries no body whatever its headers say).
+   * `sink`: streaming mode; the body goes to it, and the response returned at the end has an empty body.
+   */
+  constructor(private readonly noBody = false, private readonly sink?: Http1BodySink) {}
 
   /**
    * Feeds bytes. Returns the response once it is complete, else undefined. Bytes after a complete
-   * response are a protocol error (we never pipeline).
+   * response are a protocol error (we never pipeline). In streaming mode the sink is called from here.
    */
   push(data: Buffer): Http1Response | undefined {
     if (data.length === 0) return undefined;
@@ -84,7 +97,7 @@ export class Http1ResponseParser {
         }
         case State.Fixed: {
           const take = Math.min(this.remaining, buf.length);
-          if (take > 0) this.chunks.push(buf.subarray(0, take));
+          if (take > 0) this.body(buf.subarray(0, take));
           this.remaining -= take;
           buf = buf.subarray(take);
           if (this.remaining === 0) this.state = State.Done;
@@ -109,7 +122,7 @@ export class Http1ResponseParser {
         }
         case State.ChunkData: {
           const take = Math.min(this.remaining, buf.length);
-          if (take > 0) this.chunks.push(buf.subarray(0, take));
+          if (take > 0) this.body(buf.subarray(0, take));
           this.remaining -= take;
           buf = buf.subarray(take);
           if (this.remaining > 0) return undefined;
@@ -137,7 +150,7 @@ export class Http1ResponseParser {
         }
         case State.UntilClose: {
           this.addBodyBytes(buf.length);
-          if (buf.length > 0) this.chunks.push(buf);
+          if (buf.length > 0) this.body(buf);
           return undefined;
         }
         case State.Done: {
@@ -158,6 +171,11 @@ export class Http1ResponseParser {
     throw new Http1ProtocolError(this.state === State.Head ? 'connection closed before the response head ended' : 'connection closed before the response body ended');
   }
 
+  private body(bytes: Buffer): void {
+    if (this.sink === undefined) this.chunks.push(bytes);
+    else this.sink.onBody(bytes);
+  }
+
   private response(): Http1Response {
     const body = this.chunks.length === 1 ? this.chunks[0]! : Buffer.concat(this.chunks);
     return { status: this.status, body, keepAlive: this.keepAlive };
@@ -176,6 +194,7 @@ export class Http1ResponseParser {
   }
 
   private addBodyBytes(n: number): void {
+    if (this.sink !== undefined) return; // streamed: nothing is held
     this.bodyBytes += n;
     if (this.bodyBytes > MAX_BODY_BYTES) throw new Http1ProtocolError(`body larger than ${MAX_BODY_BYTES} bytes`);
   }
@@ -251,6 +270,7 @@ export class Http1ResponseParser {
       this.keepAlive = false;
       this.state = State.UntilClose;
     }
+    this.sink?.onHead(status, this.keepAlive);
   }
 }
 

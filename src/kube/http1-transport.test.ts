@@ -1,10 +1,13 @@
 // The keep-alive pool of the request layer's own HTTP/1.1 client against a scripted TCP server on
 // loopback: reuse, a stale socket (closed by the server between requests), a server closing in the
-// middle of an answer, aborts, `Connection: close`, and a retired pool.
+// middle of an answer, aborts, `Connection: close`, and a retired pool; and watches (`stream`):
+// events handed on as they arrive, aborts and destroy mid-stream, a server cutting a chunk, the
+// normal end of a watch and its connection's reuse.
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import net from 'node:net';
-import { Http1Pool } from './http1-transport.js';
+import { Http1Pool, type Http1StreamBody } from './http1-transport.js';
+import { decodeWatchStream } from './watch.js';
 
 interface Received {
   connection: number;
@@ -222,4 +225,182 @@ test('pool: a refused connection fails with the system error', async (t) => {
   const pool = new Http1Pool({ hostname: '127.0.0.1', port });
   t.after(() => pool.destroy());
   await assert.rejects(pool.send('GET', head('GET', '/'), undefined, AbortSignal.timeout(5000)), (err: Error & { code?: string }) => err.code === 'ECONNREFUSED');
+});
+
+// Watches.
+
+const CHUNKED_HEAD = 'HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n';
+const chunk = (text: string) => `${Buffer.byteLength(text).toString(16)}\r\n${text}\r\n`;
+const event = (name: string) => `${JSON.stringify({ type: 'ADDED', object: { metadata: { name } } })}\n`;
+
+/** A scripted server whose watch requests are held: the test writes to their sockets. */
+async function watchServer(t: TestContext) {
+  const watches: net.Socket[] = [];
+  const server = await scriptedServer(t, (socket, req) => {
+    if (req.path.startsWith('/watch')) watches.push(socket);
+    else ok(socket, '{}');
+  });
+  return { ...server, watches };
+}
+
+/** Reads the body's next piece (the iteration goes on from where it stopped). */
+async function next(it: AsyncIterator<Buffer>): Promise<string | undefined> {
+  const r = await it.next();
+  return r.done ? undefined : r.value.toString('utf8');
+}
+
+test('watch: resolves at the head; each event is handed on as it arrives; the end of the body ends it and the connection serves the next watch', async (t) => {
+  const { pool, watches, received } = await watchServer(t);
+  const signal = AbortSignal.timeout(5000);
+  const opening = pool.stream(head('GET', '/watch?rv=1'), signal);
+  await until(() => watches.length === 1, 'the watch to arrive');
+  watches[0]!.write(CHUNKED_HEAD);
+  const { status, body } = await opening;
+  assert.equal(status, 200);
+  const it = body[Symbol.asyncIterator]();
+  watches[0]!.write(chunk(event('a')));
+  assert.equal(await next(it), event('a'), 'the first event before the server sent more');
+  watches[0]!.write(chunk(event('b')).slice(0, 10)); // a chunk cut in the middle...
+  assert.equal(await next(it), event('b').slice(0, 10 - 4));
+  watches[0]!.write(chunk(event('b')).slice(10)); // ...completed later
+  assert.equal(await next(it), event('b').slice(6));
+  watches[0]!.write('0\r\n\r\n'); // the server ends the watch (its timeoutSeconds)
+  assert.equal(await next(it), undefined);
+  assert.equal(pool.size, 1, 'the connection stays open');
+  const again = pool.stream(head('GET', '/watch?rv=2'), signal);
+  await until(() => watches.length === 2, 'the second watch to arrive');
+  watches[1]!.write(`${CHUNKED_HEAD}0\r\n\r\n`);
+  const second = await again;
+  for await (const piece of second.body) assert.fail(`no body expected, got ${piece.toString()}`);
+  assert.deepEqual(received.map((r) => [r.connection, r.path]), [[1, '/watch?rv=1'], [1, '/watch?rv=2']], 'the ended watch\'s connection was reused');
+});
+
+test('watch: decodeWatchStream over the transport, the body one byte per chunk, CRLF lines', async (t) => {
+  const { pool, watches } = await watchServer(t);
+  const opening = pool.stream(head('GET', '/watch'), AbortSignal.timeout(5000));
+  await until(() => watches.length === 1, 'the watch to arrive');
+  const text = `${event('größe 🚀').trimEnd()}\r\n${event('b')}`;
+  const bytes = Buffer.from(text);
+  const wire = [Buffer.from(CHUNKED_HEAD)];
+  for (const b of bytes) wire.push(Buffer.from(`1\r\n`), Buffer.from([b]), Buffer.from('\r\n'));
+  wire.push(Buffer.from('0\r\n\r\n'));
+  watches[0]!.write(Buffer.concat(wire));
+  const { body } = await opening;
+  const names: string[] = [];
+  for await (const e of decodeWatchStream(body)) names.push(e.object.metadata?.name ?? '');
+  assert.deepEqual(names, ['größe 🚀', 'b']);
+});
+
+test('watch: a body delimited by the end of the connection ends normally when the server closes', async (t) => {
+  const { pool, watches } = await watchServer(t);
+  const opening = pool.stream(head('GET', '/watch'), AbortSignal.timeout(5000));
+  await until(() => watches.length === 1, 'the watch to arrive');
+  watches[0]!.write(`HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n\r\n${event('a')}`);
+  const { body } = await opening;
+  const it = body[Symbol.asyncIterator]();
+  assert.equal(await next(it), event('a'));
+  watches[0]!.end(event('b'));
+  assert.equal(await next(it), event('b'));
+  assert.equal(await next(it), undefined);
+  await until(() => pool.size === 0, 'the connection to close');
+});
+
+test('watch: the server closing in the middle of a chunk fails the iteration with a clear error', async (t) => {
+  const { pool, watches } = await watchServer(t);
+  const opening = pool.stream(head('GET', '/watch'), AbortSignal.timeout(5000));
+  await until(() => watches.length === 1, 'the watch to arrive');
+  watches[0]!.write(`${CHUNKED_HEAD}${chunk(event('a'))}${chunk(event('b')).slice(0, 12)}`);
+  const { body } = await opening;
+  const got: string[] = [];
+  const failed = (async () => {
+    for await (const piece of body) got.push(piece.toString());
+  })();
+  await until(() => got.join('') === event('a') + event('b').slice(0, 8), 'the bytes before the cut');
+  watches[0]!.end();
+  await assert.rejects(failed, /malformed HTTP response: connection closed before the response body ended/);
+  await until(() => pool.size === 0, 'the connection to close');
+});
+
+test('watch: an abort mid-stream ends the iteration with the signal\'s reason and destroys the socket', async (t) => {
+  const { pool, watches, sockets } = await watchServer(t);
+  await pool.send('GET', head('GET', '/'), undefined, AbortSignal.timeout(5000));
+  const call = new AbortController();
+  const opening = pool.stream(head('GET', '/watch'), call.signal);
+  await until(() => watches.length === 1, 'the watch to arrive');
+  assert.equal(pool.size, 1, 'in one pool a watch reuses an idle connection (KubeHttp keeps watches in a pool of their own)');
+  watches[0]!.write(`${CHUNKED_HEAD}${chunk(event('a'))}`);
+  const { body } = await opening;
+  const it = body[Symbol.asyncIterator]();
+  assert.equal(await next(it), event('a'));
+  const waiting = it.next();
+  const reason = new Error('stop');
+  call.abort(reason);
+  await assert.rejects(waiting, (err) => err === reason);
+  await until(() => pool.size === 0 && sockets.size === 0, 'the watch\'s socket to close on both ends');
+});
+
+test('watch: an abort before the head rejects the open; an aborted signal sends nothing', async (t) => {
+  const { pool, watches, received } = await watchServer(t);
+  const call = new AbortController();
+  const opening = pool.stream(head('GET', '/watch'), call.signal);
+  await until(() => watches.length === 1, 'the watch to arrive');
+  const reason = new Error('early');
+  call.abort(reason);
+  await assert.rejects(opening, (err) => err === reason);
+  await until(() => pool.size === 0, 'the socket to close');
+  await assert.rejects(pool.stream(head('GET', '/watch'), AbortSignal.abort(reason)), (err) => err === reason);
+  assert.equal(received.length, 1);
+});
+
+test('watch: destroy() mid-stream ends the iteration and closes the connection; after the end it closes nothing', async (t) => {
+  const { pool, watches } = await watchServer(t);
+  const signal = AbortSignal.timeout(5000);
+  const opening = pool.stream(head('GET', '/watch/1'), signal);
+  await until(() => watches.length === 1, 'the watch to arrive');
+  watches[0]!.write(`${CHUNKED_HEAD}${chunk(event('a'))}`);
+  const { body } = await opening;
+  const it = body[Symbol.asyncIterator]();
+  assert.equal(await next(it), event('a'));
+  const waiting = it.next();
+  body.destroy();
+  assert.deepEqual(await waiting, { done: true, value: undefined });
+  await until(() => pool.size === 0, 'the destroyed watch\'s connection to close');
+  const ended = pool.stream(head('GET', '/watch/2'), signal);
+  await until(() => watches.length === 2, 'the second watch to arrive');
+  watches[1]!.write(`${CHUNKED_HEAD}0\r\n\r\n`);
+  const done: Http1StreamBody = (await ended).body;
+  for await (const piece of done) assert.fail(`unexpected ${piece.toString()}`);
+  done.destroy();
+  assert.equal(pool.size, 1, 'an ended body\'s destroy leaves its (pooled) connection alone');
+});
+
+test('watch: a consumer that does not read pauses the socket at the high-water mark; reading resumes it and nothing is lost', async (t) => {
+  const { pool, watches } = await watchServer(t);
+  const opening = pool.stream(head('GET', '/watch'), AbortSignal.timeout(20_000));
+  await until(() => watches.length === 1, 'the watch to arrive');
+  const piece = `${'x'.repeat(64 * 1024 - 1)}\n`;
+  const total = 512; // 32 MiB: more than the kernel's socket buffers hold
+  const server = watches[0]!;
+  server.write(CHUNKED_HEAD);
+  const { body } = await opening;
+  let written = 0;
+  let blocked = false;
+  const writing = (async () => {
+    for (; written < total; written++) {
+      if (!server.write(chunk(piece))) {
+        blocked = true;
+        await new Promise((resolve) => server.once('drain', resolve));
+        blocked = false;
+      }
+    }
+    server.write('0\r\n\r\n');
+  })();
+  // Unread, the body holds up to the mark and the server's writes back up behind it.
+  await until(() => blocked && body.buffered >= 256 * 1024, 'the body to fill to its mark and the server to block', 10_000);
+  assert.ok(body.buffered < 256 * 1024 + 2 * piece.length, `the body holds about the mark (${body.buffered} bytes)`);
+  assert.ok(written < total, `the server's writes back up (${written} of ${total})`);
+  let bytes = 0;
+  for await (const b of body) bytes += b.length;
+  await writing;
+  assert.equal(bytes, piece.length * total);
 });

@@ -1,4 +1,4 @@
-// The transport of the request layer's ordinary calls (not watches): HTTP/1.1 written and parsed
+// The transport of the request layer, ordinary calls and watches: HTTP/1.1 written and parsed
 // by us over keep-alive `tls.connect` (or, for an http:// server, `net.connect`) sockets.
 // Why our own: after the layer's own costs were cut, node:https's machinery (Agent, ClientRequest/
 // OutgoingMessage, IncomingMessage streams, llhttp callbacks) was about 40 % of the sidecar's CPU
@@ -15,6 +15,11 @@
 // before any byte of the answer arrived is a stale socket: a GET is sent again on a new connection
 // (what Go's transport does for idempotent requests); any other method fails with node's
 // "socket hang up" (ECONNRESET), as it did through node's agent.
+// A watch (`stream`) resolves once the response head is read; its body is then an async iterable
+// of the decoded body bytes as they arrive (no IncomingMessage, no stream machinery), and the
+// connection goes back to the pool once the server ends the body. Watches get a pool of their own
+// (KubeHttp keeps two, sharing one SecureContext and TLS session), so a watch holding its socket for
+// minutes never takes the socket the next ordinary request would reuse.
 import net from 'node:net';
 import tls from 'node:tls';
 import { Http1ResponseParser, type Http1Response } from './http1-parser.js';
@@ -45,6 +50,11 @@ const MAX_IDLE = 256;
 /** node's agent default keepAliveMsecs: TCP keep-alive probes on pooled sockets. */
 const TCP_KEEPALIVE_MS = 1000;
 
+/** A watch body's socket stops reading while this many bytes wait for the consumer... */
+const STREAM_HIGH_WATER = 256 * 1024;
+/** ...and reads again once they are down to this many. */
+const STREAM_LOW_WATER = 64 * 1024;
+
 /** An error as node's http client reports a connection that closed before the answer. */
 function hangUp(): Error {
   return Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' });
@@ -65,17 +75,12 @@ class Connection {
     socket.on('close', () => this.onClose(undefined));
   }
 
-  /** Writes the request and settles once the whole response has been read. */
-  exchange(request: string, noBody: boolean, settle: (err: Error | undefined, res?: Http1Response) => void): void {
-    this.parser = new Http1ResponseParser(noBody);
+  /** Writes the request and settles once the parser has read the whole response (or it failed). */
+  exchange(request: string, parser: Http1ResponseParser, settle: (err: Error | undefined, res?: Http1Response) => void): void {
+    this.parser = parser;
     this.settle = settle;
     this.socket.ref();
     this.socket.write(request);
-  }
-
-  /** Whether the response in flight had started to arrive (false: the server never answered). */
-  get answered(): boolean {
-    return this.parser?.received ?? false;
   }
 
   destroy(err?: Error): void {
@@ -174,6 +179,29 @@ export class Http1Pool {
     }
   }
 
+  /**
+   * Sends a bodiless GET whose answer streams (a watch; `head` as for send) and resolves once the
+   * response head is read. The body is then read as the consumer iterates it; the signal aborts the
+   * exchange at any point until the body ended (the socket is destroyed and the iteration throws).
+   */
+  async stream(head: string, signal: AbortSignal): Promise<Http1Stream> {
+    const request = `${head}\r\n`;
+    const reused = this.takeIdle();
+    if (reused !== undefined) {
+      try {
+        return await this.openStream(reused, request, signal);
+      } catch (err) {
+        if (!(err instanceof StaleSocket) || signal.aborted) throw unwrap(err, signal);
+      }
+    }
+    const conn = await this.connect(signal);
+    try {
+      return await this.openStream(conn, request, signal);
+    } catch (err) {
+      throw unwrap(err, signal);
+    }
+  }
+
   /** Closes idle connections now and the busy ones once their answer is read; no new ones open. */
   retire(): void {
     this.retired = true;
@@ -230,11 +258,40 @@ export class Http1Pool {
       const onAbort = () => conn.destroy();
       signal.addEventListener('abort', onAbort, { once: true });
       const reused = conn.exchanges > 0;
-      conn.exchange(request, method === 'HEAD', (err, res) => {
+      const parser = new Http1ResponseParser(method === 'HEAD');
+      conn.exchange(request, parser, (err, res) => {
         signal.removeEventListener('abort', onAbort);
         if (err === undefined) resolve(res!);
-        else if (reused && !conn.answered && !signal.aborted && isConnectionLoss(err)) reject(new StaleSocket(err));
+        else if (reused && !parser.received && !signal.aborted && isConnectionLoss(err)) reject(new StaleSocket(err));
         else reject(signal.aborted ? abortReason(signal) : err);
+      });
+    });
+  }
+
+  private openStream(conn: Connection, request: string, signal: AbortSignal): Promise<Http1Stream> {
+    return new Promise((resolve, reject) => {
+      if (signal.aborted) {
+        this.release(conn);
+        reject(abortReason(signal));
+        return;
+      }
+      const onAbort = () => conn.destroy();
+      signal.addEventListener('abort', onAbort, { once: true });
+      const reused = conn.exchanges > 0;
+      let body: Http1StreamBody | undefined;
+      const parser = new Http1ResponseParser(false, {
+        onHead: (status) => {
+          body = new Http1StreamBody(conn);
+          resolve({ status, body });
+        },
+        onBody: (chunk) => body!.push(chunk),
+      });
+      conn.exchange(request, parser, (err) => {
+        signal.removeEventListener('abort', onAbort);
+        const failure = err === undefined ? undefined : signal.aborted ? abortReason(signal) : err;
+        if (body !== undefined) body.finish(failure);
+        else if (reused && !parser.received && !signal.aborted && isConnectionLoss(err!)) reject(new StaleSocket(err!));
+        else reject(failure);
       });
     });
   }
@@ -290,6 +347,114 @@ export class Http1Pool {
     });
   }
 }
+
+/** A streamed answer: its status, then its body. */
+export interface Http1Stream {
+  status: number;
+  body: Http1StreamBody;
+}
+
+/**
+ * A streamed response body: the bytes (chunked coding removed) in the order they arrived, as an
+ * async iterable that ends when the server ends the body and throws when the connection fails or
+ * the exchange is aborted. Bytes the consumer has not taken yet are held up to a bound; the socket
+ * then pauses (as node's streams apply backpressure).
+ */
+export class Http1StreamBody implements AsyncIterable<Buffer> {
+  private readonly queue: Buffer[] = [];
+  private head = 0;
+  private queuedBytes = 0;
+  private paused = false;
+  private ended = false;
+  private failure: Error | undefined;
+  private wake: (() => void) | undefined;
+
+  /** @internal: made by Http1Pool.stream. */
+  constructor(private readonly conn: Connection) {}
+
+  /** @internal: bytes from the parser. */
+  push(chunk: Buffer): void {
+    if (this.ended) return;
+    this.queue.push(chunk);
+    this.queuedBytes += chunk.length;
+    if (!this.paused && this.queuedBytes >= STREAM_HIGH_WATER) {
+      this.paused = true;
+      this.conn.socket.pause();
+    }
+    this.notify();
+  }
+
+  /** @internal: the body ended (err undefined) or failed. */
+  finish(err: Error | undefined): void {
+    if (this.ended) return;
+    this.ended = true;
+    this.failure = err;
+    // The connection may go on to its next exchange; what is queued here was already read.
+    if (this.paused) {
+      this.paused = false;
+      this.conn.socket.resume();
+    }
+    this.notify();
+  }
+
+  /** Bytes read from the socket that the consumer has not taken yet. */
+  get buffered(): number {
+    return this.queuedBytes;
+  }
+
+  /**
+   * Stops reading: before the body ended the connection is destroyed (it cannot be reused
+   * mid-body), and an iteration in progress ends. After the end it does nothing.
+   */
+  destroy(): void {
+    if (this.ended) return;
+    this.ended = true;
+    this.queue.length = 0;
+    this.head = 0;
+    this.queuedBytes = 0;
+    this.conn.destroy();
+    this.notify();
+  }
+
+  async *[Symbol.asyncIterator](): AsyncGenerator<Buffer> {
+    try {
+      for (;;) {
+        if (this.head < this.queue.length) {
+          const chunk = this.queue[this.head]!;
+          this.queue[this.head++] = EMPTY;
+          if (this.head === this.queue.length) {
+            this.queue.length = 0;
+            this.head = 0;
+          }
+          this.queuedBytes -= chunk.length;
+          if (this.paused && this.queuedBytes <= STREAM_LOW_WATER) {
+            this.paused = false;
+            this.conn.socket.resume();
+          }
+          yield chunk;
+          continue;
+        }
+        if (this.ended) {
+          if (this.failure !== undefined) throw this.failure;
+          return;
+        }
+        await new Promise<void>((resolve) => {
+          this.wake = resolve;
+        });
+      }
+    } finally {
+      this.destroy();
+    }
+  }
+
+  private notify(): void {
+    const wake = this.wake;
+    this.wake = undefined;
+    wake?.();
+  }
+}
+
+const EMPTY = Buffer.alloc(0);
 
 /** A reused socket lost before any byte of the answer (the request may be sent again). */
 class StaleSocket extends Error {

@@ -3,12 +3,11 @@
 // its newline all decode as the server sent them.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type http from 'node:http';
 import { Readable } from 'node:stream';
-import { decodeWatchStream, type WatchEvent } from './watch.js';
+import { decodeWatchStream, type WatchBytes, type WatchEvent } from './watch.js';
 
-function response(chunks: Buffer[]): http.IncomingMessage {
-  return Readable.from(chunks, { objectMode: false }) as unknown as http.IncomingMessage;
+function response(chunks: Buffer[]): WatchBytes {
+  return Readable.from(chunks, { objectMode: false });
 }
 
 async function decodeAll(chunks: Buffer[]): Promise<WatchEvent[]> {

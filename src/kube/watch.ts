@@ -1,6 +1,5 @@
 // Decoding a watch response: one JSON WatchEvent per line. Kept apart from the informer so the
 // informer only sees parsed events and the HTTP layer only sees bytes.
-import type http from 'node:http';
 import type { KubeObject } from '../model/objects.js';
 
 export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
@@ -11,6 +10,12 @@ export interface WatchEvent {
   object: KubeObject;
 }
 
+/** A watch response's body bytes as they arrive (KubeHttp.stream's ResponseStream, a Readable in tests). */
+export interface WatchBytes extends AsyncIterable<Buffer> {
+  /** Stops reading; the connection is closed unless the body already ended. */
+  destroy(): void;
+}
+
 const NEWLINE = 0x0a;
 
 /**
@@ -19,11 +24,11 @@ const NEWLINE = 0x0a;
  * is decoded once, straight from the chunk that holds it, with no stream decoder or growing
  * string in between.
  */
-export async function* decodeWatchStream(res: http.IncomingMessage): AsyncGenerator<WatchEvent> {
+export async function* decodeWatchStream(res: WatchBytes): AsyncGenerator<WatchEvent> {
   /** The start of a line that continues in the next chunk(s). */
   let partial: Buffer[] = [];
   try {
-    for await (const chunk of res as AsyncIterable<Buffer>) {
+    for await (const chunk of res) {
       let start = 0;
       let newline: number;
       while ((newline = chunk.indexOf(NEWLINE, start)) >= 0) {
