@@ -10,6 +10,7 @@ import { parseEnvFile } from '../test/cluster/components.js';
 import { CLUSTER_ENV_VAR } from '../test/cluster/test-cluster.js';
 import { loadKubeConfig } from '../src/kube/kubeconfig.js';
 import { resolveCredentials } from '../src/kube/credentials.js';
+import { getPatchLoop } from './lib/request-loop.js';
 
 const [k = 2000, concurrency = 10, rounds = 3] = process.argv.slice(2).map(Number);
 const env = parseEnvFile(readFileSync(process.env[CLUSTER_ENV_VAR]!, 'utf8'));
@@ -59,23 +60,12 @@ function viaHttp2(): { send: Send; close(): void } {
 async function run(name: string, make: () => { send: Send; close(): void }): Promise<{ cpuMs: number; wallMs: number }> {
   const client = make();
   await client.send('GET', path); // connection set-up outside the measurement
-  const cpu0 = process.cpuUsage();
-  const t0 = performance.now();
-  let next = 0;
-  const worker = async () => {
-    while (next < k) {
-      const i = next++;
-      const status = i % 2 === 0
-        ? await client.send('GET', path)
-        : await client.send('PATCH', path, JSON.stringify({ data: { n: String(i) } }));
-      if (status !== 200) throw new Error(`${name}: status ${status}`);
-    }
-  };
-  await Promise.all(Array.from({ length: concurrency }, worker));
-  const wallMs = performance.now() - t0;
-  const cpu = process.cpuUsage(cpu0);
+  const { cpuMs, wallMs } = await getPatchLoop(k, concurrency, async (i, patch) => {
+    const status = patch ? await client.send('PATCH', path, JSON.stringify({ data: { n: String(i) } })) : await client.send('GET', path);
+    if (status !== 200) throw new Error(`${name}: status ${status}`);
+  });
   client.close();
-  return { cpuMs: (cpu.user + cpu.system) / 1000, wallMs };
+  return { cpuMs, wallMs };
 }
 
 // The ConfigMap both clients read and patch (an existing one from an earlier run is fine).

@@ -13,6 +13,7 @@ import { parseEnvFile, repoRoot } from '../test/cluster/components.js';
 import { CLUSTER_ENV_VAR } from '../test/cluster/test-cluster.js';
 import { loadKubeConfig } from '../src/kube/kubeconfig.js';
 import { ContentType, KubeHttp } from '../src/kube/http.js';
+import { getPatchLoop, type LoopRun } from './lib/request-loop.js';
 
 const [commit, ...rest] = process.argv.slice(2);
 if (!commit || !/^[0-9a-f]{4,40}$/.test(commit)) throw new Error('usage: layer-probe.ts COMMIT [K] [concurrency] [rounds]');
@@ -42,26 +43,17 @@ await setup.request({
 }, signal).catch(() => undefined);
 setup.close();
 
-interface Run { cpuMs: number; sysMs: number; wallMs: number }
+type Run = LoopRun;
 
 async function run(Impl: typeof KubeHttp): Promise<Run> {
   const client = make(Impl);
   await client.request({ method: 'GET', path }, signal); // connection set-up outside the measurement
-  const cpu0 = process.cpuUsage();
-  const t0 = performance.now();
-  let next = 0;
-  const worker = async () => {
-    while (next < k) {
-      const i = next++;
-      if (i % 2 === 0) await client.request({ method: 'GET', path }, signal);
-      else await client.request({ method: 'PATCH', path, body: { data: { n: String(i) } }, contentType: ContentType.MergePatch }, signal);
-    }
-  };
-  await Promise.all(Array.from({ length: concurrency }, worker));
-  const wallMs = performance.now() - t0;
-  const cpu = process.cpuUsage(cpu0);
+  const result = await getPatchLoop(k, concurrency, async (i, patch) => {
+    if (patch) await client.request({ method: 'PATCH', path, body: { data: { n: String(i) } }, contentType: ContentType.MergePatch }, signal);
+    else await client.request({ method: 'GET', path }, signal);
+  });
   client.close();
-  return { cpuMs: (cpu.user + cpu.system) / 1000, sysMs: cpu.system / 1000, wallMs };
+  return result;
 }
 
 const results: Record<string, Run[]> = { [commit]: [], 'working tree': [] };

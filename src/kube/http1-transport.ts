@@ -250,34 +250,12 @@ export class Http1Pool {
 
   private exchange(conn: Connection, method: string, request: string, signal: AbortSignal): Promise<Http1Response> {
     return new Promise((resolve, reject) => {
-      if (signal.aborted) {
-        this.release(conn);
-        reject(abortReason(signal));
-        return;
-      }
-      const onAbort = () => conn.destroy();
-      signal.addEventListener('abort', onAbort, { once: true });
-      const reused = conn.exchanges > 0;
-      const parser = new Http1ResponseParser(method === 'HEAD');
-      conn.exchange(request, parser, (err, res) => {
-        signal.removeEventListener('abort', onAbort);
-        if (err === undefined) resolve(res!);
-        else if (reused && !parser.received && !signal.aborted && isConnectionLoss(err)) reject(new StaleSocket(err));
-        else reject(signal.aborted ? abortReason(signal) : err);
-      });
+      this.begin(conn, request, signal, new Http1ResponseParser(method === 'HEAD'), (err, res) => (err === undefined ? resolve(res!) : reject(err)));
     });
   }
 
   private openStream(conn: Connection, request: string, signal: AbortSignal): Promise<Http1Stream> {
     return new Promise((resolve, reject) => {
-      if (signal.aborted) {
-        this.release(conn);
-        reject(abortReason(signal));
-        return;
-      }
-      const onAbort = () => conn.destroy();
-      signal.addEventListener('abort', onAbort, { once: true });
-      const reused = conn.exchanges > 0;
       let body: Http1StreamBody | undefined;
       const parser = new Http1ResponseParser(false, {
         onHead: (status) => {
@@ -286,13 +264,33 @@ export class Http1Pool {
         },
         onBody: (chunk) => body!.push(chunk),
       });
-      conn.exchange(request, parser, (err) => {
-        signal.removeEventListener('abort', onAbort);
-        const failure = err === undefined ? undefined : signal.aborted ? abortReason(signal) : err;
-        if (body !== undefined) body.finish(failure);
-        else if (reused && !parser.received && !signal.aborted && isConnectionLoss(err!)) reject(new StaleSocket(err!));
-        else reject(failure);
+      this.begin(conn, request, signal, parser, (err) => {
+        if (body !== undefined) body.finish(err);
+        else reject(err);
       });
+    });
+  }
+
+  /**
+   * Writes `request` on `conn` and reads the answer with `parser`. `settled` gets the outcome with
+   * its error mapped: the signal's reason once it aborted (the socket is then destroyed), a
+   * StaleSocket when a reused socket was lost before any byte of the answer. A signal that had
+   * already aborted leaves the connection unused in the pool.
+   */
+  private begin(conn: Connection, request: string, signal: AbortSignal, parser: Http1ResponseParser, settled: (err: Error | undefined, res?: Http1Response) => void): void {
+    if (signal.aborted) {
+      this.release(conn);
+      settled(abortReason(signal));
+      return;
+    }
+    const onAbort = () => conn.destroy();
+    signal.addEventListener('abort', onAbort, { once: true });
+    const reused = conn.exchanges > 0;
+    conn.exchange(request, parser, (err, res) => {
+      signal.removeEventListener('abort', onAbort);
+      if (err === undefined) settled(undefined, res);
+      else if (reused && !parser.received && !signal.aborted && isConnectionLoss(err)) settled(new StaleSocket(err));
+      else settled(signal.aborted ? abortReason(signal) : err);
     });
   }
 
