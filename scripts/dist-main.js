@@ -1,9 +1,12 @@
 // dist/main.js, written by scripts/build.sh beside the bundle. It turns on V8's code cache for
 // the code loaded after it where the runtime has one (module.enableCompileCache, Node 22.1+),
 // then runs the resizer: one bundled file, resizer.js.
-import module from 'node:module';
-import { accessSync, constants, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+// Builtins through process.getBuiltinModule, not ESM imports: an ESM import of node:fs builds a
+// namespace of every export, and its `promises` getter loads fs/promises, readline and the REPL's
+// history module, which nothing here uses.
+const module = process.getBuiltinModule('node:module');
+const { accessSync, constants, statSync } = process.getBuiltinModule('node:fs');
+const { tmpdir } = process.getBuiltinModule('node:os');
 
 // Only into a temp directory that exists and is writable: on a read-only root filesystem the
 // cache is simply off. (Node 24.22 was seen to spin forever in enableCompileCache when the
