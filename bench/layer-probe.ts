@@ -3,8 +3,8 @@
 // given commit, alternating A B per round in one process. Run inside a test cluster:
 //   node --import tsx test/cluster/run-with-cluster.ts -- node --import tsx bench/layer-probe.ts COMMIT [K] [concurrency] [rounds]
 // It GETs and merge-PATCHes one ConfigMap (K/2 each) with the admin kubeconfig, no client-side
-// rate limit. The older http.ts is written to bench/.build/ with its imports pointing at today's
-// src/ (so only the request layer differs).
+// rate limit. The older http.ts (and http1-transport.ts, where the commit has it) is written to
+// bench/.build/ with its other imports pointing at today's src/ (so only the request layer differs).
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -19,15 +19,27 @@ const [commit, ...rest] = process.argv.slice(2);
 if (!commit || !/^[0-9a-f]{4,40}$/.test(commit)) throw new Error('usage: layer-probe.ts COMMIT [K] [concurrency] [rounds]');
 const [k = 2000, concurrency = 10, rounds = 3] = rest.map(Number);
 
-const source = execFileSync('git', ['-C', repoRoot, 'show', `${commit}:src/kube/http.ts`], { encoding: 'utf8' });
 const srcUrl = pathToFileURL(join(repoRoot, 'src')).href;
-const rewritten = source
-  .replace(/from '\.\.\/base\//g, `from '${srcUrl}/base/`)
-  .replace(/from '\.\//g, `from '${srcUrl}/kube/`);
 const buildDir = join(repoRoot, 'bench', '.build');
 mkdirSync(buildDir, { recursive: true });
-const oldPath = join(buildDir, `http-${commit}.ts`);
-writeFileSync(oldPath, rewritten);
+/** The commit's version of src/kube/<file>.ts in bench/.build, importing today's src/ except for `own` (the commit's too). */
+function oldModule(file: string, own: readonly string[]): string | undefined {
+  let source: string;
+  try {
+    source = execFileSync('git', ['-C', repoRoot, 'show', `${commit}:src/kube/${file}.ts`], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+  } catch {
+    return undefined; // the commit has no such file
+  }
+  let rewritten = source.replace(/from '\.\.\/base\//g, `from '${srcUrl}/base/`);
+  for (const name of own) rewritten = rewritten.replaceAll(`from './${name}.js'`, `from './${name}-${commit}.ts'`);
+  rewritten = rewritten.replace(/from '\.\/(?![\w-]+-[0-9a-f]{4,40}\.ts')/g, `from '${srcUrl}/kube/`);
+  const path = join(buildDir, `${file}-${commit}.ts`);
+  writeFileSync(path, rewritten);
+  return path;
+}
+// The layer is http.ts and, since it has its own client, the transport under it (http1-transport.ts).
+const ownTransport = oldModule('http1-transport', []) !== undefined;
+const oldPath = oldModule('http', ownTransport ? ['http1-transport'] : [])!;
 const { KubeHttp: OldKubeHttp } = (await import(pathToFileURL(oldPath).href)) as { KubeHttp: typeof KubeHttp };
 
 const env = parseEnvFile(readFileSync(process.env[CLUSTER_ENV_VAR]!, 'utf8'));
