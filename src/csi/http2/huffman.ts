@@ -47,6 +47,16 @@ function buildTable(): CanonicalTable {
 
 let table: CanonicalTable | undefined;
 
+/** A symbol's code and its length in bits (for tests: we never encode). */
+export function huffmanCodeOf(symbol: number): { code: number; bits: number } {
+  const { symbols, firstCode, firstIndex } = (table ??= buildTable());
+  const index = symbols.indexOf(symbol);
+  for (let bits = MAX_CODE_BITS; bits > 0; bits--) {
+    if (firstCode[bits]! >= 0 && index >= firstIndex[bits]!) return { code: firstCode[bits]! + index - firstIndex[bits]!, bits };
+  }
+  throw new RangeError(`no symbol ${symbol}`);
+}
+
 /** Decodes a Huffman-coded string literal to its octets, as a latin1 string (one char per octet). */
 export function huffmanDecode(input: Uint8Array): string {
   const { symbols, firstCode, firstIndex, count } = (table ??= buildTable());
