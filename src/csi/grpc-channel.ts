@@ -135,6 +135,8 @@ export class GrpcChannel {
     let session = this.usableSession();
     if (!session) {
       this.connect();
+      // A call waiting for the connection keeps the process alive, as one in flight does.
+      this.attemptConnection?.ref();
       if (this.attempt) await waitUntil(this.attempt, started + timeoutMs, signal);
       session = this.usableSession();
       if (signal.aborted) throw new GrpcStatusError(GrpcStatus.CANCELLED, 'Cancelled on client');
@@ -191,6 +193,8 @@ export class GrpcChannel {
           return;
         }
         established = true;
+        // Unreferenced until a call is in flight (a waiting call may have referenced it).
+        if (session.calls.size === 0) connection.unref();
         this.session = session;
         this.lastError = '';
         this.setState('ready');

@@ -113,6 +113,7 @@ export class Http2ClientConnection {
   private closeReason = '';
   private closeReported = false;
   private out: Buffer[] = [];
+  private flushScheduled = false;
 
   constructor(
     private readonly socket: Socket,
@@ -168,7 +169,7 @@ export class Http2ClientConnection {
     }
     if (this.streams.size < this.peerMaxConcurrentStreams) this.open(stream);
     else this.queued.push(stream);
-    this.flush();
+    this.scheduleFlush();
     return stream;
   }
 
@@ -197,7 +198,7 @@ export class Http2ClientConnection {
     this.streams.delete(stream.id);
     if (!this.isClosed) this.out.push(rstStreamFrame(stream.id, code));
     this.afterStreamClosed();
-    this.flush();
+    this.scheduleFlush();
   }
 
   private open(stream: ClientStream): void {
@@ -246,6 +247,21 @@ export class Http2ClientConnection {
       if (this.connectionSendWindow <= 0) return;
     }
   }
+
+  /**
+   * Writes what is queued once the current tick's work is done: the calls a burst of answers
+   * sets off (each answer resolves a call, whose caller starts the next) go out in one write.
+   */
+  private scheduleFlush(): void {
+    if (this.flushScheduled) return;
+    this.flushScheduled = true;
+    process.nextTick(this.flushOnTick);
+  }
+
+  private readonly flushOnTick = (): void => {
+    this.flushScheduled = false;
+    this.flush();
+  };
 
   private flush(): void {
     if (this.out.length === 0) return;

@@ -153,51 +153,56 @@ function readString(cursor: Cursor): string {
   }
 }
 
-const STATIC_EXACT = new Map<string, number>();
+/** Static entries with a value, by name then value; and the first static entry of each name. */
+const STATIC_EXACT = new Map<string, Map<string, number>>();
 const STATIC_NAME = new Map<string, number>();
 STATIC_TABLE.forEach(([name, value], i) => {
-  if (value !== '') STATIC_EXACT.set(`${name}\0${value}`, i + 1);
+  if (value !== '') (STATIC_EXACT.get(name) ?? STATIC_EXACT.set(name, new Map()).get(name)!).set(value, i + 1);
   if (!STATIC_NAME.has(name)) STATIC_NAME.set(name, i + 1);
 });
 
 /** Encodes a header list (names lowercase, values latin1/ASCII) without touching any dynamic table. */
 export function encodeHeaderBlock(fields: readonly HeaderField[]): Buffer {
-  const bytes: number[] = [];
+  // At most 6 octets of integer per index or length (values under 2^31), then the strings.
+  let bound = 0;
+  for (const [name, value] of fields) bound += 18 + name.length + value.length;
+  const out = Buffer.allocUnsafe(bound);
+  let at = 0;
   for (const [name, value] of fields) {
-    const exact = STATIC_EXACT.get(`${name}\0${value}`);
+    const exact = STATIC_EXACT.get(name)?.get(value);
     if (exact !== undefined) {
-      writeInteger(bytes, exact, 7, 0x80);
+      at = writeInteger(out, at, exact, 7, 0x80);
       continue;
     }
     // Literal header field without indexing: name by static index where there is one.
     const nameIndex = STATIC_NAME.get(name) ?? 0;
-    writeInteger(bytes, nameIndex, 4, 0x00);
-    if (nameIndex === 0) writeString(bytes, name);
-    writeString(bytes, value);
+    at = writeInteger(out, at, nameIndex, 4, 0x00);
+    if (nameIndex === 0) at = writeString(out, at, name);
+    at = writeString(out, at, value);
   }
-  return Buffer.from(bytes);
+  return out.subarray(0, at);
 }
 
-function writeInteger(bytes: number[], value: number, prefixBits: number, pattern: number): void {
+function writeInteger(out: Buffer, at: number, value: number, prefixBits: number, pattern: number): number {
   const limit = 2 ** prefixBits - 1;
   if (value < limit) {
-    bytes.push(pattern | value);
-    return;
+    out[at++] = pattern | value;
+    return at;
   }
-  bytes.push(pattern | limit);
+  out[at++] = pattern | limit;
   let rest = value - limit;
   while (rest >= 128) {
-    bytes.push((rest % 128) | 0x80);
+    out[at++] = (rest % 128) | 0x80;
     rest = Math.floor(rest / 128);
   }
-  bytes.push(rest);
+  out[at++] = rest;
+  return at;
 }
 
-function writeString(bytes: number[], value: string): void {
-  writeInteger(bytes, value.length, 7, 0x00);
-  for (let i = 0; i < value.length; i++) {
-    const code = value.charCodeAt(i);
-    if (code > 0xff) throw new HpackError(`header value ${JSON.stringify(value)} is not latin1`);
-    bytes.push(code);
-  }
+const NOT_LATIN1 = /[^\x00-\xff]/;
+
+function writeString(out: Buffer, at: number, value: string): number {
+  if (NOT_LATIN1.test(value)) throw new HpackError(`header value ${JSON.stringify(value)} is not latin1`);
+  at = writeInteger(out, at, value.length, 7, 0x00);
+  return at + out.write(value, at, 'latin1');
 }
