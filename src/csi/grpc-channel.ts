@@ -1,6 +1,6 @@
-// A minimal gRPC client for unary calls over one HTTP/2 connection (node:http2) to a unix socket:
-// the only shape of gRPC a CSI sidecar needs. Written for issue 15 in place of @grpc/grpc-js,
-// whose general machinery (resolvers, load balancing, channelz, retries, compression) the sidecar
+// A minimal gRPC client for unary calls over one HTTP/2 connection to a unix socket: the only
+// shape of gRPC a CSI sidecar needs. Written for issue 15 in place of @grpc/grpc-js, whose
+// general machinery (resolvers, load balancing, channelz, retries, compression) the sidecar
 // pays for and never uses. Measured on this machine (Node 26.12.1, 2 cores shared with other
 // work, so each figure is a median of alternating runs):
 //   - client CPU per call against the grpc-go mock driver (bench/grpc-probe.ts, 3 x 3000 calls at
@@ -14,6 +14,18 @@
 //     burst CPU 1.33 -> 1.38 and 1.31 -> 1.24; peak RSS 1.56 -> 1.42 and 1.49 -> 1.42 (ours
 //     104 -> 95.8 and 99.5 -> 94.8 MiB); start-up CPU 2.49 -> 2.62 and 2.50 -> 2.56 (ours 0.43 ->
 //     0.38 and 0.55 -> 0.41 cpu-s).
+// The HTTP/2 underneath is our own too (./http2/: frames, HPACK, the client connection), no
+// longer node:http2: loading node:http2 pulled in its core, compat and util modules and assert
+// (with assertion_error, colors ...), compiled at every start, and each Http2Session and stream
+// goes through nghttp2 and Node's stream machinery. A unary call needs a small part of HTTP/2
+// (see http2/connection.ts), written in ~1050 lines. Measured against b1be3ba (node:http2):
+//   - bench/grpc-probe.ts with BEFORE_ROOT (arms alternating, median of 5 rounds): 3000 calls at
+//     concurrency 10, load 4.1: 65.4 -> 35.0 µs per call (bare node:http2 55.6); 2000 calls at
+//     concurrency 1, load 3.5: 145.5 -> 127.9 µs;
+//   - bench/grpc-startup-probe.ts (fresh process, CSI start + 5 calls, 12 alternating runs, load
+//     5.1): 143 -> 121 ms to the last answer, CPU 182 -> 146 ms, peak RSS 59.3 -> 53.3 MiB;
+//   - the resizer loads 12 fewer builtins (http2 and its binding, assert and its helpers);
+//     see the commit messages for the resizer's start-up (bench/startup-probe.ts).
 // Protocol rules: grpc/grpc doc/PROTOCOL-HTTP2.md (see grpc-status.ts for the status mapping).
 //
 // The channel keeps at most one session. It connects when asked, and after a failed attempt or a

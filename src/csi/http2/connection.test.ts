@@ -7,9 +7,12 @@ import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import http2 from 'node:http2';
 import net from 'node:net';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { frameMessage, GrpcChannel } from '../grpc-channel.js';
 import { GrpcStatus, GrpcStatusError } from '../grpc-status.js';
 import { dataFrame, ErrorCode, Flag, type Frame, FrameReader, FrameType, goawayFrame, headersFrames, rstStreamFrame, Setting, settingsFrame, windowUpdateFrame } from './frames.js';
@@ -325,4 +328,39 @@ test('nghttp2: the peer MAX_CONCURRENT_STREAMS holds further calls in a queue; a
   ]);
   assert.deepEqual(answers.map((a) => a.toString()), [String(1024 * 1024 + 5), '15', '25']);
   assert.equal(maxActive, 1);
+});
+
+test('a process whose only work is a CSI call stays alive while the call connects and runs, then exits', async (t) => {
+  // A slow server: its SETTINGS come 200 ms after the connection, its answer 200 ms after the
+  // request; in between the client process has nothing else to do.
+  const socketPath = tempSocket(t);
+  const sockets = new Set<net.Socket>();
+  const server = net.createServer((socket) => {
+    sockets.add(socket);
+    socket.on('error', () => {});
+    setTimeout(() => socket.write(settingsFrame([])), 200);
+    let answered = false;
+    socket.on('data', () => {
+      if (answered) return;
+      answered = true;
+      setTimeout(() => socket.write(answer(1, Buffer.from('answered'))), 200);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(socketPath, resolve));
+  t.after(async () => {
+    for (const socket of sockets) socket.destroy();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  });
+  const dir = mkdtempSync(join(tmpdir(), 'rz-h2-child-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const script = join(dir, 'one-call.mts');
+  writeFileSync(script, `
+import { GrpcChannel } from ${JSON.stringify(fileURLToPath(new URL('../grpc-channel.ts', import.meta.url)))};
+const channel = new GrpcChannel({ socketPath: ${JSON.stringify(socketPath)} });
+const answer = await channel.unary('/x/Y', Buffer.alloc(0), 5000, new AbortController().signal);
+process.stdout.write(answer.toString());
+`);
+  // Exit code 13 and "unsettled top-level await" if nothing held the process while it waited.
+  const child = await promisify(execFile)(process.execPath, ['--import', 'tsx', script], { cwd: fileURLToPath(new URL('../../..', import.meta.url)), encoding: 'utf8', timeout: 20_000 });
+  assert.equal(child.stdout, 'answered');
 });
