@@ -442,7 +442,7 @@ export class Http2ClientConnection {
     this.afterStreamClosed();
   }
 
-  /** A stream error (RFC 9113 §5.4.2): reset the stream, the connection goes on. */
+  /** A stream error (RFC 9113 section 5.4.2): reset the stream, the connection goes on. */
   private resetStream(stream: ClientStream, code: number, reason: string): void {
     this.out.push(rstStreamFrame(stream.id, code));
     this.end(stream, { kind: 'error', reason: `${reason} (${errorCodeName(code)})` });
@@ -477,7 +477,7 @@ export class Http2ClientConnection {
           break;
         default:
           // HEADER_TABLE_SIZE: our encoder never uses the dynamic table. MAX_HEADER_LIST_SIZE:
-          // our requests are a few hundred octets. Unknown settings are ignored (RFC 9113 §6.5.2).
+          // our requests are a few hundred octets. Unknown settings are ignored (RFC 9113 section 6.5.2).
           break;
       }
     }

@@ -1,5 +1,5 @@
 // The frame reader takes socket bytes in pieces of any size (every split point, one byte at a
-// time) and yields the same frames; it refuses what RFC 9113 §4 and §6 make connection errors;
+// time) and yields the same frames; it refuses what RFC 9113 sections 4 and 6 make connection errors;
 // the writers split header blocks and lay out frames as the reader (and nghttp2) read them.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';

@@ -1,4 +1,4 @@
-// HTTP/2 frames (RFC 9113 §4 and §6): the 9-octet header, and what each frame type a client
+// HTTP/2 frames (RFC 9113 sections 4 and 6): the 9-octet header, and what each frame type a client
 // receives carries. The reader takes bytes as they come off the socket, in pieces of any size,
 // and yields whole frames, checking what can be checked without connection state (lengths,
 // stream 0 or not, padding). The writers build the frames a unary gRPC client sends.
@@ -54,7 +54,7 @@ export const MAX_ALLOWED_FRAME_SIZE = 16_777_215;
 export const MAX_WINDOW = 0x7fffffff;
 export const CLIENT_PREFACE = Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n', 'latin1');
 
-/** A connection error (RFC 9113 §5.4.1): the connection ends with GOAWAY carrying `code`. */
+/** A connection error (RFC 9113 section 5.4.1): the connection ends with GOAWAY carrying `code`. */
 export class Http2ProtocolError extends Error {
   constructor(
     readonly code: number,
@@ -104,7 +104,7 @@ export class FrameReader {
 
 const TYPE_NAMES: readonly string[] = Object.keys(FrameType);
 
-/** Frame-level checks (RFC 9113 §6); strips padding and priority. Unknown types yield undefined. */
+/** Frame-level checks (RFC 9113 section 6); strips padding and priority. Unknown types yield undefined. */
 function checkFrame(type: number, flags: number, streamId: number, raw: Buffer): Frame | undefined {
   const name = TYPE_NAMES[type] ?? '';
   const needsStream = (): void => {
@@ -164,7 +164,7 @@ function checkFrame(type: number, flags: number, streamId: number, raw: Buffer):
       needsStream();
       break;
     default:
-      return undefined; // unknown frame types are ignored (RFC 9113 §4.1)
+      return undefined; // unknown frame types are ignored (RFC 9113 section 4.1)
   }
   return { type, flags, streamId, payload, octets: raw.length };
 }

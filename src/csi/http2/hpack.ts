@@ -24,7 +24,7 @@ const STATIC_TABLE: readonly HeaderField[] = [
   ['www-authenticate', ''],
 ];
 export const STATIC_TABLE_LENGTH = STATIC_TABLE.length;
-/** Per entry, besides its octets (RFC 7541 §4.1). */
+/** Per entry, besides its octets (RFC 7541 section 4.1). */
 const ENTRY_OVERHEAD = 32;
 
 export class HpackError extends Error {}
@@ -99,7 +99,7 @@ export class HpackDecoder {
   private insert(field: HeaderField): void {
     const octets = field[0].length + field[1].length + ENTRY_OVERHEAD;
     this.evict(octets);
-    // An entry larger than the table empties it and is not added (RFC 7541 §4.4).
+    // An entry larger than the table empties it and is not added (RFC 7541 section 4.4).
     if (octets > this.maxSize) return;
     this.entries.unshift(field);
     this.size += octets;
@@ -119,7 +119,7 @@ interface Cursor {
   at: number;
 }
 
-/** An integer with an N-bit prefix (RFC 7541 §5.1); values past 2^31 are refused. */
+/** An integer with an N-bit prefix (RFC 7541 section 5.1); values past 2^31 are refused. */
 function readInteger(cursor: Cursor, prefixBits: number): number {
   const { block } = cursor;
   const limit = 2 ** prefixBits - 1;

@@ -1,4 +1,4 @@
-// HPACK's Huffman code (RFC 7541 §5.2, Appendix B), decoding only: we never Huffman-encode.
+// HPACK's Huffman code (RFC 7541 section 5.2, Appendix B), decoding only: we never Huffman-encode.
 // The code is canonical: codes of equal length are consecutive in symbol order and each length's
 // first code follows from the previous length's. So the bit length of each of the 257 symbols
 // (256 octets, then EOS) determines the whole table; below they are base-36 digits, one per
