@@ -56,7 +56,7 @@ interface RawPeer {
   closed(): boolean;
 }
 
-async function startRawPeer(t: TestContext, options: { settings?: Array<[number, number]>; preface?: Buffer } = {}): Promise<RawPeer> {
+async function startRawPeer(t: TestContext, options: { settings?: Array<[number, number]>; preface?: Buffer; prefaceDelayMs?: number } = {}): Promise<RawPeer> {
   const socketPath = tempSocket(t);
   const frames: Frame[] = [];
   const requestHeaders = new Map<number, HeaderField[]>();
@@ -67,13 +67,15 @@ async function startRawPeer(t: TestContext, options: { settings?: Array<[number,
     socket = s;
     s.on('error', () => {});
     s.on('close', () => (closed = true));
-    s.write(options.preface ?? settingsFrame(options.settings ?? []));
+    const preface = options.preface ?? settingsFrame(options.settings ?? []);
+    if (options.prefaceDelayMs === undefined) s.write(preface);
+    else setTimeout(() => s.write(preface), options.prefaceDelayMs);
     const reader = new FrameReader();
-    let preface = 24;
+    let clientPreface = 24;
     s.on('data', (chunk: Buffer) => {
-      if (preface > 0) {
-        const skip = Math.min(preface, chunk.length);
-        preface -= skip;
+      if (clientPreface > 0) {
+        const skip = Math.min(clientPreface, chunk.length);
+        clientPreface -= skip;
         chunk = chunk.subarray(skip);
       }
       reader.push(chunk, (frame) => {
@@ -333,24 +335,8 @@ test('nghttp2: the peer MAX_CONCURRENT_STREAMS holds further calls in a queue; a
 test('a process whose only work is a CSI call stays alive while the call connects and runs, then exits', async (t) => {
   // A slow server: its SETTINGS come 200 ms after the connection, its answer 200 ms after the
   // request; in between the client process has nothing else to do.
-  const socketPath = tempSocket(t);
-  const sockets = new Set<net.Socket>();
-  const server = net.createServer((socket) => {
-    sockets.add(socket);
-    socket.on('error', () => {});
-    setTimeout(() => socket.write(settingsFrame([])), 200);
-    let answered = false;
-    socket.on('data', () => {
-      if (answered) return;
-      answered = true;
-      setTimeout(() => socket.write(answer(1, Buffer.from('answered'))), 200);
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(socketPath, resolve));
-  t.after(async () => {
-    for (const socket of sockets) socket.destroy();
-    await new Promise<void>((resolve) => server.close(() => resolve()));
-  });
+  const peer = await startRawPeer(t, { prefaceDelayMs: 200 });
+  const socketPath = peer.socketPath;
   const dir = mkdtempSync(join(tmpdir(), 'rz-h2-child-'));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   const script = join(dir, 'one-call.mts');
@@ -360,7 +346,13 @@ const channel = new GrpcChannel({ socketPath: ${JSON.stringify(socketPath)} });
 const answer = await channel.unary('/x/Y', Buffer.alloc(0), 5000, new AbortController().signal);
 process.stdout.write(answer.toString());
 `);
+  const answered = (async () => {
+    await until(() => peer.requestHeaders.has(1), 'the request', 15_000);
+    await new Promise((r) => setTimeout(r, 200));
+    peer.send(answer(1, Buffer.from('answered')));
+  })();
   // Exit code 13 and "unsettled top-level await" if nothing held the process while it waited.
   const child = await promisify(execFile)(process.execPath, ['--import', 'tsx', script], { cwd: fileURLToPath(new URL('../../..', import.meta.url)), encoding: 'utf8', timeout: 20_000 });
+  await answered;
   assert.equal(child.stdout, 'answered');
 });
