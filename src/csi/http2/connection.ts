@@ -135,17 +135,9 @@ export class Http2ClientConnection {
     socket.on('close', () => this.onSocketClose());
   }
 
-  get ready(): boolean {
-    return this.isReady;
-  }
-
   /** No new streams: GOAWAY received, or closed. */
   get draining(): boolean {
     return this.isGoingAway || this.isClosed;
-  }
-
-  get closed(): boolean {
-    return this.isClosed;
   }
 
   ref(): void {
@@ -488,7 +480,8 @@ export class Http2ClientConnection {
   private onGoaway(payload: Buffer): void {
     const lastStreamId = payload.readUInt32BE(0) & MAX_WINDOW;
     const code = payload.readUInt32BE(4);
-    const debug = payload.toString('utf8', 8);
+    // Debug data is free text for people: kept short, it ends up in call errors and logs.
+    const debug = payload.toString('utf8', 8, 8 + 200);
     const wasGoingAway = this.isGoingAway;
     this.isGoingAway = true;
     // Streams above lastStreamId were never processed: they may be retried elsewhere.
