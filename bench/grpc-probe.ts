@@ -4,8 +4,10 @@
 // use the same message codecs (protobufjs, as the sidecar did) so the difference is the
 // transport's; a third arm is what the sidecar runs now (src/csi/grpc-channel.ts with
 // src/csi/proto/codec.ts), and the codecs' own cost is printed on its own line. Arms alternate
-// A B C A B C. Run (needs the built components):
-//   node --import tsx bench/grpc-probe.ts [calls per round] [concurrency] [rounds]
+// A B C A B C. With BEFORE_ROOT=<a source tree> (e.g. bench/.build/snap from bench/snapshot.sh) a
+// fourth arm runs that tree's grpc-channel.ts, to compare a change of the channel before/after.
+// Run (needs the built components):
+//   [BEFORE_ROOT=dir] node --import tsx bench/grpc-probe.ts [calls per round] [concurrency] [rounds]
 import http2 from 'node:http2';
 import net from 'node:net';
 import * as grpc from '@grpc/grpc-js';
@@ -14,6 +16,7 @@ import { startMockDriver } from '../test/cluster/mock-driver.js';
 import { CsiMethod, csiMethod } from '../src/csi/proto/load.js';
 import { referenceDecode, referenceEncode } from '../src/csi/proto/protobufjs-reference.js';
 import { GrpcChannel } from '../src/csi/grpc-channel.js';
+import { resolve as resolvePath } from 'node:path';
 
 const [k = 3000, concurrency = 10, rounds = 3] = process.argv.slice(2).map(Number);
 const driver = await startMockDriver();
@@ -75,8 +78,8 @@ function viaHttp2(): { call: Call; close(): void } {
   return { call, close: () => session.close() };
 }
 
-function viaOurChannel(): { call: Call; close(): void } {
-  const channel = new GrpcChannel({ socketPath: driver.socketPath });
+function viaOurChannel(Channel: typeof GrpcChannel = GrpcChannel): { call: Call; close(): void } {
+  const channel = new Channel({ socketPath: driver.socketPath });
   const never = new AbortController().signal;
   const call: Call = async () => method.decodeResponse(await channel.unary(method.path, method.encodeRequest(request), 10_000, never));
   return { call, close: () => channel.close() };
@@ -96,7 +99,12 @@ async function run(call: Call, n: number): Promise<{ cpuUs: number; wallMs: numb
   return { cpuUs: used.user + used.system, wallMs: performance.now() - started };
 }
 
-const arms = { 'grpc-js': viaGrpcJs(), 'node:http2': viaHttp2(), 'ours': viaOurChannel() };
+const beforeRoot = process.env['BEFORE_ROOT'];
+const arms: Record<string, { call: Call; close(): void }> = { 'grpc-js': viaGrpcJs(), 'node:http2': viaHttp2(), 'ours': viaOurChannel() };
+if (beforeRoot) {
+  const before = (await import(resolvePath(beforeRoot, 'src/csi/grpc-channel.ts'))) as { GrpcChannel: typeof GrpcChannel };
+  arms['ours@before'] = viaOurChannel(before.GrpcChannel);
+}
 for (const arm of Object.values(arms)) await run(arm.call, 200); // warm-up: connect, JIT
 const totals = new Map<string, number[]>();
 for (let r = 0; r < rounds; r++) {
@@ -123,6 +131,10 @@ const b = median(totals.get('node:http2')!);
 const c = median(totals.get('ours')!);
 process.stdout.write(`median grpc-js ${a.toFixed(1)} µs, node:http2 ${b.toFixed(1)} µs per call: ${((1 - b / a) * 100).toFixed(0)} % less\n`);
 process.stdout.write(`median ours (grpc-channel.ts + codec.ts) ${c.toFixed(1)} µs per call: ${((1 - c / a) * 100).toFixed(0)} % less than grpc-js + protobufjs\n`);
+if (beforeRoot) {
+  const d = median(totals.get('ours@before')!);
+  process.stdout.write(`median ours@before (${beforeRoot}) ${d.toFixed(1)} µs per call; ours ${c.toFixed(1)} µs: ${((1 - c / d) * 100).toFixed(0)} % less\n`);
+}
 process.stdout.write(`encode request + decode response per call: protobufjs ${codec.protobufjs.toFixed(1)} µs, codec.ts ${codec.ours.toFixed(1)} µs\n`);
 for (const arm of Object.values(arms)) arm.close();
 await driver.stop();

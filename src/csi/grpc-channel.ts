@@ -1,6 +1,6 @@
-// A minimal gRPC client for unary calls over one HTTP/2 connection (node:http2) to a unix socket:
-// the only shape of gRPC a CSI sidecar needs. Written for issue 15 in place of @grpc/grpc-js,
-// whose general machinery (resolvers, load balancing, channelz, retries, compression) the sidecar
+// A minimal gRPC client for unary calls over one HTTP/2 connection to a unix socket: the only
+// shape of gRPC a CSI sidecar needs. Written for issue 15 in place of @grpc/grpc-js, whose
+// general machinery (resolvers, load balancing, channelz, retries, compression) the sidecar
 // pays for and never uses. Measured on this machine (Node 26.12.1, 2 cores shared with other
 // work, so each figure is a median of alternating runs):
 //   - client CPU per call against the grpc-go mock driver (bench/grpc-probe.ts, 3 x 3000 calls at
@@ -14,6 +14,18 @@
 //     burst CPU 1.33 -> 1.38 and 1.31 -> 1.24; peak RSS 1.56 -> 1.42 and 1.49 -> 1.42 (ours
 //     104 -> 95.8 and 99.5 -> 94.8 MiB); start-up CPU 2.49 -> 2.62 and 2.50 -> 2.56 (ours 0.43 ->
 //     0.38 and 0.55 -> 0.41 cpu-s).
+// The HTTP/2 underneath is our own too (./http2/: frames, HPACK, the client connection), no
+// longer node:http2: loading node:http2 pulled in its core, compat and util modules and assert
+// (with assertion_error, colors ...), compiled at every start, and each Http2Session and stream
+// goes through nghttp2 and Node's stream machinery. A unary call needs a small part of HTTP/2
+// (see http2/connection.ts), written in ~1050 lines. Measured against b1be3ba (node:http2):
+//   - bench/grpc-probe.ts with BEFORE_ROOT (arms alternating, median of 5 rounds): 3000 calls at
+//     concurrency 10, load 4.1: 65.4 -> 35.0 µs per call (bare node:http2 55.6); 2000 calls at
+//     concurrency 1, load 3.5: 145.5 -> 127.9 µs;
+//   - bench/grpc-startup-probe.ts (fresh process, CSI start + 5 calls, 12 alternating runs, load
+//     5.1): 143 -> 121 ms to the last answer, CPU 182 -> 146 ms, peak RSS 59.3 -> 53.3 MiB;
+//   - the resizer loads 12 fewer builtins (http2 and its binding, assert and its helpers);
+//     see the commit messages for the resizer's start-up (bench/startup-probe.ts).
 // Protocol rules: grpc/grpc doc/PROTOCOL-HTTP2.md (see grpc-status.ts for the status mapping).
 //
 // The channel keeps at most one session. It connects when asked, and after a failed attempt or a
@@ -21,7 +33,6 @@
 // is under way waits for it; with no connection and none coming it fails UNAVAILABLE at once
 // (gRPC's default fail-fast). Calls in flight on a session that goes away (socket closed, server
 // killed, GOAWAY before the call was processed) fail UNAVAILABLE.
-import http2 from 'node:http2';
 import net from 'node:net';
 import type { TimerHandle } from '../base/clock.js';
 import { setLongTimeout } from '../base/long-timer.js';
@@ -34,6 +45,9 @@ import {
   grpcTimeoutHeader,
   parseGrpcStatus,
 } from './grpc-status.js';
+import { type ClientStream, Http2ClientConnection, type StreamEnd, type StreamHandler } from './http2/connection.js';
+import { errorCodeName } from './http2/frames.js';
+import type { HeaderField } from './http2/hpack.js';
 
 export type ChannelState = 'idle' | 'connecting' | 'ready' | 'transientFailure' | 'shutdown';
 
@@ -50,12 +64,11 @@ export interface GrpcChannelOptions {
 
 export const DEFAULT_MAX_RECEIVE_MESSAGE_BYTES = 4 * 1024 * 1024;
 const MESSAGE_HEADER_BYTES = 5;
-const { NGHTTP2_CANCEL } = http2.constants;
 
 type StateListener = (state: ChannelState) => void;
 
 interface Session {
-  readonly http2: http2.ClientHttp2Session;
+  readonly connection: Http2ClientConnection;
   /** No new calls: it is going away (GOAWAY received, or closed). */
   draining: boolean;
   lost: boolean;
@@ -75,14 +88,14 @@ export class GrpcChannel {
   private lastError = '';
   // Resolved when the attempt under way ends, either way.
   private attempt: Promise<void> | undefined;
-  private attemptSession: http2.ClientHttp2Session | undefined;
+  private attemptConnection: Http2ClientConnection | undefined;
 
   constructor(options: GrpcChannelOptions) {
     this.socketPath = options.socketPath;
     this.reconnectIntervalMs = options.reconnectIntervalMs ?? 1000;
     this.connectAttemptTimeoutMs = options.connectAttemptTimeoutMs ?? 20_000;
     this.maxReceiveMessageBytes = options.maxReceiveMessageBytes ?? DEFAULT_MAX_RECEIVE_MESSAGE_BYTES;
-    this.userAgent = options.userAgent ?? 'csi-resizer (node:http2)';
+    this.userAgent = options.userAgent ?? 'csi-resizer';
   }
 
   get state(): ChannelState {
@@ -119,7 +132,7 @@ export class GrpcChannel {
     this.session = undefined;
     if (session) this.loseSession(session, 'Channel closed');
     // An attempt under way ends now (its 'close' wakes whoever waits for it).
-    this.attemptSession?.destroy();
+    this.attemptConnection?.destroy('Channel closed');
   }
 
   /**
@@ -134,6 +147,8 @@ export class GrpcChannel {
     let session = this.usableSession();
     if (!session) {
       this.connect();
+      // A call waiting for the connection keeps the process alive, as one in flight does.
+      this.attemptConnection?.ref();
       if (this.attempt) await waitUntil(this.attempt, started + timeoutMs, signal);
       session = this.usableSession();
       if (signal.aborted) throw new GrpcStatusError(GrpcStatus.CANCELLED, 'Cancelled on client');
@@ -141,15 +156,16 @@ export class GrpcChannel {
       if (!session) throw new GrpcStatusError(GrpcStatus.UNAVAILABLE, `No connection established. Last error: ${this.lastError || 'none'}`);
     }
     return new UnaryCall(session, this.maxReceiveMessageBytes).run(
-      {
-        ':method': 'POST',
-        ':scheme': 'http',
-        ':path': path,
-        'content-type': 'application/grpc',
-        te: 'trailers',
-        'grpc-timeout': grpcTimeoutHeader(timeoutMs - (Date.now() - started)),
-        'user-agent': this.userAgent,
-      },
+      [
+        [':method', 'POST'],
+        [':scheme', 'http'],
+        [':path', path],
+        [':authority', 'localhost'],
+        ['content-type', 'application/grpc'],
+        ['te', 'trailers'],
+        ['grpc-timeout', grpcTimeoutHeader(timeoutMs - (Date.now() - started))],
+        ['user-agent', this.userAgent],
+      ],
       frameMessage(message),
       timeoutMs - (Date.now() - started),
       timeoutMs,
@@ -172,51 +188,50 @@ export class GrpcChannel {
     this.setState('connecting');
     let settle!: () => void;
     this.attempt = new Promise<void>((resolve) => (settle = resolve));
-    const h2 = http2.connect('http://localhost', {
-      createConnection: () => net.connect(this.socketPath),
-      settings: { enablePush: false },
-    });
-    const session: Session = { http2: h2, draining: false, lost: false, calls: new Set() };
-    this.attemptSession = h2;
-    h2.unref();
-    const attemptTimer = setTimeout(() => h2.destroy(new Error(`no HTTP/2 handshake within ${this.connectAttemptTimeoutMs}ms`)), this.connectAttemptTimeoutMs);
-    attemptTimer.unref();
+    const socket = net.connect(this.socketPath);
+    // An idle connection keeps no process alive by itself; a call in flight should (ref()).
+    socket.unref();
     let established = false;
     const endAttempt = () => {
       clearTimeout(attemptTimer);
       this.attempt = undefined;
-      this.attemptSession = undefined;
+      this.attemptConnection = undefined;
       settle();
     };
-    h2.once('remoteSettings', () => {
-      if (this.stateValue === 'shutdown') {
-        h2.destroy();
-        return;
-      }
-      established = true;
-      this.session = session;
-      this.lastError = '';
-      this.setState('ready');
-      endAttempt();
-    });
-    h2.on('goaway', () => {
-      // Calls the server has taken may still complete; new ones go to a new session.
-      session.draining = true;
-      if (this.session === session) this.replaceSession('Server sent GOAWAY');
-    });
-    h2.on('error', (err: Error) => {
-      this.lastError = err.message;
-    });
-    h2.once('close', () => {
-      if (!established) {
-        this.lastError ||= 'connection closed before the HTTP/2 handshake';
+    const connection: Http2ClientConnection = new Http2ClientConnection(socket, {
+      onReady: () => {
+        if (this.stateValue === 'shutdown') {
+          connection.destroy('Channel closed');
+          return;
+        }
+        established = true;
+        // Unreferenced until a call is in flight (a waiting call may have referenced it).
+        if (session.calls.size === 0) connection.unref();
+        this.session = session;
+        this.lastError = '';
+        this.setState('ready');
         endAttempt();
-        this.retryLater();
-        return;
-      }
-      this.loseSession(session, 'Connection dropped');
-      if (this.session === session) this.replaceSession(this.lastError || 'Connection dropped');
+      },
+      onGoaway: (code, debug) => {
+        // Calls the server has taken may still complete; new ones go to a new session.
+        session.draining = true;
+        if (this.session === session) this.replaceSession(`Server sent GOAWAY (${errorCodeName(code)}${debug ? `: ${debug}` : ''})`);
+      },
+      onClose: (reason) => {
+        if (!established) {
+          this.lastError = reason || 'connection closed before the HTTP/2 handshake';
+          endAttempt();
+          this.retryLater();
+          return;
+        }
+        this.loseSession(session, reason);
+        if (this.session === session) this.replaceSession(reason);
+      },
     });
+    const session: Session = { connection, draining: false, lost: false, calls: new Set() };
+    this.attemptConnection = connection;
+    const attemptTimer = setTimeout(() => connection.destroy(`no HTTP/2 handshake within ${this.connectAttemptTimeoutMs}ms`), this.connectAttemptTimeoutMs);
+    attemptTimer.unref();
   }
 
   /** The current session is gone or going: try again now, and every interval after. */
@@ -244,7 +259,7 @@ export class GrpcChannel {
     session.lost = true;
     for (const call of session.calls) call.fail(new GrpcStatusError(GrpcStatus.UNAVAILABLE, details));
     session.calls.clear();
-    if (!session.http2.destroyed) session.http2.destroy();
+    session.connection.destroy(details);
   }
 }
 
@@ -279,8 +294,8 @@ async function waitUntil(promise: Promise<void>, deadline: number, signal: Abort
 }
 
 /** One call on one stream: collects the response message and the status, whichever way they come. */
-class UnaryCall {
-  private stream: http2.ClientHttp2Stream | undefined;
+class UnaryCall implements StreamHandler {
+  private stream: ClientStream | undefined;
   private settled = false;
   private resolve!: (message: Buffer) => void;
   private reject!: (err: GrpcStatusError) => void;
@@ -289,6 +304,7 @@ class UnaryCall {
   private receivedBytes = 0;
   private expectedBytes = -1;
   private httpStatus = 0;
+  private sawHeaders = false;
   // Until the response headers say otherwise (an HTTP error, another content type): then the
   // body is not made of gRPC messages and is ignored.
   private isGrpcResponse = true;
@@ -299,7 +315,7 @@ class UnaryCall {
     private readonly maxReceiveMessageBytes: number,
   ) {}
 
-  run(headers: http2.OutgoingHttpHeaders, frame: Buffer, remainingMs: number, timeoutMs: number, signal: AbortSignal): Promise<Buffer> {
+  run(headers: readonly HeaderField[], frame: Buffer, remainingMs: number, timeoutMs: number, signal: AbortSignal): Promise<Buffer> {
     const result = new Promise<Buffer>((resolve, reject) => {
       this.resolve = resolve;
       this.reject = reject;
@@ -321,31 +337,20 @@ class UnaryCall {
       deadline.cancel();
     };
     this.session.calls.add(this);
-    // An unref'd session keeps no process alive by itself; a call in flight should.
-    if (this.session.calls.size === 1) this.session.http2.ref();
-
-    let stream: http2.ClientHttp2Stream;
+    if (this.session.calls.size === 1) this.session.connection.ref();
     try {
-      stream = this.session.http2.request(headers, { endStream: false });
+      this.stream = this.session.connection.request(headers, frame, this);
     } catch (err) {
-      this.fail(new GrpcStatusError(GrpcStatus.UNAVAILABLE, `Cannot start a stream: ${(err as Error).message}`, {}, { cause: err }));
-      return result;
+      this.fail(new GrpcStatusError(GrpcStatus.INTERNAL, `Cannot start a stream: ${(err as Error).message}`, {}, { cause: err }));
     }
-    this.stream = stream;
-    stream.on('response', (responseHeaders) => this.onHeaders(responseHeaders));
-    stream.on('trailers', (trailers) => this.onTrailers(trailers));
-    stream.on('data', (chunk: Buffer) => this.onData(chunk));
-    stream.on('error', () => {}); // the outcome is read from the stream's state on 'close'
-    stream.on('close', () => this.onClose());
-    stream.end(frame);
     return result;
   }
 
-  /** Ends the call with `err`, resetting the stream if it is still open. */
+  /** Ends the call with `err`, resetting the stream (RST_STREAM CANCEL) if it is still open. */
   cancel(err: GrpcStatusError): void {
     if (this.settled) return;
     this.fail(err);
-    if (this.stream && !this.stream.closed && !this.stream.destroyed) this.stream.close(NGHTTP2_CANCEL);
+    this.stream?.cancel();
   }
 
   fail(err: GrpcStatusError): void {
@@ -357,28 +362,41 @@ class UnaryCall {
     this.settled = true;
     this.cleanup();
     this.session.calls.delete(this);
-    if (this.session.calls.size === 0 && !this.session.http2.destroyed) this.session.http2.unref();
+    if (this.session.calls.size === 0) this.session.connection.unref();
     return true;
   }
 
-  private onHeaders(headers: http2.IncomingHttpHeaders): void {
-    this.httpStatus = Number(headers[':status'] ?? 0);
-    this.isGrpcResponse = this.httpStatus === 200 && String(headers['content-type'] ?? '').startsWith('application/grpc');
+  onHeaders(fields: HeaderField[], endStream: boolean): void {
+    if (this.sawHeaders) {
+      this.onTrailers(fields);
+      return;
+    }
+    this.sawHeaders = true;
+    let contentType = '';
+    let hasStatus = false;
+    for (const [name, value] of fields) {
+      if (name === ':status') this.httpStatus = Number(value);
+      else if (name === 'content-type') contentType = value;
+      else if (name === 'grpc-status') hasStatus = true;
+    }
+    this.isGrpcResponse = this.httpStatus === 200 && contentType.startsWith('application/grpc');
     // Trailers-only: the status comes in the headers and nothing follows.
-    if (headers['grpc-status'] !== undefined) this.onTrailers(headers);
+    if (hasStatus || endStream) this.onTrailers(fields);
   }
 
-  private onTrailers(trailers: http2.IncomingHttpHeaders): void {
+  private onTrailers(fields: HeaderField[]): void {
     const metadata: Record<string, string> = {};
-    for (const [key, value] of Object.entries(trailers)) {
-      if (!key.startsWith(':') && value !== undefined) metadata[key] = Array.isArray(value) ? value.join(', ') : String(value);
+    for (const [name, value] of fields) {
+      if (name.startsWith(':')) continue;
+      const previous = metadata[name];
+      metadata[name] = previous === undefined ? value : `${previous}, ${value}`;
     }
     const code = metadata['grpc-status'];
     if (code === undefined) return;
     this.status = { code: parseGrpcStatus(code), details: decodeGrpcMessage(metadata['grpc-message'] ?? ''), metadata };
   }
 
-  private onData(chunk: Buffer): void {
+  onData(chunk: Buffer): void {
     if (this.settled || !this.isGrpcResponse) return;
     this.chunks.push(chunk);
     this.receivedBytes += chunk.length;
@@ -399,31 +417,47 @@ class UnaryCall {
     this.expectedBytes = MESSAGE_HEADER_BYTES + length;
   }
 
-  private onClose(): void {
+  onEnd(end: StreamEnd): void {
     if (this.settled) return;
     if (this.status) {
       this.finish(this.status);
       return;
     }
-    // No status. Whether the session is going away decides between UNAVAILABLE and the reset
-    // code; Node reports the GOAWAY or the session's end after this stream's close, so look once
-    // those events have run.
-    const rstCode = this.stream?.rstCode ?? 0;
-    setImmediate(() => {
-      if (this.settled) return;
-      const h2 = this.session.http2;
-      if (this.session.lost || this.session.draining || h2.closed || h2.destroyed) {
-        this.fail(new GrpcStatusError(GrpcStatus.UNAVAILABLE, 'Connection dropped'));
-      } else if (this.httpStatus !== 0 && this.httpStatus !== 200) {
-        this.fail(new GrpcStatusError(grpcStatusOfHttpStatus(this.httpStatus), `Received HTTP status code ${this.httpStatus}`));
-      } else if (!this.isGrpcResponse) {
-        this.fail(new GrpcStatusError(GrpcStatus.UNKNOWN, 'Received a response that is not gRPC (content-type)'));
-      } else if (rstCode !== 0) {
-        this.fail(new GrpcStatusError(grpcStatusOfResetCode(rstCode), `Received RST_STREAM with code ${rstCode}`));
-      } else {
-        this.fail(new GrpcStatusError(GrpcStatus.INTERNAL, 'Server closed the stream without sending a status'));
+    switch (end.kind) {
+      case 'lost':
+        this.fail(new GrpcStatusError(GrpcStatus.UNAVAILABLE, end.reason));
+        return;
+      case 'error':
+        this.fail(new GrpcStatusError(GrpcStatus.INTERNAL, end.reason));
+        return;
+      case 'complete':
+      case 'reset':
+        break;
+      default: {
+        const unknown: never = end;
+        throw new Error(`unhandled stream end ${String(unknown)}`);
       }
-    });
+    }
+    const resetCode = end.kind === 'reset' ? end.code : 0;
+    // No status. A server going away (GOAWAY, then resetting what it took, then closing) ends
+    // calls this way too: whether the connection is going decides between UNAVAILABLE and the
+    // reset code, so look once what already arrived with this frame has been read.
+    setImmediate(() => this.endWithoutStatus(resetCode));
+  }
+
+  private endWithoutStatus(resetCode: number): void {
+    if (this.settled) return;
+    if (this.session.lost || this.session.draining || this.session.connection.draining) {
+      this.fail(new GrpcStatusError(GrpcStatus.UNAVAILABLE, 'Connection dropped'));
+    } else if (this.httpStatus !== 0 && this.httpStatus !== 200) {
+      this.fail(new GrpcStatusError(grpcStatusOfHttpStatus(this.httpStatus), `Received HTTP status code ${this.httpStatus}`));
+    } else if (!this.isGrpcResponse) {
+      this.fail(new GrpcStatusError(GrpcStatus.UNKNOWN, 'Received a response that is not gRPC (content-type)'));
+    } else if (resetCode !== 0) {
+      this.fail(new GrpcStatusError(grpcStatusOfResetCode(resetCode), `Received RST_STREAM with code ${resetCode}`));
+    } else {
+      this.fail(new GrpcStatusError(GrpcStatus.INTERNAL, 'Server closed the stream without sending a status'));
+    }
   }
 
   private finish(status: { code: GrpcStatus; details: string; metadata: Record<string, string> }): void {
