@@ -4,7 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -48,4 +48,18 @@ test('build, and run dist/main.js without node_modules', { timeout: 600_000 }, a
   const start = await run(['--csi-address=/nonexistent.sock']);
   assert.equal(start.code, 1);
   assert.match(start.stderr, /Failed to create cluster config/);
+
+  // That start loads no builtin module the resizer does not use (docs/differences/performance.md):
+  // undici came with an ESM import of node:http; fs/promises, readline and the REPL's history with
+  // an ESM import of node:fs, with node:fs/promises, and with node:http2 (the CSI client's old base).
+  const preload = join(app, 'loaded.cjs');
+  const list = join(app, 'loaded.txt');
+  writeFileSync(preload, `process.on('exit', () => require('node:fs').writeFileSync(${JSON.stringify(list)}, process.moduleLoadList.join('\\n')));\n`);
+  const listed = await exec(process.execPath, [...NODE_FLAGS, '--require', preload, join(app, 'dist', 'main.js'), '--csi-address=/nonexistent.sock'], { cwd: app, env: { PATH: process.env['PATH'] } })
+    .then((r) => ({ code: 0, ...r }), (err: { code: number; stdout: string; stderr: string }) => err);
+  assert.match(listed.stderr, /Failed to create cluster config/);
+  const loaded = new Set(readFileSync(list, 'utf8').split('\n').map((l) => l.replace(/^NativeModule /, '')));
+  assert.ok(loaded.has('tls'), 'the list is this process\'s module load list, TLS included');
+  const unused = ['internal/deps/undici/undici', 'http2', 'internal/http2/core', 'fs/promises', 'internal/fs/promises', 'internal/readline/interface', 'internal/repl/history'];
+  assert.deepEqual(unused.filter((m) => loaded.has(m)), []);
 });
