@@ -11,7 +11,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { frameMessage, GrpcChannel } from './grpc-channel.js';
-import { GrpcStatus, GrpcStatusError } from './grpc-status.js';
+import { GrpcStatus } from './grpc-status.js';
+import { callFails } from '../../test/support/grpc-calls.js';
 
 type Handler = (stream: http2.ServerHttp2Stream, headers: http2.IncomingHttpHeaders, body: Buffer) => void;
 
@@ -85,18 +86,6 @@ function channelFor(t: TestContext, server: TestServer, options: Partial<Constru
 }
 
 const never = new AbortController().signal;
-
-async function callFails(promise: Promise<unknown>, code: number, details?: RegExp): Promise<GrpcStatusError> {
-  try {
-    await promise;
-  } catch (err) {
-    assert.ok(err instanceof GrpcStatusError, `not a status error: ${String(err)}`);
-    assert.equal(err.code, code, err.message);
-    if (details) assert.match(err.details, details);
-    return err;
-  }
-  assert.fail('the call succeeded');
-}
 
 async function until(cond: () => boolean, what: string, timeoutMs = 5000): Promise<void> {
   const deadline = Date.now() + timeoutMs;

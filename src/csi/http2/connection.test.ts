@@ -14,7 +14,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { frameMessage, GrpcChannel } from '../grpc-channel.js';
-import { GrpcStatus, GrpcStatusError } from '../grpc-status.js';
+import { GrpcStatus } from '../grpc-status.js';
+import { callFails } from '../../../test/support/grpc-calls.js';
 import { dataFrame, ErrorCode, Flag, type Frame, FrameReader, FrameType, goawayFrame, headersFrames, rstStreamFrame, Setting, settingsFrame, windowUpdateFrame } from './frames.js';
 import { encodeHeaderBlock, HpackDecoder, type HeaderField } from './hpack.js';
 
@@ -32,18 +33,6 @@ async function until(cond: () => boolean, what: string, timeoutMs = 5000): Promi
     if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 5));
   }
-}
-
-async function callFails(promise: Promise<unknown>, code: number, details?: RegExp): Promise<GrpcStatusError> {
-  try {
-    await promise;
-  } catch (err) {
-    assert.ok(err instanceof GrpcStatusError, `not a status error: ${String(err)}`);
-    assert.equal(err.code, code, err.message);
-    if (details) assert.match(err.details, details);
-    return err;
-  }
-  assert.fail('the call succeeded');
 }
 
 /** A server that speaks raw frames: it records what the client sends and writes what a test says. */
