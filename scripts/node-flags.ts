@@ -18,6 +18,12 @@
 //   V8's worker threads (the same in a fresh process and after 100 resizes); the functions that
 //   are really hot still reach Maglev, and TurboFan's own threshold is unchanged. Measured with
 //   bench/mem-probe.ts, see README "Benchmarks".
+// --no-turbofan (RUNTIME_V8_FLAGS too): hot code stays Maglev code and never reaches TurboFan, V8's
+//   top tier. TurboFan's compiles take large zones on V8's worker threads (kept by glibc's arenas)
+//   and page in its own code from the node binary; the resizer's CPU is in builtins, the runtime and
+//   the kernel, not in optimised JS, so the top tier bought no CPU per burst: the peak of a QPS 200
+//   burst fell by 4-8 MiB and the RSS at rest with 1000 claims by 3-5 MiB, CPU unchanged (README
+//   "Runtime").
 // Not set: --no-maglev (V8's mid-tier compiler) lowered a QPS 200 burst's peak by 10 MiB but raised
 //   a QPS 5 burst's by 4.5 MiB (hot code then reaches TurboFan, whose own code is paged in).
 export const NODE_FLAGS: readonly string[] = ['--max-semi-space-size=2'];

@@ -7,7 +7,7 @@
 // (a few modules loaded on first use) and bounds the heap from before the first list on. Why each
 // flag: scripts/node-flags.ts. node:v8 is loaded only when the flags are set, not with the bundle.
 
-export const RUNTIME_V8_FLAGS: readonly string[] = ['--heap-growing-percent=30', '--invocation-count-for-maglev=1000'];
+export const RUNTIME_V8_FLAGS: readonly string[] = ['--heap-growing-percent=30', '--invocation-count-for-maglev=1000', '--no-turbofan'];
 
 /** Sets RUNTIME_V8_FLAGS (through `setFlag`, V8's by default). */
 export function applyRuntimeV8Flags(setFlag: (flag: string) => void = (flag) => process.getBuiltinModule('node:v8').setFlagsFromString(flag)): void {

@@ -98,6 +98,38 @@ test('the Maglev threshold, set by the process itself as the process runner does
   assert.ok(withFlags >= without * 1.5 && withFlags < 20000, `${withFlags} calls to Maglev with RUNTIME_V8_FLAGS, ${without} without`);
 });
 
+test('TurboFan off, set by the process itself as the process runner does, keeps hot code at Maglev', () => {
+  // A function with a loop, called 100 times per turn of the event loop until it runs as
+  // TurboFan code (or 400,000 calls): the tier each compiler reached it at.
+  const tiers = (flags: readonly string[]) => `const v8 = require('node:v8');
+    for (const flag of ${JSON.stringify(flags)}) v8.setFlagsFromString(flag);
+    function work(a, b) { let s = 0; for (let k = 0; k < 20; k++) s += a.x + b.y * k + (a.s + b.s).length; return s; }
+    const a = { x: 1, s: 'p' }, b = { y: 2, s: 'q' };
+    (async () => {
+      let calls = 0, maglev = -1, turbofan = -1;
+      while (calls < 400000 && turbofan < 0) {
+        for (let i = 0; i < 100; i++) work(a, b);
+        calls += 100;
+        await new Promise((resolve) => setImmediate(resolve));
+        %WaitForBackgroundOptimization();
+        if (maglev < 0 && %ActiveTierIsMaglev(work)) maglev = calls;
+        if (%ActiveTierIsTurbofan(work)) turbofan = calls;
+      }
+      process.stdout.write(JSON.stringify({ maglev, turbofan }));
+    })();`;
+  const reached = (flags: readonly string[]) => JSON.parse(execFileSync(process.execPath, [...NODE_FLAGS, '--allow-natives-syntax', '-e', tiers(flags)], {
+    encoding: 'utf8', timeout: 60_000, stdio: ['ignore', 'pipe', 'pipe'],
+  })) as { maglev: number; turbofan: number };
+  assert.ok(RUNTIME_V8_FLAGS.includes('--no-turbofan'), 'TurboFan is turned off');
+  const without = reached([]);
+  // Measured here: Maglev at 200 calls and TurboFan at 1400 without the flags; with them Maglev
+  // at 1000-odd calls and TurboFan never.
+  assert.ok(without.turbofan > 0, `TurboFan reached without RUNTIME_V8_FLAGS: ${JSON.stringify(without)}`);
+  const withFlags = reached(RUNTIME_V8_FLAGS);
+  assert.ok(withFlags.maglev > 0, `still optimised by Maglev: ${JSON.stringify(withFlags)}`);
+  assert.equal(withFlags.turbofan, -1, `never TurboFan: ${JSON.stringify(withFlags)}`);
+});
+
 test('NODE_FLAGS keep the code cache Node ships for its builtins; RUNTIME_V8_FLAGS on the command line would not', () => {
   // Node prints whether each builtin's cached code was accepted (NODE_DEBUG_NATIVE=CODE_CACHE); a
   // rejected cache means every builtin compiled from source at each start (~30 ms of CPU).
