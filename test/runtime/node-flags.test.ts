@@ -37,10 +37,10 @@ test('this runtime accepts the flags and they cap the young generation', () => {
   assert.ok(semi, 'the semi-space cap is set');
   const capBytes = Number(semi.split('=')[1]) * 1024 * 1024;
   const capped = newSpace(NODE_FLAGS);
-  // Two semi-spaces, plus the odd 256 KiB page V8 counts while it resizes them (seen once in CI:
-  // 4 MiB + 256 KiB); far below the uncapped growth checked next.
+  // Two semi-spaces, plus the few 256 KiB pages V8 counts while it resizes them (2.25 to 4.5 MiB
+  // in 12 runs here, 4.75 MiB once in CI); far below the uncapped growth checked next (64 MiB here).
   const pageBytes = 256 * 1024;
-  assert.ok(capped <= 2 * capBytes + 2 * pageBytes, `new_space ${capped} bytes with a ${capBytes}-byte semi-space cap`);
+  assert.ok(capped <= 2 * capBytes + 8 * pageBytes, `new_space ${capped} bytes with a ${capBytes}-byte semi-space cap`);
   assert.ok(newSpace([]) > 4 * capBytes, 'without the flag the young generation grows past the cap');
 });
 
