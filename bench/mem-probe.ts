@@ -17,7 +17,7 @@ import { startCluster } from '../test/cluster/cluster.js';
 import { spawnLogged, type Managed } from '../test/cluster/process.js';
 import { repoRoot } from '../test/cluster/components.js';
 import { Api, sleep } from './lib/api.js';
-import { commonArgs, readProc, type ResizerTargets } from './lib/resizer.js';
+import { commonArgs, podEnv, readProc, type ResizerTargets } from './lib/resizer.js';
 import { GI, Tracker, createNamespace, createPods, ensureStorageClass, growAll, provisionBulk, teardown } from './lib/workload.js';
 
 interface Variant { name: string; nodeArgs: string[]; env?: Record<string, string>; entry?: string }
@@ -125,7 +125,7 @@ async function main(): Promise<void> {
     const nodeArgs = [...v.nodeArgs, ...(values.diag ? ['--import', preload] : [])];
     return spawnLogged({
       name: `ours ${v.name}`, command: process.execPath, args: [...nodeArgs, v.entry ?? values.entry!, ...args],
-      logPath: join(logDir, `${launches}-${v.name.replace(/\W+/g, '_')}.log`), env: { ...process.env, ...v.env },
+      logPath: join(logDir, `${launches}-${v.name.replace(/\W+/g, '_')}.log`), env: podEnv(v.env),
     });
   };
   const storageClass = 'probe';

@@ -21,8 +21,8 @@ import { spawnLogged, type Managed } from '../test/cluster/process.js';
 import { Api, pool, sleep } from './lib/api.js';
 import { AUDIT_POLICY, AuditReader } from './lib/audit.js';
 import { median } from './lib/figures.js';
-import { readProc } from './lib/resizer.js';
-import { NODE_FLAGS, RUNTIME_ENV } from '../scripts/node-flags.js';
+import { readProc, sidecarEnv } from './lib/resizer.js';
+import { NODE_FLAGS } from '../scripts/node-flags.js';
 import { createNamespace, ensureStorageClass, growAll, GI, provisionBulk, teardown, Tracker, type Volume } from './lib/workload.js';
 
 interface Options {
@@ -129,11 +129,11 @@ async function main(): Promise<void> {
       const procs: Managed[] = mode === 'central'
         ? [spawnLogged({
           name: 'csi-resizer central', command: process.execPath, args: node(args),
-          env: { ...process.env, ...RUNTIME_ENV }, logPath: join(logDir, 'central.log'),
+          env: sidecarEnv('ours'), logPath: join(logDir, 'central.log'),
         })]
         : nodes.map((name) => spawnLogged({
           name: `csi-resizer ${name}`, command: process.execPath, args: node([...args, '--node-deployment']),
-          env: { ...process.env, ...RUNTIME_ENV, NODE_NAME: name }, logPath: join(logDir, `${name}.log`),
+          env: sidecarEnv('ours', { NODE_NAME: name }), logPath: join(logDir, `${name}.log`),
         }));
       const m: Mode = { name: mode, procs };
       try {

@@ -1,7 +1,7 @@
 // Evaluation probe for issue 15 (not part of `npm run bench`): the start-up of several builds of
 // our resizer, started alternately against one cluster, with the time after spawn of every log
 // line. Each start is the bench's startup scenario (one claim grown while no resizer runs, the
-// bench's flags, the image's environment) timed to the claim's final state through a watch, with
+// bench's flags, the environment of its pod: lib/resizer.ts sidecarEnv) timed to the claim's final state through a watch, with
 // the process's CPU read then. The log lines say where the time goes (Version: Node's start and
 // the bundle's load; then discovery, the CSI start-up, the informers' first lists, the resize).
 //
@@ -16,8 +16,8 @@ import { spawn } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { startCluster } from '../test/cluster/cluster.js';
 import { Api, sleep } from './lib/api.js';
-import { commonArgs, readProc } from './lib/resizer.js';
-import { NODE_FLAGS, RUNTIME_ENV } from '../scripts/node-flags.js';
+import { commonArgs, readProc, sidecarEnv } from './lib/resizer.js';
+import { NODE_FLAGS } from '../scripts/node-flags.js';
 import { createNamespace, ensureStorageClass, GI, provisionBulk, Tracker } from './lib/workload.js';
 
 interface Start {
@@ -70,7 +70,7 @@ try {
       // A V8 startup snapshot blob (`snapshot:<blob>`) runs as `node --snapshot-blob <blob> -- args`.
       const target = entry!.startsWith('snapshot:') ? ['--snapshot-blob', entry!.slice('snapshot:'.length), '--'] : [entry!];
       const child = spawn(process.execPath, [...NODE_FLAGS, ...entryFlags, ...extraNodeArgs, ...target, ...args], {
-        env: { ...process.env, ...RUNTIME_ENV }, stdio: ['ignore', 'pipe', 'pipe'],
+        env: sidecarEnv('ours'), stdio: ['ignore', 'pipe', 'pipe'],
       });
       const lines: [number, string][] = [];
       let pending = '';

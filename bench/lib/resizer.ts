@@ -9,6 +9,22 @@ import { NODE_FLAGS, RUNTIME_ENV } from '../../scripts/node-flags.js';
 export type Impl = 'ours' | 'upstream';
 export const IMPLS: readonly Impl[] = ['ours', 'upstream'];
 
+/**
+ * The environment a process gets in its pod, for the bench's sidecars: the machine's, without the
+ * variables that change a runtime's own behaviour and that no pod of ours sets (node's
+ * NODE_EXTRA_CA_CERTS makes every TLS context parse that bundle, ~2-3 ms and ~0.5 MiB here;
+ * NODE_OPTIONS; Go's GOGC, GOMAXPROCS, GODEBUG, GOMEMLIMIT), then `extra`.
+ */
+export function podEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
+  return { ...Object.fromEntries(Object.entries(process.env).filter(([name]) => !RUNTIME_SPECIFIC_ENV.test(name))), ...extra };
+}
+const RUNTIME_SPECIFIC_ENV = /^(NODE_(EXTRA_CA_CERTS|OPTIONS|COMPILE_CACHE|DEBUG|DEBUG_NATIVE)|UV_THREADPOOL_SIZE|GOGC|GOMAXPROCS|GODEBUG|GOMEMLIMIT|GOTRACEBACK)$/;
+
+/** A sidecar's pod environment: ours also gets the image's (RUNTIME_ENV), which upstream's Go runtime does not read. */
+export function sidecarEnv(impl: Impl, extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
+  return podEnv(impl === 'ours' ? { ...RUNTIME_ENV, ...extra } : extra);
+}
+
 /** The order of the implementations for the i-th pair of samples or starts: ABBA, so neither always goes first. */
 export function pairOrder(i: number): readonly Impl[] {
   return i % 2 === 0 ? IMPLS : [...IMPLS].reverse();
@@ -100,8 +116,7 @@ export function startResizer(impl: Impl, t: ResizerTargets, f: ResizerFlags, lab
   const wrapped = launch.hostname === undefined
     ? { command: command!, args: argv }
     : { command: 'unshare', args: ['--uts', 'sh', '-c', 'hostname "$0" && exec "$@"', launch.hostname, command!, ...argv] };
-  // Ours gets the image's environment too (RUNTIME_ENV); upstream's Go runtime does not read it.
-  const env = impl === 'ours' ? { ...process.env, ...RUNTIME_ENV, ...launch.env } : { ...process.env, ...launch.env };
+  const env = sidecarEnv(impl, launch.env);
   const proc = spawnLogged({ name: `csi-resizer (${impl})`, ...wrapped, logPath, env });
   return {
     impl,
