@@ -4,7 +4,11 @@
 // (--startup-starts, default 8 each) rather than --rounds: with two, one start disturbed by the
 // previous scenario's tail decided the median. The order is ABBA (ours, upstream, upstream,
 // ours, ...), so neither side is always the first start after something else.
+// Each start is also split at its Version line (the first line either resizer logs, read from its
+// own klog timestamp): the runtime's start and the program's load before it, the resizer's own
+// work after it.
 import { readFileSync } from 'node:fs';
+import { firstLineTime } from '../lib/klog-time.js';
 import { sleep } from '../lib/api.js';
 import { pairOrder } from '../lib/resizer.js';
 import { DEFAULT_FLAGS, flags, gi, makeWorkspace, start, type Ctx } from '../lib/context.js';
@@ -32,6 +36,11 @@ export async function startup(ctx: Ctx): Promise<void> {
           ctx.figures.add(scenario, 'CPU from start to first resize final', 'cpu-s', 'lower', impl, cpu);
           ctx.figures.add(scenario, 'start to PV expanded', 'ms', 'lower', impl, s!.pvAt - r.spawnedAt);
           ctx.figures.add(scenario, 'start to first resize final', 'ms', 'lower', impl, pvc);
+          const spawnWallMs = performance.timeOrigin + r.spawnedAt;
+          const versionAt = firstLineTime(readFileSync(r.proc.logPath, 'utf8'), '"Version"', spawnWallMs);
+          if (versionAt === undefined) throw new Error(`no Version line in ${r.proc.logPath}`);
+          ctx.figures.add(scenario, 'start to Version line (runtime start, program load)', 'ms', 'lower', impl, versionAt - spawnWallMs);
+          ctx.figures.add(scenario, 'Version line to first resize final', 'ms', 'lower', impl, pvc - (versionAt - spawnWallMs));
           ctx.log(`  round ${round} ${impl}: first resize final ${pvc.toFixed(0)}ms after spawn, ${cpu.toFixed(2)} cpu-s, loadavg ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}`);
         } finally {
           await r.stop();
