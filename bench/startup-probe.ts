@@ -1,9 +1,10 @@
 // Evaluation probe for issue 15 (not part of `npm run bench`): the start-up of several builds of
 // our resizer, started alternately against one cluster, with the time after spawn of every log
 // line. Each start is the bench's startup scenario (one claim grown while no resizer runs, the
-// bench's flags, the environment of its pod: lib/resizer.ts sidecarEnv) timed to the claim's final state through a watch, with
-// the process's CPU read then. The log lines say where the time goes (Version: Node's start and
-// the bundle's load; then discovery, the CSI start-up, the informers' first lists, the resize).
+// bench's flags, a pod's environment: lib/resizer.ts sidecarEnv) timed to the claim's final
+// state through a watch, with the process's CPU read then. The log lines say where the time goes
+// (Version: Node's start and the bundle's load; then discovery, the CSI start-up, the informers'
+// first lists, the resize).
 //
 //   node --import tsx bench/startup-probe.ts ROUNDS ENTRY... > summary.txt
 //
