@@ -71,6 +71,31 @@ test('JSON kubeconfig with a static token and basic auth', async (t) => {
   assert.equal(basic.headers['Authorization'], `Basic ${b64('me:pw')}`);
 });
 
+test('a file that opens with { but is a YAML flow mapping, not JSON, is read as YAML', async (t) => {
+  const file = path.join(tempDir(t), 'flow');
+  fs.writeFileSync(file, `{current-context: c, clusters: [{name: k, cluster: {server: "https://h:2"}}],
+  contexts: [{name: c, context: {cluster: k, user: u}}], users: [{name: u, user: {token: flow}}]}  # a comment
+`);
+  const creds = await resolveCredentials(await loadKubeConfig({ kubeconfigPath: file }), never);
+  assert.equal(creds.headers['Authorization'], 'Bearer flow');
+});
+
+test('JSON read as JSON: a repeated key takes its last value (YAML would refuse the file)', async (t) => {
+  const file = path.join(tempDir(t), 'dup.json');
+  fs.writeFileSync(file, `{"current-context": "old", "current-context": "c",
+    "clusters": [{"name": "k", "cluster": {"server": "https://h:3"}}],
+    "contexts": [{"name": "c", "context": {"cluster": "k", "user": "u"}}],
+    "users": [{"name": "u", "user": {"token": "json"}}]}`);
+  const creds = await resolveCredentials(await loadKubeConfig({ kubeconfigPath: file }), never);
+  assert.equal(creds.headers['Authorization'], 'Bearer json');
+});
+
+test('a malformed file that opens with { is reported with YAML\'s message and the path', async (t) => {
+  const file = path.join(tempDir(t), 'broken');
+  fs.writeFileSync(file, '{"current-context": "c", "clusters": [');
+  await assert.rejects(loadKubeConfig({ kubeconfigPath: file }), (err: Error) => err.message.startsWith(`${file}: `) && /unexpected end|flow collection/i.test(err.message));
+});
+
 test('exec credential plugin: runs with KUBERNETES_EXEC_INFO, token and expiry taken from its answer', async (t) => {
   const dir = tempDir(t);
   const plugin = path.join(dir, 'plugin.sh');

@@ -109,6 +109,24 @@ function str(map: RawMap, ...keys: string[]): string | undefined {
   return undefined;
 }
 
+/**
+ * A kubeconfig's document. JSON (what the test clusters and `kubectl config view -o json` write) is
+ * YAML too, and JSON.parse reads it natively: js-yaml is loaded (~5 ms of a start: its module set-up
+ * and a cold parser) only for a file that is not JSON. Duplicate keys in JSON: the last one wins,
+ * as in client-go's decoding.
+ */
+async function parseKubeconfigText(text: string): Promise<unknown> {
+  if (/^\s*\{/.test(text)) {
+    try {
+      return JSON.parse(text);
+    } catch {
+      // A YAML flow mapping (`{apiVersion: v1, ...}`) is not JSON: YAML reads it below.
+    }
+  }
+  const { default: yaml } = await import('js-yaml');
+  return yaml.load(text);
+}
+
 function material(map: RawMap, dataKey: string, fileKey: string, dir: string): Material | undefined {
   const data = str(map, dataKey);
   if (data) return { data: Buffer.from(data, 'base64') };
@@ -118,10 +136,9 @@ function material(map: RawMap, dataKey: string, fileKey: string, dir: string): M
 
 /** Parses a kubeconfig (YAML or JSON) and resolves its current context. Relative paths are relative to the file. */
 export async function fromKubeconfigFile(path: string): Promise<ClientConfig> {
-  const { default: yaml } = await import('js-yaml');
   let raw: RawMap;
   try {
-    const parsed = yaml.load(fs.readFileSync(path, 'utf8'));
+    const parsed = await parseKubeconfigText(fs.readFileSync(path, 'utf8'));
     if (!parsed || typeof parsed !== 'object') throw new Error('not a kubeconfig object');
     raw = parsed as RawMap;
   } catch (err) {
