@@ -112,8 +112,8 @@ function str(map: RawMap, ...keys: string[]): string | undefined {
 /**
  * A kubeconfig's document. JSON (what the test clusters and `kubectl config view -o json` write) is
  * YAML too, and JSON.parse reads it natively: js-yaml is loaded (~5 ms of a start: its module set-up
- * and a cold parser) only for a file that is not JSON. Duplicate keys in JSON: the last one wins,
- * as in client-go's decoding.
+ * and a cold parser) only for a file that is not JSON. A key repeated in JSON takes its last value
+ * (js-yaml would refuse the file).
  */
 async function parseKubeconfigText(text: string): Promise<unknown> {
   if (/^\s*\{/.test(text)) {
