@@ -72,23 +72,39 @@ test('per-request timeout and caller abort end the call', async (t) => {
   await assert.rejects(p, /shutdown/);
 });
 
-test('keep-alive: sequential requests reuse one connection', async (t) => {
+/** One turn of the event loop: undici reuses a connection that finished an answer only after it. */
+const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+test('keep-alive: requests one after another reuse one connection', async (t) => {
   const { server, client } = await setup(t);
-  for (let i = 0; i < 5; i++) await client.getLease('ns', 'x', AbortSignal.timeout(1000)).catch(() => {});
+  for (let i = 0; i < 5; i++) {
+    await client.getLease('ns', 'x', AbortSignal.timeout(1000)).catch(() => {});
+    await turn();
+  }
   assert.equal(server.connectionsAccepted, 1);
+});
+
+test('keep-alive: requests issued back to back (no turn between) share at most two connections', async (t) => {
+  const { server, client } = await setup(t);
+  for (let i = 0; i < 10; i++) await client.getLease('ns', 'x', AbortSignal.timeout(1000)).catch(() => {});
+  assert.ok(server.connectionsAccepted <= 2, `${server.connectionsAccepted} connections for 10 requests`);
 });
 
 test('watches have connections of their own: a request after a watch opened reuses the idle request connection', async (t) => {
   const { server, client } = await setup(t);
   const pods = client.listWatcher({ group: '', version: 'v1', resource: 'pods', kind: 'Pod', namespaced: true });
   await client.getLease('ns', 'x', AbortSignal.timeout(1000)).catch(() => {});
+  await turn();
   assert.equal(server.connectionsAccepted, 1);
   const watching = new AbortController();
   t.after(() => watching.abort());
   await pods.watch({ resourceVersion: '0' }, watching.signal);
   // The watch opened its own connection instead of taking the idle one the request left...
   assert.equal(server.connectionsAccepted, 2);
-  for (let i = 0; i < 3; i++) await client.getLease('ns', 'x', AbortSignal.timeout(1000)).catch(() => {});
+  for (let i = 0; i < 3; i++) {
+    await client.getLease('ns', 'x', AbortSignal.timeout(1000)).catch(() => {});
+    await turn();
+  }
   // ...so the requests after it (the first resize's patches) need no new handshake.
   assert.equal(server.connectionsAccepted, 2);
 });

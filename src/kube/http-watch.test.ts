@@ -60,7 +60,6 @@ test('stream: a 401 reads the token file again and retries once; the watch then 
   assert.equal(await text(body), '{"type":"ADDED","object":{}}\n{"type":"DELETED","object":{}}\n');
   const watches = seen.filter((s) => s.url.includes('watch=true'));
   assert.deepEqual(watches.map((s) => s.authorization), ['Bearer old-secret', 'Bearer new-secret']);
-  assert.equal(watches[0]!.port, watches[1]!.port, 'the 401 answer was read to its end and its connection reused');
 });
 
 test('stream: an error status is a KubeApiError from the Status body; a huge error body is read only up to a bound; no secret in it', async (t) => {

@@ -1,20 +1,24 @@
-// The request layer: JSON over HTTP/1.1 with auth and TLS from our ClientConfig (kubeconfig.ts).
-// Ordinary calls and watches go over our own keep-alive HTTP/1.1 client (http1-transport.ts says
-// why), each in its own pool.
+// The kube HTTP port: JSON requests to the API server with auth and TLS from our ClientConfig
+// (kubeconfig.ts), over undici (connections.ts: keep-alive pools, TLS, proxies).
 // We don't use client-node's generated clients or its Watch: they build a new https.Agent per
 // request (no keep-alive, sockets leak across watch reconnects), default every PATCH to JSON Patch,
 // have no client-side rate limit or per-request timeout, and throw errors whose body is raw text.
-// Here: keep-alive connections per client (two pools: see Credentials.watchPool), a token bucket in front of every request (watches
-// included, as in client-go), a timeout derived from the caller's signal, explicit content types,
-// and every non-2xx answer turned into a KubeApiError.
+// Here: keep-alive connections per client (two pools: see connections.ts), a token bucket in front
+// of every request (watches included, as in client-go), a timeout derived from the caller's signal
+// (the only deadline: undici's own are off), explicit content types, every non-2xx answer turned
+// into a KubeApiError, a GET whose reused connection was lost before any answer sent again once
+// (what Go's transport does), and every other failure of the wire an Error naming the request.
+import type { LookupFunction } from 'node:net';
 import { createSecureContext } from 'node:tls';
-import { Http1Pool, type Http1Response, type Http1PoolOptions, type Http1Stream, type Http1StreamBody, type TlsSessions } from './http1-transport.js';
+import type { Dispatcher } from 'undici';
 import { monotonicMs } from '../base/clock.js';
 import { linkedSignal } from '../base/signals.js';
 import { KubeApiError, type RequestInfo } from './errors.js';
 import { TokenBucket } from '../base/token-bucket.js';
 import { resolveCredentials } from './credentials.js';
+import { ApiConnections, type ServerTls } from './connections.js';
 import type { ClientConfig } from './kubeconfig.js';
+import { proxyEnvironment, proxyFor, redactedUrl } from './proxy.js';
 
 export const ContentType = {
   Json: 'application/json',
@@ -53,23 +57,21 @@ export interface KubeHttpOptions {
   userAgent?: string;
   /** How long resolved credentials are reused before reading them again (token and certificate rotation). */
   authRefreshMs?: number;
+  /** Where HTTPS_PROXY, HTTP_PROXY and NO_PROXY are read (default process.env); unused with a kubeconfig proxy-url. */
+  env?: NodeJS.ProcessEnv;
+  /** How a direct connection resolves the server's host name (default: the system's resolver). */
+  lookup?: LookupFunction;
 }
 
 /** A watch's response body: its bytes as they arrive; destroy() stops reading it. */
-export type ResponseStream = Http1StreamBody;
+export interface ResponseStream extends AsyncIterable<Buffer> {
+  destroy(): void;
+}
 
 interface Credentials {
-  /** The request head's header lines (auth, Accept, User-Agent, Host), each ending in CRLF; watches send the same. */
-  headerLines: string;
-  /** Keep-alive connections for ordinary requests. */
-  pool: Http1Pool;
-  /**
-   * Watches' own connections. A watch holds its socket for minutes; from the shared pool it would
-   * take the socket the last request freed, and the next request (the first resize's patch, just
-   * after the informers' watches open) would pay a new TLS handshake. Apart, the request pool
-   * stays warm and a watch that ends hands its socket to the next watch.
-   */
-  watchPool: Http1Pool;
+  /** The request headers (auth, Accept, User-Agent) as undici's flat name/value list; watches send the same. */
+  headers: readonly string[];
+  connections: ApiConnections;
   tlsFingerprint: string;
   resolvedAtMs: number;
   /** monotonicMs() after which an exec plugin's credential must be fetched again. */
@@ -82,31 +84,24 @@ const DEFAULT_AUTH_REFRESH_MS = 10_000;
 /** An error answer's body is read up to this many bytes (the rest is dropped with the connection). */
 const MAX_ERROR_BODY_BYTES = 1024 * 1024;
 
-/** Where requests go, split once from the server URL (a URL object per request costs CPU). */
-interface Target {
-  /** Without IPv6 brackets. */
-  hostname: string;
-  port: string;
-  /** The server URL's path prefix without its trailing slash. */
-  basePath: string;
-}
-
 export class KubeHttp {
   readonly server: URL;
-  private readonly target: Target;
+  /** The proxy every request goes through (its password masked), or undefined for direct connections. */
+  readonly proxy: string | undefined;
+  private readonly proxyUrl: URL | undefined;
+  /** The server URL's path prefix without its trailing slash. */
+  private readonly basePath: string;
   private readonly limiter: TokenBucket;
   private credentials: Credentials | undefined;
   private pendingCredentials: Promise<Credentials> | undefined;
   private closed = false;
 
+  /** Throws for a proxy setting that cannot be used (a bad proxy-url or proxy variable). */
   constructor(private readonly options: KubeHttpOptions) {
     this.server = new URL(options.kubeConfig.server);
-    const { hostname, port, pathname } = this.server;
-    this.target = {
-      hostname: hostname.startsWith('[') ? hostname.slice(1, -1) : hostname,
-      port,
-      basePath: pathname.replace(/\/+$/, ''),
-    };
+    this.basePath = this.server.pathname.replace(/\/+$/, '');
+    this.proxyUrl = proxyFor(this.server, options.kubeConfig.proxyUrl, proxyEnvironment(options.env ?? process.env));
+    this.proxy = this.proxyUrl === undefined ? undefined : redactedUrl(this.proxyUrl);
     this.limiter = new TokenBucket({ qps: options.qps, burst: options.burst });
   }
 
@@ -116,14 +111,18 @@ export class KubeHttp {
     try {
       await this.limiter.take(call.signal);
       let res = await this.exchange(options, call.signal, false);
-      if (res.status === 401) {
+      if (res.statusCode === 401) {
         // The token may have rotated since we last resolved credentials: resolve again, retry once.
+        await discard(res.body, options, call.signal);
         res = await this.exchange(options, call.signal, true);
       }
-      const status = res.status;
+      const status = res.statusCode;
       const ok = status >= 200 && status <= 299;
-      if (ok && options.ignoreResponseBody) return undefined as T;
-      const text = res.body.toString('utf8');
+      if (ok && options.ignoreResponseBody) {
+        await discard(res.body, options, call.signal);
+        return undefined as T;
+      }
+      const text = await readText(res.body, ok ? Infinity : MAX_ERROR_BODY_BYTES, options, call.signal);
       if (!ok) throw KubeApiError.fromStatus(status, parseJson(text), requestInfo(options), text);
       return (text === '' ? undefined : JSON.parse(text)) as T;
     } finally {
@@ -133,36 +132,35 @@ export class KubeHttp {
 
   /**
    * Opens a streaming GET (a watch). Resolves once the server answered 2xx; the response stays
-   * open until the server ends it or the signal aborts (which destroys the socket). No timeout:
+   * open until the server ends it or the signal aborts (which destroys the connection). No timeout:
    * the informer's inactivity watchdog owns liveness.
    */
   async stream(options: Omit<RequestOptions, 'method' | 'body' | 'contentType'>, signal: AbortSignal): Promise<ResponseStream> {
     await this.limiter.take(signal);
     const req: RequestOptions = { ...options, method: 'GET' };
     let res = await this.openStream(req, signal, false);
-    if (res.status === 401) {
-      // Read to its end so the connection is reused (an oversized body closes it instead).
-      await readText(res.body, MAX_ERROR_BODY_BYTES);
+    if (res.statusCode === 401) {
+      // Read to its end so the connection stays open for reuse.
+      await discard(res.body, req, signal);
       res = await this.openStream(req, signal, true);
     }
-    const status = res.status;
+    const status = res.statusCode;
     if (status < 200 || status > 299) {
-      const text = await readText(res.body, MAX_ERROR_BODY_BYTES);
+      const text = await readText(res.body, MAX_ERROR_BODY_BYTES, req, signal);
       throw KubeApiError.fromStatus(status, parseJson(text), requestInfo(req), text);
     }
-    return res.body;
+    return new WatchBody(res.body, req, signal);
   }
 
-  /** Closes idle keep-alive sockets; later requests fail. Safe to call twice. */
+  /** Closes the connections; later requests fail. Safe to call twice. */
   close(): void {
     this.closed = true;
-    this.credentials?.pool.destroy();
-    this.credentials?.watchPool.destroy();
+    this.credentials?.connections.destroy();
     this.credentials = undefined;
   }
 
-  /** Sends one ordinary request over the request pool and resolves with the whole response. */
-  private async exchange(options: RequestOptions, signal: AbortSignal, refreshAuth: boolean): Promise<Http1Response> {
+  /** Sends one ordinary request over the request pool and resolves at the response head. */
+  private async exchange(options: RequestOptions, signal: AbortSignal, refreshAuth: boolean): Promise<Dispatcher.ResponseData> {
     if (this.closed) throw new Error('Kubernetes client is closed');
     const creds = (refreshAuth ? undefined : this.freshCredentials()) ?? await this.resolveCredentials(refreshAuth);
     signal.throwIfAborted();
@@ -171,19 +169,47 @@ export class KubeHttp {
     const path = this.path(options.path, options.query);
     // As node's http client refuses it: a path is sent as it is, so it must already be escaped.
     if (UNESCAPED_PATH.test(path)) throw new Error(`${describe(options)}: request path contains unescaped characters`);
-    let head = `${options.method} ${path} HTTP/1.1\r\n${creds.headerLines}`;
-    if (body !== undefined) head += `Content-Type: ${options.contentType as string}\r\n`;
-    return creds.pool.send(options.method, head, body, signal);
+    const request: Dispatcher.RequestOptions = {
+      origin: this.server.origin,
+      method: options.method,
+      path,
+      headers: body === undefined ? creds.headers as string[] : [...creds.headers, 'content-type', options.contentType!],
+      body,
+      signal,
+      headersTimeout: 0,
+      bodyTimeout: 0,
+    };
+    const dispatcher = creds.connections.requests;
+    try {
+      return await dispatcher.request(request);
+    } catch (err) {
+      // A stale keep-alive connection: the server closed it as we wrote. A GET is sent again, on
+      // another connection, as Go's transport does for idempotent requests; anything else fails.
+      if (options.method === 'GET' && !signal.aborted && isStaleConnection(err)) {
+        try {
+          return await dispatcher.request(request);
+        } catch (again) {
+          throw wireFailure(again, options, signal);
+        }
+      }
+      throw wireFailure(err, options, signal);
+    }
   }
 
-  /** Sends a watch request over the watch pool and resolves with the response head and its streaming body. */
-  private async openStream(options: RequestOptions, signal: AbortSignal, refreshAuth: boolean): Promise<Http1Stream> {
+  /** Sends a watch request over the watch pool and resolves at the response head. */
+  private async openStream(options: RequestOptions, signal: AbortSignal, refreshAuth: boolean): Promise<Dispatcher.ResponseData> {
     if (this.closed) throw new Error('Kubernetes client is closed');
     const creds = (refreshAuth ? undefined : this.freshCredentials()) ?? await this.resolveCredentials(refreshAuth);
     signal.throwIfAborted();
     const path = this.path(options.path, options.query);
     if (UNESCAPED_PATH.test(path)) throw new Error(`${describe(options)}: request path contains unescaped characters`);
-    return creds.watchPool.stream(`GET ${path} HTTP/1.1\r\n${creds.headerLines}`, signal);
+    try {
+      return await creds.connections.watches.request({
+        origin: this.server.origin, method: 'GET', path, headers: creds.headers as string[], signal, headersTimeout: 0, bodyTimeout: 0,
+      });
+    } catch (err) {
+      throw wireFailure(err, options, signal);
+    }
   }
 
   private get userAgent(): string {
@@ -192,13 +218,13 @@ export class KubeHttp {
 
   /** The request path with its query (the server URL's own path prefix included), as URL would encode it. */
   private path(path: string, query?: Query): string {
-    if (query === undefined) return this.target.basePath + path;
+    if (query === undefined) return this.basePath + path;
     const params = new URLSearchParams();
     for (const [key, value] of Object.entries(query ?? {})) {
       if (value !== undefined && value !== '') params.set(key, String(value));
     }
     const search = params.size > 0 ? `?${params.toString()}` : '';
-    return this.target.basePath + path + search;
+    return this.basePath + path + search;
   }
 
   /** The credentials in use while they are fresh (no await on the common path), else undefined. */
@@ -227,36 +253,29 @@ export class KubeHttp {
       .map((v) => (Buffer.isBuffer(v) ? v.toString('base64') : String(v)))
       .join('|');
     const previous = this.credentials;
-    let pool: Http1Pool;
-    let watchPool: Http1Pool;
+    let connections: ApiConnections;
     if (previous && previous.tlsFingerprint === tlsFingerprint) {
-      ({ pool, watchPool } = previous);
+      connections = previous.connections;
     } else {
-      // First load, or rotated client certificates/CA: new connections must use the new material
-      // (requests in flight on the old pool finish; its connections then close; watches on the
-      // old material are cut, and the informers watch again on the new).
-      previous?.pool.retire();
-      previous?.watchPool.destroy();
-      const sessions: TlsSessions = {};
-      // One secure context for every connection of both pools: without it each new socket parses
-      // the CA, certificate and key again (about 1 ms of CPU per connection).
-      const secureContext = this.server.protocol === 'http:' ? undefined : createSecureContext({ ca: tls.ca, cert: tls.cert, key: tls.key });
-      const { hostname, port } = this.target;
-      const poolOptions: Http1PoolOptions = {
-        hostname,
-        port: Number(port || (secureContext === undefined ? 80 : 443)),
-        ...(secureContext === undefined ? {} : {
-          tls: { secureContext, rejectUnauthorized: tls.rejectUnauthorized, ...(tls.servername ? { servername: tls.servername } : {}), sessions },
-        }),
+      // First load, or rotated client certificates/CA: new connections must use the new material.
+      previous?.connections.retire();
+      // One secure context for every connection: without it each new socket parses the CA,
+      // certificate and key again.
+      const serverTls: ServerTls | undefined = this.server.protocol === 'http:' ? undefined : {
+        secureContext: createSecureContext({ ca: tls.ca, cert: tls.cert, key: tls.key }),
+        rejectUnauthorized: tls.rejectUnauthorized,
+        ...(tls.servername ? { servername: tls.servername } : {}),
       };
-      pool = new Http1Pool(poolOptions);
-      watchPool = new Http1Pool(poolOptions);
+      connections = new ApiConnections({
+        server: this.server, tls: serverTls, proxy: this.proxyUrl, ...(this.options.lookup ? { lookup: this.options.lookup } : {}),
+      });
     }
     // An exec credential is refreshed a little before it expires.
     const expiresAtPerfMs = resolved.expiresAtMs === undefined ? undefined : monotonicMs() + (resolved.expiresAtMs - Date.now()) - 10_000;
-    const headerLines = headerBlock({ ...resolved.headers, Accept: ContentType.Json, 'User-Agent': this.userAgent, Host: this.server.host });
-    const creds: Credentials = { headerLines, pool, watchPool, tlsFingerprint, resolvedAtMs: monotonicMs(), expiresAtPerfMs };
-    if (!this.closed) this.credentials = creds;
+    const headers = headerList({ ...resolved.headers, Accept: ContentType.Json, 'User-Agent': this.userAgent });
+    const creds: Credentials = { headers, connections, tlsFingerprint, resolvedAtMs: monotonicMs(), expiresAtPerfMs };
+    if (this.closed) connections.destroy();
+    else this.credentials = creds;
     return creds;
   }
 }
@@ -267,18 +286,18 @@ const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 const BAD_HEADER_VALUE = /[^\t\u0020-\u007e\u0080-\u00ff]/;
 
 /**
- * Header lines for a request head, each ending in CRLF. A name or value that could break the head
- * (a token file with a newline in it) is refused as node's http client refuses it, naming the
- * header and never its value (which may be a secret).
+ * The headers as undici's flat list. A name or value that could break the request head (a token
+ * file with a newline in it) is refused as node's http client refuses it, naming the header and
+ * never its value (which may be a secret).
  */
-function headerBlock(headers: Record<string, string>): string {
-  let lines = '';
+function headerList(headers: Record<string, string>): string[] {
+  const list: string[] = [];
   for (const [name, value] of Object.entries(headers)) {
     if (!HEADER_NAME.test(name)) throw new Error(`invalid HTTP header name ${JSON.stringify(name)}`);
     if (BAD_HEADER_VALUE.test(value)) throw new Error(`invalid character in the value of HTTP header ${JSON.stringify(name)}`);
-    lines += `${name}: ${value}\r\n`;
+    list.push(name.toLowerCase(), value);
   }
-  return lines;
+  return list;
 }
 
 function describe(options: Pick<RequestOptions, 'path'> & { method?: string }): string {
@@ -298,18 +317,88 @@ function parseJson(text: string): unknown {
   }
 }
 
+function codeOf(err: unknown): unknown {
+  return (err as { code?: unknown } | undefined)?.code;
+}
+
 /**
- * A streamed body as text, up to `limit` bytes: a longer one is cut there and its connection closed.
+ * A connection lost before any byte of the answer, on a connection that had carried an answer
+ * before (undici's SocketError reports the bytes the socket read in its life), or reset as we wrote.
+ */
+function isStaleConnection(err: unknown): boolean {
+  const code = codeOf(err);
+  if (code === 'UND_ERR_SOCKET') return ((err as { socket?: { bytesRead?: number } | null }).socket?.bytesRead ?? 0) > 0;
+  return code === 'ECONNRESET' || code === 'EPIPE';
+}
+
+/**
+ * A failure of the wire as an Error naming the request, with undici's error as its cause. The
+ * caller's abort stays the signal's reason.
+ */
+function wireFailure(err: unknown, options: Pick<RequestOptions, 'path'> & { method?: string }, signal: AbortSignal): unknown {
+  if (signal.aborted) return signal.reason ?? err;
+  if (!(err instanceof Error) || err instanceof KubeApiError) return err;
+  return new Error(`${describe(options)}: ${explain(err)}`, { cause: err });
+}
+
+function explain(err: Error): string {
+  if (err.name === 'HTTPParserError') return `malformed HTTP response (${err.message})`;
+  switch (codeOf(err)) {
+    case 'UND_ERR_HEADERS_OVERFLOW': return 'the response head is larger than the HTTP header size limit (--max-http-header-size)';
+    case 'UND_ERR_SOCKET': return `the connection closed before the response was complete (${err.message})`;
+    case 'UND_ERR_RES_CONTENT_LENGTH_MISMATCH': return 'the response body does not match its Content-Length';
+    default: return err.message;
+  }
+}
+
+/** Reads a body to its end without keeping it (so the connection is reused). */
+async function discard(body: Dispatcher.ResponseData['body'], options: RequestOptions, signal: AbortSignal): Promise<void> {
+  try {
+    await body.dump({ limit: MAX_ERROR_BODY_BYTES });
+  } catch (err) {
+    throw wireFailure(err, options, signal);
+  }
+}
+
+/**
+ * A body as text, up to `limit` bytes: a longer one is cut there and its connection closed.
  * Failures of the connection (or the caller's abort) reject.
  */
-async function readText(body: ResponseStream, limit: number): Promise<string> {
+async function readText(body: AsyncIterable<Buffer>, limit: number, options: RequestOptions, signal: AbortSignal): Promise<string> {
   const chunks: Buffer[] = [];
   let length = 0;
-  for await (const chunk of body) {
-    const take = Math.min(chunk.length, limit - length);
-    chunks.push(take === chunk.length ? chunk : chunk.subarray(0, take));
-    length += take;
-    if (length >= limit) break; // leaving the loop destroys the body
+  try {
+    for await (const chunk of body) {
+      const take = Math.min(chunk.length, limit - length);
+      chunks.push(take === chunk.length ? chunk : chunk.subarray(0, take));
+      length += take;
+      if (length >= limit) break; // leaving the loop destroys the body
+    }
+  } catch (err) {
+    throw wireFailure(err, options, signal);
   }
-  return Buffer.concat(chunks, length).toString('utf8');
+  return chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks, length).toString('utf8');
+}
+
+/** A watch's body: undici's stream, with a failure of the wire reported as wireFailure does. */
+class WatchBody implements ResponseStream {
+  constructor(
+    private readonly body: Dispatcher.ResponseData['body'],
+    private readonly options: RequestOptions,
+    private readonly signal: AbortSignal,
+  ) {}
+
+  destroy(): void {
+    this.body.destroy();
+  }
+
+  async *[Symbol.asyncIterator](): AsyncGenerator<Buffer> {
+    try {
+      for await (const chunk of this.body) yield chunk as Buffer;
+    } catch (err) {
+      throw wireFailure(err, this.options, this.signal);
+    } finally {
+      this.body.destroy();
+    }
+  }
 }

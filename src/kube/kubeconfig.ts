@@ -6,8 +6,10 @@
 // resident memory in a sidecar that uses none of it (see README, Benchmarks). What a sidecar
 // needs is small and stable: a server, TLS material, and one of bearer token, token file
 // (re-read, so bound service-account tokens rotate), client certificate, basic auth or an exec
-// credential plugin. Legacy `auth-provider` plugins (gcp, azure, oidc) are refused by name.
+// credential plugin. Legacy `auth-provider` plugins (gcp, azure, oidc) are refused by name. A
+// cluster's `proxy-url` is kept (and checked here, so a bad one stops the start); proxy.ts applies it.
 import { messageOf } from '../base/errors.js';
+import { parseKubeconfigProxyUrl, ProxyConfigError } from './proxy.js';
 import fs from 'node:fs';
 import nodePath from 'node:path';
 
@@ -44,6 +46,8 @@ export interface ClientConfig {
   readonly clientKey?: Material;
   readonly insecureSkipTlsVerify: boolean;
   readonly tlsServerName?: string;
+  /** The cluster's proxy-url: every request goes through it (the environment's proxies are not read). */
+  readonly proxyUrl?: string;
   readonly auth: ClientAuth;
 }
 
@@ -159,6 +163,15 @@ export async function fromKubeconfigFile(path: string): Promise<ClientConfig> {
   const clientCert = material(user, 'client-certificate-data', 'client-certificate', dir);
   const clientKey = material(user, 'client-key-data', 'client-key', dir);
   const tlsServerName = str(cluster, 'tls-server-name');
+  const proxyUrl = str(cluster, 'proxy-url');
+  if (proxyUrl !== undefined) {
+    try {
+      parseKubeconfigProxyUrl(proxyUrl, `cluster ${JSON.stringify(clusterName)}`);
+    } catch (err) {
+      if (err instanceof ProxyConfigError) throw new KubeConfigError(`${path}: ${err.message}`, { cause: err });
+      throw err;
+    }
+  }
   return {
     server,
     ...(ca ? { ca } : {}),
@@ -166,6 +179,7 @@ export async function fromKubeconfigFile(path: string): Promise<ClientConfig> {
     ...(clientKey ? { clientKey } : {}),
     insecureSkipTlsVerify: cluster['insecure-skip-tls-verify'] === true,
     ...(tlsServerName ? { tlsServerName } : {}),
+    ...(proxyUrl ? { proxyUrl } : {}),
     auth: authOf(user, dir, path),
   };
 }
