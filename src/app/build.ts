@@ -46,7 +46,7 @@ export interface AppDeps {
   metrics: Metrics;
   clock?: Clock;
   version?: string;
-  /** Where NODE_NAME is read with --node-deployment (default process.env). */
+  /** Where NODE_NAME is read with --node-deployment, and the API server's proxy variables (default process.env). */
   env?: NodeJS.ProcessEnv;
 }
 
@@ -117,6 +117,7 @@ export async function startApp(config: Config, deps: AppDeps, signal: AbortSigna
       kubeConfig,
       ...clientRateLimit(config.kubeApiQps, config.kubeApiBurst),
       userAgent: `csi-resizer/${deps.version ?? 'unknown'}`,
+      ...(deps.env ? { env: deps.env } : {}),
     });
   } catch (err) {
     if (err instanceof ClientRateLimitError) throw new StartupError('Failed to create kube client', 1, { cause: err });
@@ -332,6 +333,7 @@ function assemble(parts: {
     const rateLimit = clientRateLimit(config.kubeApiQps, config.kubeApiBurst);
     return new HttpKubeClient({
       kubeConfig: clientConfig, qps: rateLimit.qps, burst: Math.max(rateLimit.burst, minBurst), userAgent: `csi-resizer/${purpose}`,
+      ...(deps.env ? { env: deps.env } : {}),
     });
   };
 

@@ -67,6 +67,11 @@ interface StorageClass {
   allowVolumeExpansion?: boolean;
 }
 
+/** The proxy the API server is reached through, as the API server check names it (password masked). */
+function via(kube: HttpKubeClient): string {
+  return kube.http.proxy === undefined ? '' : ` (through proxy ${kube.http.proxy})`;
+}
+
 export async function runDoctor(options: DoctorOptions, signal: AbortSignal): Promise<DoctorReport> {
   const { config, log } = options;
   const now = options.now ?? (() => new Date());
@@ -87,9 +92,9 @@ export async function runDoctor(options: DoctorOptions, signal: AbortSignal): Pr
   if (kube) {
     try {
       const version = await kube.http.request<{ gitVersion?: string }>({ method: 'GET', path: '/version' }, signal);
-      checks.push({ name: 'API server', status: 'ok', summary: `${kube.http.server.origin} reachable, version ${version?.gitVersion ?? 'unknown'}` });
+      checks.push({ name: 'API server', status: 'ok', summary: `${kube.http.server.origin}${via(kube)} reachable, version ${version?.gitVersion ?? 'unknown'}` });
     } catch (err) {
-      checks.push({ name: 'API server', status: 'fail', summary: `${kube.http.server.origin} not reachable: ${messageOf(err)}` });
+      checks.push({ name: 'API server', status: 'fail', summary: `${kube.http.server.origin}${via(kube)} not reachable: ${messageOf(err)}` });
       kube.close();
       kube = undefined;
     }

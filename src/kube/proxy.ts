@@ -75,13 +75,15 @@ export function parseEnvProxy(value: string, variable: string): URL | undefined 
   } catch {
     url = undefined;
   }
-  if (url === undefined || url.host === '') {
+  // A value that names a scheme is never read again as a host (Go would, and reach nonsense).
+  if ((url === undefined || url.host === '') && !value.includes('://')) {
     try {
       url = new URL(`http://${value}`);
     } catch (err) {
       throw new ProxyConfigError(`${variable}: invalid proxy address (not a URL or host:port)`, { cause: err });
     }
   }
+  if (url === undefined) throw new ProxyConfigError(`${variable}: invalid proxy address (not a URL or host:port)`);
   return checkedScheme(url, variable);
 }
 
