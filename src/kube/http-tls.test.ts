@@ -1,11 +1,10 @@
 // The request layer over TLS: its two keep-alive pools (requests, watches) resume one TLS session,
 // so only a client's first connection pays a full handshake; the CA, the server's name (SNI,
-// tls-server-name), insecure-skip-tls-verify and client certificates, also rotated. A real HTTPS server on loopback with a
-// throwaway self-signed certificate (made by the openssl command line).
+// tls-server-name), insecure-skip-tls-verify and client certificates, also rotated. A real HTTPS
+// server on loopback with a throwaway self-signed certificate.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -13,20 +12,7 @@ import { join } from 'node:path';
 import type { TLSSocket } from 'node:tls';
 import { KubeHttp } from './http.js';
 import type { ClientConfig } from './kubeconfig.js';
-
-function selfSigned(subjectAltName = 'IP:127.0.0.1'): { cert: Buffer; key: Buffer } {
-  const dir = mkdtempSync(join(tmpdir(), 'rz-tls-'));
-  try {
-    execFileSync('openssl', [
-      'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '1',
-      '-subj', '/CN=localhost', '-addext', `subjectAltName=${subjectAltName}`,
-      '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem'),
-    ], { stdio: 'ignore', timeout: 30_000 });
-    return { cert: readFileSync(join(dir, 'cert.pem')), key: readFileSync(join(dir, 'key.pem')) };
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-}
+import { selfSigned } from '../../test/support/self-signed.js';
 
 test('requests and watches: separate connections, one TLS session (only the first handshake is full)', async (t) => {
   const { cert, key } = selfSigned();
