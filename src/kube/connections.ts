@@ -7,7 +7,7 @@
 // certificate's name checked unless verification is off) and the proxies: an HTTP CONNECT tunnel
 // (or, for an http:// server, absolute-form requests) through an http or https proxy with
 // ProxyAgent, a SOCKS5 tunnel with Socks5ProxyAgent. Which proxy is proxy.ts's decision.
-import type { LookupFunction } from 'node:net';
+import { isIP, type LookupFunction } from 'node:net';
 import type { SecureContext } from 'node:tls';
 import { buildConnector, Pool, ProxyAgent, Socks5ProxyAgent, type Dispatcher } from 'undici';
 
@@ -61,6 +61,22 @@ export class ApiConnections {
   }
 }
 
+/**
+ * The connection to an https proxy, with no SNI when the proxy is an IP address: ProxyAgent would
+ * send the address as the server name, which node:tls refuses (the certificate is then checked
+ * against the address, as for an API server at an IP).
+ */
+function withoutIpServername(origin: URL, options: object): Dispatcher {
+  const { connect } = options as { connect: buildConnector.connector };
+  return new Pool(origin, {
+    ...options,
+    connect: (opts, callback) => {
+      const { servername, ...rest } = opts;
+      connect(servername !== undefined && servername !== null && isIP(servername) !== 0 ? rest : opts, callback);
+    },
+  });
+}
+
 function tlsOptions(tls: ServerTls | undefined): Record<string, unknown> | undefined {
   if (tls === undefined) return undefined;
   return { secureContext: tls.secureContext, rejectUnauthorized: tls.rejectUnauthorized, ...(tls.servername ? { servername: tls.servername } : {}) };
@@ -85,7 +101,7 @@ function dispatcher(options: ConnectionOptions, connect: buildConnector.connecto
   return new ProxyAgent({
     uri: proxy.href,
     ...(requestTls ? { requestTls } : {}),
-    ...(proxyTls ? { proxyTls } : {}),
+    ...(proxyTls ? { proxyTls, clientFactory: withoutIpServername } : {}),
     keepAliveTimeout: IDLE_TIMEOUT_MS,
   });
 }
