@@ -186,3 +186,21 @@ test('in cluster: service host and port (IPv6 bracketed), the service account CA
   assert.equal(again.headers['Authorization'], 'Bearer sa-token-2');
   assert.equal(again.tls.ca?.toString(), 'SA-CA');
 });
+
+test('a cluster proxy-url is kept, kept with --master, and a scheme client-go refuses stops the load', async (t) => {
+  const dir = tempDir(t);
+  const write = (proxyUrl: string) => {
+    const file = path.join(dir, `c-${Math.random()}`);
+    fs.writeFileSync(file, JSON.stringify({
+      'current-context': 'c',
+      contexts: [{ name: 'c', context: { cluster: 'k' } }],
+      clusters: [{ name: 'k', cluster: { server: 'https://kube.example:6443', 'proxy-url': proxyUrl } }],
+    }));
+    return file;
+  };
+  assert.equal((await loadKubeConfig({ kubeconfigPath: write('http://user:pw@proxy.example:3128') })).proxyUrl, 'http://user:pw@proxy.example:3128');
+  const overridden = await loadKubeConfig({ kubeconfigPath: write('socks5://127.0.0.1:1080'), masterUrl: 'https://other:6443' });
+  assert.deepEqual([overridden.server, overridden.proxyUrl], ['https://other:6443', 'socks5://127.0.0.1:1080']);
+  await assert.rejects(loadKubeConfig({ kubeconfigPath: write('socks4://127.0.0.1:1080') }), (err) =>
+    err instanceof KubeConfigError && /cluster "k": proxy-url has unsupported scheme "socks4", must be http, https, or socks5/.test(err.message));
+});
