@@ -1,6 +1,6 @@
 // Certificates and keys for one local control plane: a small CA (openssl CLI) that signs the
-// apiserver's serving certificate (SAN IP:127.0.0.1), the service-account signing key pair, and
-// the static bearer tokens of the two test identities.
+// apiserver's serving certificate (SANs IP:127.0.0.1, localhost, and PROXY_ONLY_NAME for the proxy
+// tests), the service-account signing key pair, and the static bearer tokens of the two test identities.
 import { execFile } from 'node:child_process';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -23,6 +23,11 @@ export interface Pki {
 /** The user the resizer's kubeconfig authenticates as; deploy/kubernetes/rbac.yaml is bound to it in tests. */
 export const RESIZER_USER = 'csi-resizer';
 export const ADMIN_USER = 'admin';
+/**
+ * A name for the API server that nothing resolves but the proxy tests' own proxies (the .test TLD is
+ * reserved): a client reaches the server by it only through a proxy.
+ */
+export const PROXY_ONLY_NAME = 'kube-api.proxy-only.test';
 
 async function openssl(args: string[], cwd: string): Promise<void> {
   try {
@@ -45,7 +50,7 @@ export async function makePki(dir: string): Promise<Pki> {
     'basicConstraints=critical,CA:FALSE',
     'keyUsage=critical,digitalSignature,keyEncipherment',
     'extendedKeyUsage=serverAuth',
-    'subjectAltName=IP:127.0.0.1,DNS:localhost',
+    `subjectAltName=IP:127.0.0.1,DNS:localhost,DNS:${PROXY_ONLY_NAME}`,
     '',
   ].join('\n'));
   await openssl(['x509', '-req', '-in', 'apiserver.csr', '-CA', 'ca.crt', '-CAkey', 'ca.key', '-CAcreateserial',

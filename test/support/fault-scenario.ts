@@ -14,6 +14,8 @@ export interface TestContextLike {
 export interface FaultScenarioOptions {
   driver?: FaultDriverOptions;
   resizerArgs?: string[];
+  /** The resizer's environment (default the test process's). */
+  resizerEnv?: NodeJS.ProcessEnv;
   volume?: Partial<ProvisionOptions>;
   namespace?: string;
   namespacePrefix?: string;
@@ -52,7 +54,7 @@ export async function faultScenario(
   const pvcName = volume.pvc.metadata!.name!;
   t.after(() => deletePvc(admin, namespace, pvcName));
   const start = (args?: string[]) =>
-    startResizer({ kubeconfig: cluster.resizerKubeconfigPath, csiAddress: driver.address, args: args ?? opts.resizerArgs ?? [] });
+    startResizer({ kubeconfig: cluster.resizerKubeconfigPath, csiAddress: driver.address, args: args ?? opts.resizerArgs ?? [], ...(opts.resizerEnv ? { env: opts.resizerEnv } : {}) });
   let resizer = await start();
   t.after(() => resizer.stop());
   const scenario: FaultScenario = {
