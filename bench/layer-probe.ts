@@ -3,8 +3,9 @@
 // given commit, alternating A B per round in one process. Run inside a test cluster:
 //   node --import tsx test/cluster/run-with-cluster.ts -- node --import tsx bench/layer-probe.ts COMMIT [K] [concurrency] [rounds]
 // It GETs and merge-PATCHes one ConfigMap (K/2 each) with the admin kubeconfig, no client-side
-// rate limit. The older http.ts (and http1-transport.ts, where the commit has it) is written to
-// bench/.build/ with its other imports pointing at today's src/ (so only the request layer differs).
+// rate limit. The older http.ts (and, where the commit has them, the HTTP/1.1 client it had before
+// undici: http1-transport.ts and http1-parser.ts) is written to bench/.build/ with its other
+// imports pointing at today's src/ (so only the request layer differs).
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -37,8 +38,9 @@ function oldModule(file: string, own: readonly string[]): string | undefined {
   writeFileSync(path, rewritten);
   return path;
 }
-// The layer is http.ts and, since it has its own client, the transport under it (http1-transport.ts).
-const ownTransport = oldModule('http1-transport', []) !== undefined;
+// The layer is http.ts and, at commits that had their own client, the transport and parser under it.
+const ownParser = oldModule('http1-parser', []) !== undefined;
+const ownTransport = oldModule('http1-transport', ownParser ? ['http1-parser'] : []) !== undefined;
 const oldPath = oldModule('http', ownTransport ? ['http1-transport'] : [])!;
 const { KubeHttp: OldKubeHttp } = (await import(pathToFileURL(oldPath).href)) as { KubeHttp: typeof KubeHttp };
 

@@ -4,7 +4,8 @@
 # given as $1), with $out/main.js, the entry point, beside it (scripts/dist-main.js: it turns on the
 # V8 compile cache where the runtime has it). One file instead of ~900 modules is what makes the
 # start-up fast; the bundle reads ../package.json for --version, so keep package.json one level
-# above the output directory. esbuild comes with tsx (a dev dependency).
+# above the output directory. esbuild comes with tsx (a dev dependency). The bundled dependencies'
+# license comments go to $out/resizer.js.LEGAL.txt (shipped beside the bundle), not into it.
 # The commit goes into $out/build-info.json for --version: $SOURCE_COMMIT when set (the image
 # build, which has no .git), else this checkout's HEAD (with "dirty" when tracked files differ).
 set -euo pipefail
@@ -16,7 +17,8 @@ mkdir -p "$out"
 # `require` for the bundled CommonJS dependencies (prom-client, js-yaml).
 banner="import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);"
 npx --no-install esbuild src/main.ts --bundle --platform=node --format=esm --target=node24 \
-  --outfile="$out/resizer.js" --sourcemap --sources-content=false --banner:js="$banner" --log-level=warning
+  --outfile="$out/resizer.js" --sourcemap --sources-content=false --banner:js="$banner" --log-level=warning \
+  --legal-comments=external
 # Builtins through require, not ESM imports (an ESM import of node:http loads undici; see the script).
 node scripts/bundle-builtins.mjs "$out/resizer.js" >/dev/null
 # Pure ASCII, so V8 keeps the source as a one-byte string (see the script).

@@ -1,4 +1,4 @@
-// The measured loop the request-transport probes share (layer-probe, rawhttp-probe, http2-probe):
+// The measured loop the request-transport probes share (layer-probe, http2-probe):
 // k requests from `concurrency` workers, the even ones a GET and the odd ones a PATCH, with the
 // process's CPU and the wall time around them. Bounded by k.
 
