@@ -113,16 +113,12 @@ export class KubeHttp {
       let res = await this.exchange(options, call.signal, false);
       if (res.statusCode === 401) {
         // The token may have rotated since we last resolved credentials: resolve again, retry once.
-        await discard(res.body, options, call.signal);
         res = await this.exchange(options, call.signal, true);
       }
       const status = res.statusCode;
       const ok = status >= 200 && status <= 299;
-      if (ok && options.ignoreResponseBody) {
-        await discard(res.body, options, call.signal);
-        return undefined as T;
-      }
-      const text = await readText(res.body, ok ? Infinity : MAX_ERROR_BODY_BYTES, options, call.signal);
+      if (ok && options.ignoreResponseBody) return undefined as T;
+      const text = res.body.toString('utf8');
       if (!ok) throw KubeApiError.fromStatus(status, parseJson(text), requestInfo(options), text);
       return (text === '' ? undefined : JSON.parse(text)) as T;
     } finally {
@@ -159,8 +155,11 @@ export class KubeHttp {
     this.credentials = undefined;
   }
 
-  /** Sends one ordinary request over the request pool and resolves at the response head. */
-  private async exchange(options: RequestOptions, signal: AbortSignal, refreshAuth: boolean): Promise<Dispatcher.ResponseData> {
+  /**
+   * Sends one ordinary request over the request pool and resolves with the whole answer: its body
+   * kept whole for a 2xx (none with ignoreResponseBody), up to MAX_ERROR_BODY_BYTES otherwise.
+   */
+  private async exchange(options: RequestOptions, signal: AbortSignal, refreshAuth: boolean): Promise<Answer> {
     if (this.closed) throw new Error('Kubernetes client is closed');
     const creds = (refreshAuth ? undefined : this.freshCredentials()) ?? await this.resolveCredentials(refreshAuth);
     signal.throwIfAborted();
@@ -169,25 +168,25 @@ export class KubeHttp {
     const path = this.path(options.path, options.query);
     // As node's http client refuses it: a path is sent as it is, so it must already be escaped.
     if (UNESCAPED_PATH.test(path)) throw new Error(`${describe(options)}: request path contains unescaped characters`);
-    const request: Dispatcher.RequestOptions = {
+    const request: Dispatcher.DispatchOptions = {
       origin: this.server.origin,
       method: options.method,
       path,
       headers: body === undefined ? creds.headers as string[] : [...creds.headers, 'content-type', options.contentType!],
       body,
-      signal,
       headersTimeout: 0,
       bodyTimeout: 0,
     };
+    const keep = options.ignoreResponseBody ? keepErrorBodyOnly : keepWholeBody;
     const dispatcher = creds.connections.requests;
     try {
-      return await dispatcher.request(request);
+      return await dispatchBuffered(dispatcher, request, signal, keep);
     } catch (err) {
       // A stale keep-alive connection: the server closed it as we wrote. A GET is sent again, on
       // another connection, as Go's transport does for idempotent requests; anything else fails.
       if (options.method === 'GET' && !signal.aborted && isStaleConnection(err)) {
         try {
-          return await dispatcher.request(request);
+          return await dispatchBuffered(dispatcher, request, signal, keep);
         } catch (again) {
           throw wireFailure(again, options, signal);
         }
@@ -349,6 +348,60 @@ function explain(err: Error): string {
     case 'UND_ERR_RES_CONTENT_LENGTH_MISMATCH': return 'the response body does not match its Content-Length';
     default: return err.message;
   }
+}
+
+/** A whole answer to an ordinary request. */
+interface Answer {
+  statusCode: number;
+  body: Buffer;
+}
+
+/** How many bytes of an answer's body to keep, by its status (the rest is read and dropped). */
+type KeepBody = (statusCode: number) => number;
+const keepWholeBody: KeepBody = (status) => (status >= 200 && status <= 299 ? Infinity : MAX_ERROR_BODY_BYTES);
+const keepErrorBodyOnly: KeepBody = (status) => (status >= 200 && status <= 299 ? 0 : MAX_ERROR_BODY_BYTES);
+
+const EMPTY = Buffer.alloc(0);
+
+/**
+ * One request through undici's dispatcher API, its answer collected into one Buffer (no stream per
+ * response). The signal aborts it at any point, rejecting with the signal's reason.
+ */
+function dispatchBuffered(dispatcher: Dispatcher, request: Dispatcher.DispatchOptions, signal: AbortSignal, keep: KeepBody): Promise<Answer> {
+  return new Promise<Answer>((resolve, reject) => {
+    let controller: Dispatcher.DispatchController | undefined;
+    let statusCode = 0;
+    let limit = 0;
+    let length = 0;
+    const chunks: Buffer[] = [];
+    const onAbort = () => controller?.abort(signal.reason as Error);
+    signal.addEventListener('abort', onAbort, { once: true });
+    const handler: Dispatcher.DispatchHandler = {
+      onRequestStart(c) {
+        controller = c;
+        if (signal.aborted) c.abort(signal.reason as Error);
+      },
+      onResponseStart(_c, status) {
+        statusCode = status;
+        limit = keep(status);
+      },
+      onResponseData(_c, chunk) {
+        if (length >= limit) return;
+        const take = Math.min(chunk.length, limit - length);
+        chunks.push(take === chunk.length ? chunk : chunk.subarray(0, take));
+        length += take;
+      },
+      onResponseEnd() {
+        signal.removeEventListener('abort', onAbort);
+        resolve({ statusCode, body: chunks.length === 0 ? EMPTY : chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, length) });
+      },
+      onResponseError(_c, err) {
+        signal.removeEventListener('abort', onAbort);
+        reject(signal.aborted ? signal.reason : err);
+      },
+    };
+    dispatcher.dispatch(request, handler);
+  });
 }
 
 /** Reads a body to its end without keeping it (so the connection is reused). */
