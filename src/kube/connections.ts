@@ -28,6 +28,10 @@ export interface ConnectionOptions {
   readonly lookup?: LookupFunction;
 }
 
+// HTTP/1.1 only (undici offers HTTP/2 by ALPN unless told not to, and kube-apiserver takes it):
+// our measurements found HTTP/2 to the API server no cheaper for the client, and a watch keeps its
+// own connection only over HTTP/1.1 (docs/architecture.md, "The API server's connections").
+
 /**
  * Idle keep-alive connections are closed after client-go's idle timeout (Go's IdleConnTimeout), so a
  * connection the server has long forgotten is not the one a request finds.
@@ -42,7 +46,7 @@ export class ApiConnections {
     // One connector for both pools of a direct connection: its TLS session cache makes every
     // connection after the first resume the session instead of a full handshake.
     const connect = options.proxy === undefined
-      ? buildConnector({ ...tlsOptions(options.tls), ...(options.lookup ? { lookup: options.lookup } : {}) } as buildConnector.BuildOptions)
+      ? buildConnector({ ...tlsOptions(options.tls), allowH2: false, ...(options.lookup ? { lookup: options.lookup } : {}) } as buildConnector.BuildOptions)
       : undefined;
     this.requests = dispatcher(options, connect);
     this.watches = dispatcher(options, connect);
@@ -86,7 +90,7 @@ function dispatcher(options: ConnectionOptions, connect: buildConnector.connecto
   const { server, tls, proxy } = options;
   const requestTls = tlsOptions(tls);
   if (proxy === undefined || connect !== undefined) {
-    return new Pool(server.origin, { ...(connect ? { connect } : {}), keepAliveTimeout: IDLE_TIMEOUT_MS });
+    return new Pool(server.origin, { ...(connect ? { connect } : {}), allowH2: false, keepAliveTimeout: IDLE_TIMEOUT_MS });
   }
   if (proxy.protocol === 'socks5:' || proxy.protocol === 'socks5h:') {
     // undici resolves the server's name at the proxy for both (Go's socks5 does too).
@@ -102,6 +106,7 @@ function dispatcher(options: ConnectionOptions, connect: buildConnector.connecto
     uri: proxy.href,
     ...(requestTls ? { requestTls } : {}),
     ...(proxyTls ? { proxyTls, clientFactory: withoutIpServername } : {}),
+    allowH2: false,
     keepAliveTimeout: IDLE_TIMEOUT_MS,
   });
 }
