@@ -2,7 +2,7 @@
 // our resizer, started alternately against one cluster, with the time after spawn of every log
 // line. Each start is the bench's startup scenario (one claim grown while no resizer runs, the
 // bench's flags, a pod's environment: lib/resizer.ts sidecarEnv) timed to the claim's final
-// state through a watch, with the process's CPU read then. The log lines say where the time goes
+// state through a watch, with the process's CPU and memory (VmRSS, VmHWM) read then. The log lines say where the time goes
 // (Version: Node's start and the bundle's load; then discovery, the CSI start-up, the informers'
 // first lists, the resize).
 //
@@ -27,6 +27,9 @@ interface Start {
   /** Spawn to the claim seen final. */
   ms: number;
   cpuSeconds: number;
+  /** VmRSS and VmHWM (peak) when the claim was seen final. */
+  rssKiB: number;
+  hwmKiB: number;
   load: string;
   /** [ms after spawn, line] of everything the resizer wrote until it was stopped. */
   lines: [number, string][];
@@ -86,12 +89,12 @@ try {
       child.stdout.on('data', onData);
       child.stderr.on('data', onData);
       const [seen] = await tracker.waitAll([volume!.pvc], BigInt(sizeGi) * GI, 60_000);
-      const cpuSeconds = readProc(child.pid!).cpuSeconds;
+      const { cpuSeconds, rssKiB, hwmKiB } = readProc(child.pid!);
       await sleep(Number(process.env['HOLD'] ?? 0));
       const exited = new Promise((resolve) => child.once('exit', resolve));
       child.kill('SIGTERM');
       await exited;
-      const start: Start = { entry: spec, round, ms: Math.round(seen!.pvcAt - spawnedAt), cpuSeconds, load: readFileSync('/proc/loadavg', 'utf8').split(' ')[0]!, lines };
+      const start: Start = { entry: spec, round, ms: Math.round(seen!.pvcAt - spawnedAt), cpuSeconds, rssKiB, hwmKiB, load: readFileSync('/proc/loadavg', 'utf8').split(' ')[0]!, lines };
       starts.push(start);
       process.stderr.write(`${spec} round ${round}: ${start.ms} ms, ${cpuSeconds} CPU-s, load ${start.load}\n`);
     }
@@ -107,6 +110,7 @@ for (const spec of entries) {
   const mine = starts.filter((s) => s.entry === spec);
   const version = mine.map((s) => lineAt(s, /"Version"/));
   process.stdout.write(`${spec}: ${mine.length} starts, load ${mine.map((s) => s.load).join(' ')}\n` +
-    `  spawn to first resize final ${median(mine.map((s) => s.ms))} ms, CPU ${median(mine.map((s) => s.cpuSeconds)).toFixed(3)} s (medians)\n` +
+    `  spawn to first resize final ${median(mine.map((s) => s.ms))} ms, CPU ${median(mine.map((s) => s.cpuSeconds)).toFixed(3)} s, ` +
+    `RSS ${(median(mine.map((s) => s.rssKiB)) / 1024).toFixed(1)} MiB (peak ${(median(mine.map((s) => s.hwmKiB)) / 1024).toFixed(1)}) then (medians)\n` +
     `  Version line ${median(version)} ms after spawn; Version to ServeMux listening ${median(mine.map((s, i) => lineAt(s, /"ServeMux listening"/) - version[i]!))} ms, to first resize final ${median(mine.map((s, i) => s.ms - version[i]!))} ms\n`);
 }
