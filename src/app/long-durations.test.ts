@@ -26,6 +26,8 @@ import { ItemExponentialFailureRateLimiter, RateLimitingQueue } from '../queue/r
 import { CsiConnection } from '../csi/connection.js';
 import { CsiMethod } from '../csi/proto/load.js';
 import { silentLogger } from '../observability/logger.js';
+import { createLogOutput } from '../observability/log-output.js';
+import { runSubcommand, subcommandDeadline } from './commands.js';
 import { createMetrics } from '../observability/metrics.js';
 
 const HOUR_MS = 3_600_000;
@@ -186,6 +188,40 @@ test('--timeout=600h: shutdown waits up to 600h for work in flight, not less', a
   await advanceHours(t, 5);
   await waiting;
   assert.equal(result, 'timedOut');
+});
+
+test('--log-flush-frequency=600h: buffered info lines are written after 600h, not before', async (t) => {
+  const config = parseConfig(['--log-flush-frequency=600h']);
+  assert.equal(config.logFlushFrequencyMs, H600_MS);
+  mockTime(t);
+  const stdout: string[] = [];
+  const output = createLogOutput({ splitStream: true, infoBufferBytes: 1024, flushIntervalMs: config.logFlushFrequencyMs, stdout: (text) => stdout.push(text), stderr: () => {} });
+  t.after(() => output.close());
+  output.write('held back', true);
+  await advanceHours(t, 599);
+  assert.deepEqual(stdout, [], 'flushed before 600h');
+  await advanceHours(t, 5);
+  assert.deepEqual(stdout, ['held back\n']);
+});
+
+test('doctor --timeout=600h: runs its checks under a deadline of 3 x 600h, not before', async (t) => {
+  const config = parseConfig(['--timeout=600h']);
+  // The whole command with nothing to reach: it reports, it does not throw.
+  const out: string[] = [];
+  const code = await runSubcommand('doctor', ['--timeout=600h', '--kubeconfig=/nonexistent/kubeconfig', '--csi-address=/nonexistent/csi.sock'], {
+    program: 'csi-resizer', out: (s) => out.push(s), err: (s) => out.push(s),
+  });
+  assert.equal(code, 1, out.join(''));
+  assert.match(out.join(''), /\[FAIL\] API server: no client configuration/);
+  assert.match(out.join(''), /\[FAIL\] CSI socket: no socket at \/nonexistent\/csi\.sock/);
+
+  mockTime(t);
+  const deadline = subcommandDeadline(config);
+  t.after(() => deadline.dispose());
+  await advanceHours(t, 1799);
+  assert.equal(deadline.signal.aborted, false, 'the deadline passed before 1800h');
+  await advanceHours(t, 5);
+  assert.equal(deadline.signal.aborted, true);
 });
 
 function rateLimitedQueue(baseDelayMs: number, maxDelayMs: number): RateLimitingQueue<string> {
