@@ -4,7 +4,7 @@ import { FakeClock } from '../../test/fakes/fake-clock.js';
 import type { Pv, Pvc, PvcCondition } from '../model/objects.js';
 import { pv, pvc } from '../../test/support/builders.js';
 import { createMetrics, type Metrics } from './metrics.js';
-import { classifyResize, OLDEST_METRIC, PVCS_METRIC, registerResizeStateMetrics, type ResizeState } from './resize-state.js';
+import { OLDEST_METRIC, PVCS_METRIC, registerResizeStateMetrics } from './resize-state.js';
 
 const DRIVER = 'mock.csi.k8s.io';
 
@@ -12,28 +12,6 @@ const DRIVER = 'mock.csi.k8s.io';
 const ours = { capacity: '1Gi', driver: DRIVER };
 
 const cond = (type: string, at = '2024-01-01T00:00:00Z', status = 'True'): PvcCondition => ({ type, status, lastTransitionTime: at });
-
-test('classification of one PVC', () => {
-  const table: Array<{ name: string; pvc: Pvc; requeues?: number; expect: ResizeState | undefined }> = [
-    { name: 'request = capacity: nothing unfinished', pvc: pvc({ request: '1Gi', capacity: '1Gi' }), expect: undefined },
-    { name: 'request > capacity, not started: waiting', pvc: pvc({ request: '2Gi', capacity: '1Gi' }), expect: 'waiting' },
-    { name: 'request > capacity, failed before any status write: backoff', pvc: pvc({ request: '2Gi', capacity: '1Gi' }), requeues: 2, expect: 'backoff' },
-    { name: 'request > capacity but not bound yet: not a resize', pvc: pvc({ request: '2Gi', phase: 'Pending' }), expect: undefined },
-    { name: 'ControllerResizeInProgress: in progress', pvc: pvc({ request: '2Gi', capacity: '1Gi', allocated: '2Gi', resizeStatus: 'ControllerResizeInProgress', conditions: [cond('Resizing')] }), expect: 'in_progress' },
-    { name: 'ControllerResizeInProgress after a transient error: backoff', pvc: pvc({ request: '2Gi', capacity: '1Gi', allocated: '2Gi', resizeStatus: 'ControllerResizeInProgress' }), requeues: 1, expect: 'backoff' },
-    { name: 'ControllerResizeInProgress with ControllerResizeError (final error): backoff', pvc: pvc({ request: '2Gi', capacity: '1Gi', allocated: '2Gi', resizeStatus: 'ControllerResizeInProgress', conditions: [cond('ControllerResizeError')] }), expect: 'backoff' },
-    { name: 'ControllerResizeInfeasible: infeasible', pvc: pvc({ request: '2Gi', capacity: '1Gi', allocated: '2Gi', resizeStatus: 'ControllerResizeInfeasible' }), requeues: 3, expect: 'infeasible' },
-    { name: 'NodeResizeInfeasible: infeasible', pvc: pvc({ request: '2Gi', capacity: '1Gi', allocated: '2Gi', resizeStatus: 'NodeResizeInfeasible' }), expect: 'infeasible' },
-    { name: 'NodeResizePending: node pending', pvc: pvc({ request: '2Gi', capacity: '1Gi', allocated: '2Gi', resizeStatus: 'NodeResizePending', conditions: [cond('FileSystemResizePending')] }), expect: 'node_pending' },
-    { name: 'NodeResizeInProgress: node pending', pvc: pvc({ request: '2Gi', capacity: '1Gi', allocated: '2Gi', resizeStatus: 'NodeResizeInProgress' }), expect: 'node_pending' },
-    { name: 'legacy: FileSystemResizePending condition only', pvc: pvc({ request: '2Gi', capacity: '1Gi', conditions: [cond('FileSystemResizePending')] }), expect: 'node_pending' },
-    { name: 'legacy: Resizing condition only', pvc: pvc({ request: '2Gi', capacity: '1Gi', conditions: [cond('Resizing')] }), expect: 'in_progress' },
-    { name: 'a False condition does not count', pvc: pvc({ request: '1Gi', capacity: '1Gi', conditions: [cond('Resizing', undefined, 'False')] }), expect: undefined },
-    { name: 'finished with a larger capacity than requested', pvc: pvc({ request: '2Gi', capacity: '3Gi', allocated: '2Gi' }), expect: undefined },
-    { name: 'malformed request: not guessed', pvc: pvc({ request: 'lots', capacity: '1Gi' }), expect: undefined },
-  ];
-  for (const row of table) assert.equal(classifyResize(row.pvc, row.requeues ?? 0), row.expect, row.name);
-});
 
 function storeOf<T extends { metadata: { name: string; namespace?: string } }>(items: T[]) {
   const key = (o: T) => (o.metadata.namespace ? `${o.metadata.namespace}/${o.metadata.name}` : o.metadata.name);
