@@ -25,6 +25,7 @@ import type { HealthResult } from '../observability/http-server.js';
 import type { Logger } from '../observability/logger.js';
 import type { Metrics } from '../observability/metrics.js';
 import { registerResizeStateMetrics } from '../observability/resize-state.js';
+import { ResizeStateCensus } from '../resize/state-census.js';
 import { RateLimitingQueue, ItemExponentialFailureRateLimiter } from '../queue/rate-limiters.js';
 import { SlowSet } from '../queue/slow-set.js';
 import { KeyLock } from '../queue/key-lock.js';
@@ -312,14 +313,14 @@ function assemble(parts: {
 
   // The resize-state gauges (§5.4) read the caches the controllers keep; a changed request
   // starts a PVC's clock.
-  const resizeState = registerResizeStateMetrics({
-    registry: metrics.registry, driverName, pvcs: pvcs.store, pvs: pvs.store, requeues: (key) => resizeQueue?.numRequeues(key) ?? 0,
-    scope,
+  const resizeCensus = new ResizeStateCensus({
+    driverName, pvcs: pvcs.store, pvs: pvs.store, requeues: (key) => resizeQueue?.numRequeues(key) ?? 0, scope,
   });
+  registerResizeStateMetrics({ registry: metrics.registry, snapshot: () => resizeCensus.count() });
   pvcs.addEventHandler({
     update: (before, after) => {
       try {
-        if (requestedBytes(before) !== requestedBytes(after)) resizeState.requestChanged(after);
+        if (requestedBytes(before) !== requestedBytes(after)) resizeCensus.requestChanged(after);
       } catch {
         // a malformed quantity is the controller's to report
       }

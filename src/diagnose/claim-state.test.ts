@@ -9,6 +9,7 @@ import { CLAIM_STATES } from '../model/claim-state.js';
 import type { Pvc } from '../model/objects.js';
 import { createMetrics } from '../observability/metrics.js';
 import { PVCS_METRIC, registerResizeStateMetrics } from '../observability/resize-state.js';
+import { ResizeStateCensus } from '../resize/state-census.js';
 import { CLAIM_STATE_TEXT, resizeProgress } from './claim-state.js';
 
 const DRIVER = 'hostpath.csi.k8s.io';
@@ -16,8 +17,9 @@ const DRIVER = 'hostpath.csi.k8s.io';
 /** The state the gauge counts the claim in (undefined: in none), from a scrape. */
 async function gaugeState(claim: Pvc): Promise<string | undefined> {
   const volume = pv({ name: 'pv-1', capacity: '1Gi', driver: DRIVER });
+  const census = new ResizeStateCensus({ driverName: DRIVER, pvcs: { list: () => [claim] }, pvs: { get: (name) => (name === 'pv-1' ? volume : undefined) } });
   const metrics = createMetrics();
-  registerResizeStateMetrics({ registry: metrics.registry, driverName: DRIVER, pvcs: { list: () => [claim] }, pvs: { get: (name) => (name === 'pv-1' ? volume : undefined) } });
+  registerResizeStateMetrics({ registry: metrics.registry, snapshot: () => census.count() });
   const counted = (await metrics.registry.metrics()).split('\n')
     .filter((line) => line.startsWith(`${PVCS_METRIC}{`) && line.endsWith(' 1'))
     .map((line) => /state="(\w+)"/.exec(line)?.[1]);
