@@ -32,7 +32,7 @@ const TABLE: readonly Row[] = [
   ['app/build.ts', 'startupError', 1, '--node-deployment needs the node name in the NODE_NAME environment variable (fieldRef spec.nodeName in the DaemonSet)', '', 'ours: --node-deployment (docs/differences/node-deployment.md)'],
   ['app/build.ts', 'startupError', 1, '`Failed to get node ${name} for --node-deployment`', 'cause', 'ours: --node-deployment reads its Node once'],
   ['app/build.ts', 'info', 0, 'Node deployment: acting only on volumes whose node affinity selects this node', 'node', 'ours: --node-deployment'],
-  ['model/volume-scope.ts', 'info', 0, 'PV has no node affinity; node-local resizers leave it alone', 'pv,node', 'ours: --node-deployment, once per PV'],
+  ['app/node-volume-scope.ts', 'info', 0, 'PV has no node affinity; node-local resizers leave it alone', 'pv,node', 'ours: --node-deployment, once per PV'],
   ['app/build.ts', 'error', 0, 'Failed to check VolumeAttributesClass V1 API availability', 'err', `${ER} cmd/csi-resizer/main.go:143`],
   ['app/build.ts', 'info', 0, 'VolumeAttributesClass v1 API is available', '', `${ER} cmd/csi-resizer/main.go:145`],
   ['app/build.ts', 'info', 0, 'Disabling VolumeAttributesClass feature gate because the VolumeAttributesClass v1 API is not available', '', `${ER} cmd/csi-resizer/main.go:147`],
