@@ -39,6 +39,8 @@ export interface ControllerLifecycle {
   cachesNotSynced(): void;
   /** The caches have synced; runs before the start is announced (when after the sync) and before the first worker. */
   synced?(): void;
+  /** A reconcile threw (the key goes back with backoff): said in the controller's words. Must not throw. */
+  reconcileFailed(err: unknown, key: string): void;
 }
 
 export interface ControllerEngineOptions {
@@ -84,6 +86,7 @@ export class ControllerEngine {
         queue: this.o.queue,
         workers: this.o.workers,
         reconcile: this.o.reconcile,
+        onError: (err, key) => lifecycle.reconcileFailed(err, key),
         signal,
         cancelSignal,
         log,

@@ -118,7 +118,6 @@ const TABLE: readonly Row[] = [
   ['observability/http-server.ts', 'error', 0, 'HTTP server error', 'err', 'ours: /metrics'],
 
   // workers
-  ['queue/workers.ts', 'error', 0, 'Error syncing PVC', 'err', `${ER} pkg/controller/controller.go:328, pkg/modifycontroller/controller.go:254`],
   ['queue/workers.ts', 'error', 0, 'Requeue failed', 'key,err', 'ours: a queue bug'],
 
   // resize controller (pkg/controller)
@@ -126,6 +125,7 @@ const TABLE: readonly Row[] = [
   ['resize/controller.ts', 'info', 0, 'Starting external resizer', 'controller', `${ER} pkg/controller/controller.go:278`],
   ['resize/controller.ts', 'info', 0, 'Shutting down external resizer', 'controller', `${ER} pkg/controller/controller.go:279`],
   ['resize/controller.ts', 'error', 0, 'Cannot sync pod, pv or pvc caches', '', `${ER} pkg/controller/controller.go:288`],
+  ['resize/controller.ts', 'error', 0, 'Error syncing PVC', 'err', `${ER} pkg/controller/controller.go:328`],
   ['resize/reconcile.ts', 'info', 4, 'Started PVC processing for resize controller', 'key', `${ER} pkg/controller/controller.go:338`],
   ['resize/reconcile.ts', 'info', 3, 'PVC is deleted or does not exist', 'PVC', `${ER} pkg/controller/controller.go:351`],
   ['resize/reconcile.ts', 'info', 4, 'PV bound to PVC is not created yet', 'PVC', `${ER} pkg/controller/controller.go:361`],
@@ -155,6 +155,7 @@ const TABLE: readonly Row[] = [
   ['modify/handlers.ts', 'info', 4, 'Enqueueing PVC for modify', 'PVC', `${ER} pkg/modifycontroller/controller.go:181`],
   ['modify/handlers.ts', 'info', 4, 'No need to modify PVC', 'PVC', `${ER} pkg/modifycontroller/controller.go:184`],
   ['modify/controller.ts', 'error', 0, 'Cannot sync pod, pv, pvc or vac caches', '', `${ER} pkg/modifycontroller/controller.go:198`],
+  ['modify/controller.ts', 'error', 0, 'Error syncing PVC', 'err', `${ER} pkg/modifycontroller/controller.go:254`],
   ['modify/controller.ts', 'info', 0, 'Starting external resizer for modify volume', 'controller', `${ER} pkg/modifycontroller/controller.go:215`],
   ['modify/controller.ts', 'info', 0, 'Shutting down external resizer', 'controller', `${ER} pkg/modifycontroller/controller.go:216`],
   ['modify/reconcile.ts', 'info', 4, 'Started PVC processing for modify controller', 'key', `${ER} pkg/modifycontroller/controller.go:263`],
