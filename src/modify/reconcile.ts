@@ -20,11 +20,11 @@ import type { VolumeScope } from '../model/volume-scope.js';
 import type { Pv, Pvc, VolumeAttributesClass } from '../model/objects.js';
 import { pvcKey } from '../model/pvc.js';
 import { goQuote } from '../observability/log-values.js';
-import { kKey, kObj, type Logger } from '../observability/logger.js';
+import { kObj, type Logger } from '../observability/logger.js';
 import type { KeyLock } from '../queue/key-lock.js';
 import type { SlowSetView } from '../queue/slow-set.js';
 import type { EventRecorder } from '../kube/events.js';
-import { patchPvCached, patchPvcStatusCached, type ObjectCache, type VolumeApi } from '../kube/volume-api.js';
+import { patchPvCached, patchPvcStatusCached, readClaimAndVolume, type ObjectCache, type VolumeApi } from '../kube/volume-api.js';
 import type { Outcome } from '../queue/workers.js';
 import type { Modifier } from './modifier.js';
 import { modifyFacts, planModify } from './plan.js';
@@ -97,18 +97,12 @@ export class ModifyReconciler {
   private async reconcileLocked(key: string, signal: AbortSignal): Promise<Outcome> {
     const { pvcs, pvs, log } = this.o;
     log.v(4).info('Started PVC processing for modify controller', { key });
-    const pvc = pvcs.get(key);
-    if (!pvc) {
-      log.v(3).info('PVC is deleted or does not exist', { PVC: kKey(key) });
-      return { kind: 'done' };
-    }
-    const pvName = pvc.spec.volumeName;
-    if (!pvName) {
-      log.v(4).info('PV bound to PVC is not created yet', { PVC: kObj(pvc) });
-      return { kind: 'done' };
-    }
-    const pv = pvs.get(pvName);
-    if (!pv) throw new Error(`Get PV "${pvName}" of pvc "${key}" in PVInformer cache failed: persistentvolume "${pvName}" not found`);
+    const found = readClaimAndVolume(key, {
+      pvcs, pvs, log,
+      pvNotFound: (pvName) => new Error(`Get PV "${pvName}" of pvc "${key}" in PVInformer cache failed: persistentvolume "${pvName}" not found`),
+    });
+    if (!found) return { kind: 'done' };
+    const { pvc, pv } = found;
     // Only CSI volumes of this driver; migrated in-tree volumes are never modified.
     if (pv.spec.csi?.driver !== this.o.modifier.name) {
       log.v(7).info('Skipping PV provisioned by different driver', { PV: kObj(pv) });

@@ -12,14 +12,14 @@ import {
   allocatedBytes, capacityBytes, isFileSystemResizePending, pvBytes, pvClaimedBy, pvcKey, requestedBytes, resizeStatus, STORAGE,
 } from '../model/pvc.js';
 import { formatBytes } from '../model/quantity.js';
-import { kKey, kObj, type Logger } from '../observability/logger.js';
+import { kObj, type Logger } from '../observability/logger.js';
 import type { Clock } from '../base/clock.js';
 import { metaTime } from '../model/time.js';
 import type { Outcome } from '../queue/workers.js';
 import type { KeyLock } from '../queue/key-lock.js';
 import type { SlowSetView } from '../queue/slow-set.js';
 import type { EventRecorder } from '../kube/events.js';
-import { patchPvCached, patchPvcStatusCached, type ObjectCache, type VolumeApi } from '../kube/volume-api.js';
+import { patchPvCached, patchPvcStatusCached, readClaimAndVolume, type ObjectCache, type VolumeApi } from '../kube/volume-api.js';
 import { legacyNeedsResize, planExpansion, pvcNeedsResize } from './plan.js';
 import type { Resizer, ResizeResult, ResizeTarget } from './resizer.js';
 import type { ClaimUsage } from './in-use.js';
@@ -102,18 +102,12 @@ export class ResizeReconciler {
   private async reconcileLocked(key: string, signal: AbortSignal): Promise<Outcome> {
     const { pvcs, pvs, gates, log } = this.o;
     log.v(4).info('Started PVC processing for resize controller', { key });
-    const pvc = pvcs.get(key);
-    if (!pvc) {
-      log.v(3).info('PVC is deleted or does not exist', { PVC: kKey(key) });
-      return { kind: 'done' };
-    }
-    const pvName = pvc.spec.volumeName;
-    if (!pvName) {
-      log.v(4).info('PV bound to PVC is not created yet', { PVC: kObj(pvc) });
-      return { kind: 'done' };
-    }
-    const pv = pvs.get(pvName);
-    if (!pv) throw new Error(`PV "${pvName}" bound to pvc "${key}" not found`);
+    const found = readClaimAndVolume(key, {
+      pvcs, pvs, log, pvNotFound: (pvName) => new Error(`PV "${pvName}" bound to pvc "${key}" not found`),
+    });
+    if (!found) return { kind: 'done' };
+    const { pvc, pv } = found;
+    const pvName = pv.metadata.name;
 
     if (gates.annotateFsResize) {
       log.v(4).info('Capacity of pv and pvc', {
