@@ -5,7 +5,7 @@
 // until its signal aborts. The other clients of the process (the RBAC check's, the elector's)
 // are made here too, each with its own rate limiter.
 import { realClock, type Clock } from '../base/clock.js';
-import { linkedSignal } from '../base/signals.js';
+import { abortable, linkedSignal } from '../base/signals.js';
 import { discoverCapabilities, DriverNameError, GrpcCsiClient, type DriverCapabilities } from '../csi/client.js';
 import { ApiEventRecorder } from '../kube/events.js';
 import { HttpKubeClient } from '../kube/client.js';
@@ -360,7 +360,7 @@ function assemble(parts: {
       csi.onFatal(listener);
     },
     whenCachesSynced(signal: AbortSignal): Promise<void> {
-      return untilAborted(synced, signal);
+      return abortable(synced, signal);
     },
     async checkPermissions(signal: AbortSignal): Promise<void> {
       // Its own client (and rate limiter), so its dozen reviews never take the tokens the first
@@ -446,19 +446,6 @@ interface InformerRunnable extends Runnable {
 
 function informerRunnable<T extends KubeObject>(name: string, informer: Informer<T>): InformerRunnable {
   return { name, run: (signal) => informer.run(signal), waitForSync: (signal) => informer.waitForSync(signal) };
-}
-
-/** `promise`, or a rejection with the signal's reason once it aborts first. */
-function untilAborted(promise: Promise<void>, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const onAbort = () => reject(signal.reason instanceof Error ? signal.reason : new Error('aborted'));
-    if (signal.aborted) return onAbort();
-    signal.addEventListener('abort', onAbort, { once: true });
-    promise.then(() => {
-      signal.removeEventListener('abort', onAbort);
-      resolve();
-    }, () => {});
-  });
 }
 
 async function runLogged(runnable: Runnable, signal: AbortSignal, cancelSignal: AbortSignal, log: Logger): Promise<void> {

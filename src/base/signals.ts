@@ -78,6 +78,29 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   });
 }
 
+/** Resolves once `signal` aborts (at once when it already has). */
+export function untilAborted(signal: AbortSignal): Promise<void> {
+  if (signal.aborted) return Promise.resolve();
+  return new Promise((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+}
+
+/**
+ * Settles as `promise` does, or rejects with the signal's reason once the signal aborts first.
+ * The abort listener is removed when `promise` settles, so a long-lived signal keeps none.
+ */
+export function abortable<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  const reason = () => (signal.reason instanceof Error ? signal.reason : new AbortError());
+  if (signal.aborted) return Promise.reject(reason());
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(reason());
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(
+      (value) => { signal.removeEventListener('abort', onAbort); resolve(value); },
+      (err: unknown) => { signal.removeEventListener('abort', onAbort); reject(err); },
+    );
+  });
+}
+
 export function isAbortError(err: unknown): boolean {
   return err instanceof AbortError || (err instanceof Error && err.name === 'AbortError');
 }

@@ -7,6 +7,7 @@
 // No exception escapes a loop. Once the signal aborts, the queue is shut down, no new key is
 // started, and runWorkers resolves when the reconciles in flight have finished.
 import { setMaxListeners } from 'node:events';
+import { untilAborted } from '../base/signals.js';
 import type { Logger } from '../observability/logger.js';
 import type { RateLimitingQueue } from './rate-limiters.js';
 
@@ -46,11 +47,6 @@ export async function runWorkers<K>(options: RunWorkersOptions<K>): Promise<void
   } finally {
     signal.removeEventListener('abort', onAbort);
   }
-}
-
-function untilAborted(signal: AbortSignal): Promise<void> {
-  if (signal.aborted) return Promise.resolve();
-  return new Promise((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
 }
 
 async function workerLoop<K>(options: RunWorkersOptions<K>): Promise<void> {
