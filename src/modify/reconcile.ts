@@ -67,10 +67,10 @@ export class ModifyReconciler {
    */
   private readonly uncertainKeys = new Set<string>();
 
-  constructor(private readonly o: ModifyReconcilerOptions) {}
+  constructor(private readonly options: ModifyReconcilerOptions) {}
 
   reconcile(key: string, signal: AbortSignal): Promise<Outcome> {
-    return this.o.keyLock.withKey(key, () => this.reconcileLocked(key, signal));
+    return this.options.keyLock.withKey(key, () => this.reconcileLocked(key, signal));
   }
 
   /** §4.1 startup: a PVC left InProgress by an earlier run may still be changing at the driver. */
@@ -91,11 +91,11 @@ export class ModifyReconciler {
   /** Forgets the memory of a deleted PVC (upstream keeps it; a new PVC of that name owes it nothing). */
   forget(key: string): void {
     this.uncertainKeys.delete(key);
-    this.o.slowSet.remove(key);
+    this.options.slowSet.remove(key);
   }
 
   private async reconcileLocked(key: string, signal: AbortSignal): Promise<Outcome> {
-    const { pvcs, pvs, log } = this.o;
+    const { pvcs, pvs, log } = this.options;
     log.v(4).info('Started PVC processing for modify controller', { key });
     const found = readClaimAndVolume(key, {
       pvcs, pvs, log,
@@ -104,11 +104,11 @@ export class ModifyReconciler {
     if (!found) return { kind: 'done' };
     const { pvc, pv } = found;
     // Only CSI volumes of this driver; migrated in-tree volumes are never modified.
-    if (pv.spec.csi?.driver !== this.o.modifier.name) {
+    if (pv.spec.csi?.driver !== this.options.modifier.name) {
       log.v(7).info('Skipping PV provisioned by different driver', { PV: kObj(pv) });
       return { kind: 'done' };
     }
-    if (this.o.scope && !this.o.scope.includes(pv)) return { kind: 'done' };
+    if (this.options.scope && !this.options.scope.includes(pv)) return { kind: 'done' };
     if (pvc.status?.phase !== 'Bound') {
       log.v(4).info('No need to modify PV', { PV: kObj(pv) });
       return { kind: 'done' };
@@ -118,7 +118,7 @@ export class ModifyReconciler {
 
   /** §4.4 */
   private async modify(key: string, pvc: Pvc, pv: Pv, signal: AbortSignal): Promise<Outcome> {
-    const { slowSet, log } = this.o;
+    const { slowSet, log } = this.options;
     const { slowSet: slowSetAction, plan } = planModify(modifyFacts(pvc, slowSet.contains(key), this.uncertainKeys.has(key)));
     switch (slowSetAction) {
       case 'remove': slowSet.remove(key); break;
@@ -141,31 +141,31 @@ export class ModifyReconciler {
         return { kind: 'done' };
       case 'cancel':
         log.v(4).info('stop reconcile for rolled back PVC', { PV: kObj(pv) });
-        this.o.events.event(pvc, 'Normal', EventReason.VolumeModifyCanceled, Message.modifyCanceled);
+        this.options.events.event(pvc, 'Normal', EventReason.VolumeModifyCanceled, Message.modifyCanceled);
         await this.patchStatus(pvc, markModifyCanceled(pvc), signal).catch((err: unknown) => {
           throw new Error(`mark PVC "${pvc.metadata.name}" as rolled back failed: ${messageOf(err)}`, { cause: err });
         });
         return { kind: 'done' };
       case 'retryPrevious': {
         // Keep the previous target: no InProgress re-mark and no VolumeModify event.
-        const vac = this.o.classes.get(plan.target);
+        const vac = this.options.classes.get(plan.target);
         if (!vac) {
-          this.o.events.event(pvc, 'Warning', EventReason.VolumeModifyFailed, Message.vacMissing(plan.target));
+          this.options.events.event(pvc, 'Warning', EventReason.VolumeModifyFailed, Message.vacMissing(plan.target));
           throw new MissingClassError(plan.target);
         }
         await this.callDriver(key, pvc, pv, vac, plan.target, signal);
         return { kind: 'done' };
       }
       case 'modify': {
-        const vac = this.o.classes.get(plan.target);
+        const vac = this.options.classes.get(plan.target);
         if (!vac) {
           // Pending, and no retry: the class's creation brings the key back (handlers.ts).
-          this.o.events.event(pvc, 'Warning', EventReason.VolumeModifyFailed, Message.vacMissing(plan.target));
+          this.options.events.event(pvc, 'Warning', EventReason.VolumeModifyFailed, Message.vacMissing(plan.target));
           await this.markStatus(pvc, markModifyPending(pvc), signal);
           return { kind: 'done' };
         }
         const marked = await this.markStatus(pvc, markModifyInProgress(pvc, plan.target, this.now()), signal);
-        this.o.events.event(marked, 'Normal', EventReason.VolumeModify, Message.modifying(pvc.metadata.name, plan.target));
+        this.options.events.event(marked, 'Normal', EventReason.VolumeModify, Message.modifying(pvc.metadata.name, plan.target));
         await this.callDriver(key, marked, pv, vac, plan.target, signal);
         return { kind: 'done' };
       }
@@ -178,9 +178,9 @@ export class ModifyReconciler {
 
   /** §4.5 and §4.6: one ControllerModifyVolume and what its result means for the PVC and PV. */
   private async callDriver(key: string, pvc: Pvc, pv: Pv, vac: VolumeAttributesClass, target: string, signal: AbortSignal): Promise<void> {
-    const { log } = this.o;
+    const { log } = this.options;
     try {
-      await this.o.modifier.modify(pv, pvc, vac, signal);
+      await this.options.modifier.modify(pv, pvc, vac, signal);
     } catch (err) {
       if (!(err instanceof CsiError) || err.code === null) {
         // No gRPC status (secret lookup, no volume handle, shutdown): no status change, no event.
@@ -191,10 +191,10 @@ export class ModifyReconciler {
     }
 
     this.uncertainKeys.delete(key);
-    this.o.slowSet.remove(key);
+    this.options.slowSet.remove(key);
     try {
       // The PV first: once it names the class, a failed PVC write is repaired by the retry.
-      await patchPvCached(this.o.api, this.o.pvs, pv.metadata.name, pvClassPatch(pv, target), signal).catch((err: unknown) => {
+      await patchPvCached(this.options.api, this.options.pvs, pv.metadata.name, pvClassPatch(pv, target), signal).catch((err: unknown) => {
         throw new Error(`update pv.Spec.VolumeAttributesClassName for PVC "${pvc.metadata.name}" failed, errored with: ${messageOf(err)}`, { cause: err });
       });
       await this.patchStatus(pvc, markModifyCompleted(pvc, target), signal).catch((err: unknown) => {
@@ -208,7 +208,7 @@ export class ModifyReconciler {
       );
     }
     log.v(4).infof(`Update volumeAttributesClass of PV ${goQuote(pv.metadata.name)} to ${target} succeeded`);
-    this.o.events.event(pvc, 'Normal', EventReason.VolumeModifySuccessful, Message.modifySuccessful(pvc.metadata.name, target));
+    this.options.events.event(pvc, 'Normal', EventReason.VolumeModifySuccessful, Message.modifySuccessful(pvc.metadata.name, target));
   }
 
   /** §4.6, a gRPC error: remember how final it was, say so on the PVC, park infeasible targets. */
@@ -221,13 +221,13 @@ export class ModifyReconciler {
     await this.markStatus(pvc, markModifyFailed(pvc, {
       target, status, final, codeName: err.codeName, details: err.details,
     }, this.now()), signal);
-    if (status === ModifyStatus.Infeasible) this.o.slowSet.add(key);
+    if (status === ModifyStatus.Infeasible) this.options.slowSet.add(key);
     const text = final ? err.message : `${err.message}. Still modifying to VAC ${target}`;
-    this.o.events.event(pvc, 'Warning', EventReason.VolumeModifyFailed, text);
+    this.options.events.event(pvc, 'Warning', EventReason.VolumeModifyFailed, text);
   }
 
   private patchStatus(pvc: Pvc, patch: PvcStatusPatch, signal: AbortSignal): Promise<Pvc> {
-    return patchPvcStatusCached(this.o.api, this.o.pvcs, pvc, patch, signal);
+    return patchPvcStatusCached(this.options.api, this.options.pvcs, pvc, patch, signal);
   }
 
   /** Pending, InProgress or a failure: upstream's markControllerModifyVolumeStatus, with its error text. */
@@ -238,6 +238,6 @@ export class ModifyReconciler {
   }
 
   private now(): string {
-    return metaTime(this.o.clock.now());
+    return metaTime(this.options.clock.now());
   }
 }
