@@ -20,12 +20,12 @@ import type { KubeList, ListWatcher } from '../kube/client.js';
 import type { KubeObject } from '../model/objects.js';
 import { Resources } from '../kube/resources.js';
 import type { WatchEvent } from '../kube/watch.js';
-import { KubeApiError } from '../kube/errors.js';
 import { LeaderElector } from '../kube/leader-election.js';
 import { ItemExponentialFailureRateLimiter, RateLimitingQueue } from '../queue/rate-limiters.js';
 import { CsiConnection } from '../csi/connection.js';
 import { CsiMethod } from '../csi/proto/load.js';
 import { silentLogger } from '../observability/logger.js';
+import { MemoryLeases } from '../../test/fakes/memory-leases.js';
 import { createLogOutput } from '../observability/log-output.js';
 import { runSubcommand, subcommandDeadline } from './commands.js';
 import { createMetrics } from '../observability/metrics.js';
@@ -230,41 +230,6 @@ function rateLimitedQueue(baseDelayMs: number, maxDelayMs: number): RateLimiting
 
 async function* quietWatch(signal: AbortSignal): AsyncGenerator<WatchEvent> {
   await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
-}
-
-/** The Lease API in memory; counts writes, and can make updates hang until their signal aborts. */
-class MemoryLeases {
-  private lease: KubeObject | undefined;
-  private version = 0;
-  writes = 0;
-  hangUpdates = false;
-
-  async getLease(): Promise<KubeObject> {
-    if (!this.lease) throw new KubeApiError(404, 'NotFound', 'lease not found');
-    return structuredClone(this.lease);
-  }
-
-  async createLease(_namespace: string, lease: KubeObject): Promise<KubeObject> {
-    if (this.lease) throw new KubeApiError(409, 'AlreadyExists', 'lease exists');
-    return this.store(lease);
-  }
-
-  async updateLease(_namespace: string, lease: KubeObject, signal: AbortSignal): Promise<KubeObject> {
-    if (this.hangUpdates) {
-      await new Promise<void>((_resolve, reject) => {
-        if (signal.aborted) reject(signal.reason);
-        else signal.addEventListener('abort', () => reject(signal.reason), { once: true });
-      });
-    }
-    if (lease.metadata?.resourceVersion !== this.lease?.metadata?.resourceVersion) throw new KubeApiError(409, 'Conflict', 'lease changed');
-    return this.store(lease);
-  }
-
-  private store(lease: KubeObject): KubeObject {
-    this.writes++;
-    this.lease = { ...structuredClone(lease), metadata: { ...lease.metadata!, resourceVersion: String(++this.version) } };
-    return structuredClone(this.lease);
-  }
 }
 
 function startElector(t: TestContext, leases: MemoryLeases, identity: string, config: ReturnType<typeof parseConfig>) {
