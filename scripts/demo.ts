@@ -20,7 +20,7 @@ import { createStorageClass, provisionVolume, quantityBytes, requestPvcSize, typ
 import { clientsFromKubeconfig, retryWhileStarting } from '../test/cluster/kube.js';
 import { startMockDriver, type MockDriver } from '../test/cluster/mock-driver.js';
 import { CliProcess } from '../test/integration/cli-harness.js';
-import { classifyResize } from '../src/observability/resize-state.js';
+import { resizeProgress } from '../src/model/claim-state.js';
 import type { Pvc } from '../src/model/objects.js';
 
 const t0 = Date.now();
@@ -57,7 +57,7 @@ async function until<T>(what: string, fn: () => Promise<T | undefined>, timeoutM
 /** The state the resizer's own gauge would report for this PVC, plus what the API shows. */
 function describe(pvc: Pvc): { state: string; requested: string; allocated: string; capacity: string; detail: string } {
   // No unfinished resize: 'done' after one, 'idle' before any.
-  const state = classifyResize(pvc) ?? (pvc.status?.allocatedResources?.['storage'] ? 'done' : 'idle');
+  const state = resizeProgress(pvc)?.state ?? (pvc.status?.allocatedResources?.['storage'] ? 'done' : 'idle');
   const status = pvc.status?.allocatedResourceStatuses?.['storage'];
   const conditions = (pvc.status?.conditions ?? []).filter((c) => c.status === 'True').map((c) => c.type);
   return {

@@ -5,7 +5,7 @@
 // until its signal aborts. The other clients of the process (the RBAC check's, the elector's)
 // are made here too, each with its own rate limiter.
 import { realClock, type Clock } from '../base/clock.js';
-import { linkedSignal } from '../base/signals.js';
+import { abortable, linkedSignal } from '../base/signals.js';
 import { discoverCapabilities, DriverNameError, GrpcCsiClient, type DriverCapabilities } from '../csi/client.js';
 import { ApiEventRecorder } from '../kube/events.js';
 import { HttpKubeClient } from '../kube/client.js';
@@ -16,7 +16,8 @@ import { clientRateLimit, ClientRateLimitError } from '../kube/rate-limiter.js';
 import type { KubeObject } from '../model/objects.js';
 import { resourcePath, Resources } from '../kube/resources.js';
 import { StringPool } from '../kube/string-pool.js';
-import { everyVolume, NodeVolumeScope, type VolumeScope } from '../model/volume-scope.js';
+import { everyVolume, type VolumeScope } from '../model/volume-scope.js';
+import { NodeVolumeScope } from './node-volume-scope.js';
 import { scopedResizer } from '../resize/resizer.js';
 import { volumeApi } from '../kube/volume-api.js';
 import type { Pv, Pvc, VolumeAttributesClass } from '../model/objects.js';
@@ -25,6 +26,7 @@ import type { HealthResult } from '../observability/http-server.js';
 import type { Logger } from '../observability/logger.js';
 import type { Metrics } from '../observability/metrics.js';
 import { registerResizeStateMetrics } from '../observability/resize-state.js';
+import { ResizeStateCensus } from '../resize/state-census.js';
 import { RateLimitingQueue, ItemExponentialFailureRateLimiter } from '../queue/rate-limiters.js';
 import { SlowSet } from '../queue/slow-set.js';
 import { KeyLock } from '../queue/key-lock.js';
@@ -313,14 +315,14 @@ function assemble(parts: {
 
   // The resize-state gauges (§5.4) read the caches the controllers keep; a changed request
   // starts a PVC's clock.
-  const resizeState = registerResizeStateMetrics({
-    registry: metrics.registry, driverName, pvcs: pvcs.store, pvs: pvs.store, requeues: (key) => resizeQueue?.numRequeues(key) ?? 0,
-    scope,
+  const resizeCensus = new ResizeStateCensus({
+    driverName, pvcs: pvcs.store, pvs: pvs.store, requeues: (key) => resizeQueue?.numRequeues(key) ?? 0, scope,
   });
+  registerResizeStateMetrics({ registry: metrics.registry, snapshot: () => resizeCensus.count() });
   pvcs.addEventHandler({
     update: (before, after) => {
       try {
-        if (requestedBytes(before) !== requestedBytes(after)) resizeState.requestChanged(after);
+        if (requestedBytes(before) !== requestedBytes(after)) resizeCensus.requestChanged(after);
       } catch {
         // a malformed quantity is the controller's to report
       }
@@ -360,7 +362,7 @@ function assemble(parts: {
       csi.onFatal(listener);
     },
     whenCachesSynced(signal: AbortSignal): Promise<void> {
-      return untilAborted(synced, signal);
+      return abortable(synced, signal);
     },
     async checkPermissions(signal: AbortSignal): Promise<void> {
       // Its own client (and rate limiter), so its dozen reviews never take the tokens the first
@@ -446,19 +448,6 @@ interface InformerRunnable extends Runnable {
 
 function informerRunnable<T extends KubeObject>(name: string, informer: Informer<T>): InformerRunnable {
   return { name, run: (signal) => informer.run(signal), waitForSync: (signal) => informer.waitForSync(signal) };
-}
-
-/** `promise`, or a rejection with the signal's reason once it aborts first. */
-function untilAborted(promise: Promise<void>, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const onAbort = () => reject(signal.reason instanceof Error ? signal.reason : new Error('aborted'));
-    if (signal.aborted) return onAbort();
-    signal.addEventListener('abort', onAbort, { once: true });
-    promise.then(() => {
-      signal.removeEventListener('abort', onAbort);
-      resolve();
-    }, () => {});
-  });
 }
 
 async function runLogged(runnable: Runnable, signal: AbortSignal, cancelSignal: AbortSignal, log: Logger): Promise<void> {

@@ -4,6 +4,7 @@
 // whether anything is wrong: 0 healthy, 1 a problem found (doctor) or the claim could not be read
 // (explain), 2 a usage error.
 import { messageOf } from '../base/errors.js';
+import { linkedSignal, type LinkedSignal } from '../base/signals.js';
 import { ConfigError, parseConfig, type Config } from './config.js';
 import type { FlagSet } from './go-flags.js';
 import { ExitCode } from './exit.js';
@@ -55,39 +56,52 @@ export async function runSubcommand(
   const { config, output } = parsed;
   // The report is the output; the sidecar's own log lines (CSI connection...) only from -v=2 on.
   const log = createLogger({ verbosity: config.verbosity - 2, format: config.loggingFormat });
-  const signal = AbortSignal.timeout(Math.max(60_000, config.timeoutMs * 3));
-
-  if (command === 'doctor') {
-    const { runDoctor, renderDoctorJson, renderDoctorText } = await import('./doctor.js');
-    const report = await runDoctor({ config, log }, signal);
-    io.out(output === 'json' ? renderDoctorJson(report) : renderDoctorText(report));
-    return report.healthy ? ExitCode.Ok : ExitCode.Failure;
-  }
-
-  const positional = config.positionalArgs;
-  if (claim === undefined && positional.length === 1) claim = positional[0];
-  else if (claim !== undefined && positional.length > 0) claim = undefined;
-  if (claim === undefined) {
-    io.err(`usage: ${program} NAMESPACE/PVC [flags]\n`);
-    return ExitCode.Usage;
-  }
-  const { runExplain, ExplainInputError } = await import('./explain.js');
-  const { renderExplanation } = await import('../diagnose/explain.js');
+  const deadline = subcommandDeadline(config);
+  const signal = deadline.signal;
   try {
-    const result = await runExplain({ config, log, claim }, signal);
-    if (output === 'json') {
-      io.out(`${JSON.stringify({ claim: result.key, ...result.explanation, unknown: result.unknown }, null, 2)}\n`);
-    } else {
-      io.out(renderExplanation(result.key, result.explanation, new Date()));
-      for (const u of result.unknown) io.out(`(could not read ${u})\n`);
+    if (command === 'doctor') {
+      const { runDoctor, renderDoctorJson, renderDoctorText } = await import('./doctor.js');
+      const report = await runDoctor({ config, log }, signal);
+      io.out(output === 'json' ? renderDoctorJson(report) : renderDoctorText(report));
+      return report.healthy ? ExitCode.Ok : ExitCode.Failure;
     }
-    return result.explanation.claimFound ? ExitCode.Ok : ExitCode.Failure;
-  } catch (err) {
-    if (err instanceof ExplainInputError) {
-      io.err(`${err.message}\n`);
+
+    const positional = config.positionalArgs;
+    if (claim === undefined && positional.length === 1) claim = positional[0];
+    else if (claim !== undefined && positional.length > 0) claim = undefined;
+    if (claim === undefined) {
+      io.err(`usage: ${program} NAMESPACE/PVC [flags]\n`);
       return ExitCode.Usage;
     }
-    io.err(`explain ${claim}: ${messageOf(err)}\n`);
-    return ExitCode.Failure;
+    const { runExplain, ExplainInputError } = await import('./explain.js');
+    const { renderExplanation } = await import('../diagnose/explain.js');
+    try {
+      const result = await runExplain({ config, log, claim }, signal);
+      if (output === 'json') {
+        io.out(`${JSON.stringify({ claim: result.key, ...result.explanation, unknown: result.unknown }, null, 2)}\n`);
+      } else {
+        io.out(renderExplanation(result.key, result.explanation, new Date()));
+        for (const u of result.unknown) io.out(`(could not read ${u})\n`);
+      }
+      return result.explanation.claimFound ? ExitCode.Ok : ExitCode.Failure;
+    } catch (err) {
+      if (err instanceof ExplainInputError) {
+        io.err(`${err.message}\n`);
+        return ExitCode.Usage;
+      }
+      io.err(`explain ${claim}: ${messageOf(err)}\n`);
+      return ExitCode.Failure;
+    }
+  } finally {
+    deadline.dispose();
   }
+}
+
+/**
+ * The whole subcommand's deadline: three --timeout (a driver call and a few API calls), at least a
+ * minute, of any length a flag can give (AbortSignal.timeout refuses a delay beyond 2^32-1 ms and
+ * fires one beyond 2^31-1 ms at once; linkedSignal waits it out in steps).
+ */
+export function subcommandDeadline(config: Pick<Config, 'timeoutMs'>): LinkedSignal {
+  return linkedSignal(new AbortController().signal, Math.max(60_000, config.timeoutMs * 3));
 }

@@ -20,7 +20,7 @@ import { pvcKey } from '../model/pvc.js';
 import type { Logger } from '../observability/logger.js';
 import { createMetrics } from '../observability/metrics.js';
 import { canSupport } from '../model/volume-scope.js';
-import { formatAge, modifyProgress, resizeProgress, type ClaimProgress } from '../diagnose/claim-state.js';
+import { CLAIM_STATE_TEXT, formatAge, modifyProgress, resizeProgress, type ClaimProgress } from '../diagnose/claim-state.js';
 import type { Config } from './config.js';
 import { leaseNamespace } from './lifecycle.js';
 import { describePermission, requiredPermissions } from './permission-check.js';
@@ -292,7 +292,7 @@ async function checkClaims(
     ? { name: 'Claim references', status: 'ok', summary: `${ours} bound volume(s) of ${o.driver}, each claimRef matches its claim` }
     : { name: 'Claim references', status: 'warn', summary: `${mismatched.length} volume(s) whose claimRef UID is not their claim's: never resized`, details: mismatched });
   if (secretsNeeded.size > 0) await checkPermissions(o.kube, [...secretsNeeded.values()], 'Expansion secrets', o.checks, signal);
-  const stuck = o.claims.filter((c) => c.state === 'infeasible' || c.state === 'in backoff');
+  const stuck = o.claims.filter((c) => c.state === CLAIM_STATE_TEXT.infeasible || c.state === CLAIM_STATE_TEXT.backoff);
   o.checks.push(stuck.length === 0
     ? { name: 'Claims', status: 'ok', summary: `${o.claims.length} claim operation(s) pending, none failing` }
     : { name: 'Claims', status: 'warn', summary: `${stuck.length} claim operation(s) infeasible or failing (csi-resizer explain NAMESPACE/NAME says why)` });

@@ -4,7 +4,7 @@
 // Parsing works in integer nanoseconds (BigInt) like Go, with Go's int64 overflow checks; a
 // fractional part is added the way Go adds it, through float64 (so "1.0000000000000000001h" gives
 // what Go gives, not the exact decimal).
-import { goTimeQuote } from './go-quote.js';
+import { goTimeQuote } from '../base/go-quote.js';
 
 export class DurationError extends Error {
   /** The message is Go's: `time: invalid duration "x"`, `time: missing unit in duration "1"`, … */

@@ -8,7 +8,7 @@
 // has no single-dash long flags.
 import { messageOf } from '../base/errors.js';
 import { formatGoDuration, parseGoDuration } from './go-duration.js';
-import { goQuote } from './go-quote.js';
+import { goQuote } from '../base/go-quote.js';
 
 /** Go's flag.Value: something that can be set from a string and printed back. */
 export interface FlagValue {

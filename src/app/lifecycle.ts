@@ -8,6 +8,7 @@ import os from 'node:os';
 import { sanitizeName } from '../kube/leader-election.js';
 import type { TimerHandle } from '../base/clock.js';
 import { setLongTimeout } from '../base/long-timer.js';
+import { untilAborted } from '../base/signals.js';
 import { ExitCode } from './exit.js';
 
 /** Where SIGTERM and SIGINT arrive and what a signal may do to the process: `process`, or a fake in tests. */
@@ -55,9 +56,7 @@ export class Lifecycle {
 
   /** Resolves when shutdown begins (the work signal aborts). */
   whenShutdownBegins(): Promise<void> {
-    const signal = this.workController.signal;
-    if (signal.aborted) return Promise.resolve();
-    return new Promise((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+    return untilAborted(this.workController.signal);
   }
 
   /** running → draining; a second call does nothing. */

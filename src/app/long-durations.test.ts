@@ -20,12 +20,14 @@ import type { KubeList, ListWatcher } from '../kube/client.js';
 import type { KubeObject } from '../model/objects.js';
 import { Resources } from '../kube/resources.js';
 import type { WatchEvent } from '../kube/watch.js';
-import { KubeApiError } from '../kube/errors.js';
 import { LeaderElector } from '../kube/leader-election.js';
 import { ItemExponentialFailureRateLimiter, RateLimitingQueue } from '../queue/rate-limiters.js';
 import { CsiConnection } from '../csi/connection.js';
 import { CsiMethod } from '../csi/proto/load.js';
 import { silentLogger } from '../observability/logger.js';
+import { MemoryLeases } from '../../test/fakes/memory-leases.js';
+import { createLogOutput } from '../observability/log-output.js';
+import { runSubcommand, subcommandDeadline } from './commands.js';
 import { createMetrics } from '../observability/metrics.js';
 
 const HOUR_MS = 3_600_000;
@@ -188,47 +190,46 @@ test('--timeout=600h: shutdown waits up to 600h for work in flight, not less', a
   assert.equal(result, 'timedOut');
 });
 
+test('--log-flush-frequency=600h: buffered info lines are written after 600h, not before', async (t) => {
+  const config = parseConfig(['--log-flush-frequency=600h']);
+  assert.equal(config.logFlushFrequencyMs, H600_MS);
+  mockTime(t);
+  const stdout: string[] = [];
+  const output = createLogOutput({ splitStream: true, infoBufferBytes: 1024, flushIntervalMs: config.logFlushFrequencyMs, stdout: (text) => stdout.push(text), stderr: () => {} });
+  t.after(() => output.close());
+  output.write('held back', true);
+  await advanceHours(t, 599);
+  assert.deepEqual(stdout, [], 'flushed before 600h');
+  await advanceHours(t, 5);
+  assert.deepEqual(stdout, ['held back\n']);
+});
+
+test('doctor --timeout=600h: runs its checks under a deadline of 3 x 600h, not before', async (t) => {
+  const config = parseConfig(['--timeout=600h']);
+  // The whole command with nothing to reach: it reports, it does not throw.
+  const out: string[] = [];
+  const code = await runSubcommand('doctor', ['--timeout=600h', '--kubeconfig=/nonexistent/kubeconfig', '--csi-address=/nonexistent/csi.sock'], {
+    program: 'csi-resizer', out: (s) => out.push(s), err: (s) => out.push(s),
+  });
+  assert.equal(code, 1, out.join(''));
+  assert.match(out.join(''), /\[FAIL\] API server: no client configuration/);
+  assert.match(out.join(''), /\[FAIL\] CSI socket: no socket at \/nonexistent\/csi\.sock/);
+
+  mockTime(t);
+  const deadline = subcommandDeadline(config);
+  t.after(() => deadline.dispose());
+  await advanceHours(t, 1799);
+  assert.equal(deadline.signal.aborted, false, 'the deadline passed before 1800h');
+  await advanceHours(t, 5);
+  assert.equal(deadline.signal.aborted, true);
+});
+
 function rateLimitedQueue(baseDelayMs: number, maxDelayMs: number): RateLimitingQueue<string> {
   return new RateLimitingQueue<string>({ name: 'test', clock: realClock, rateLimiter: new ItemExponentialFailureRateLimiter({ baseDelayMs, maxDelayMs }) });
 }
 
 async function* quietWatch(signal: AbortSignal): AsyncGenerator<WatchEvent> {
   await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
-}
-
-/** The Lease API in memory; counts writes, and can make updates hang until their signal aborts. */
-class MemoryLeases {
-  private lease: KubeObject | undefined;
-  private version = 0;
-  writes = 0;
-  hangUpdates = false;
-
-  async getLease(): Promise<KubeObject> {
-    if (!this.lease) throw new KubeApiError(404, 'NotFound', 'lease not found');
-    return structuredClone(this.lease);
-  }
-
-  async createLease(_namespace: string, lease: KubeObject): Promise<KubeObject> {
-    if (this.lease) throw new KubeApiError(409, 'AlreadyExists', 'lease exists');
-    return this.store(lease);
-  }
-
-  async updateLease(_namespace: string, lease: KubeObject, signal: AbortSignal): Promise<KubeObject> {
-    if (this.hangUpdates) {
-      await new Promise<void>((_resolve, reject) => {
-        if (signal.aborted) reject(signal.reason);
-        else signal.addEventListener('abort', () => reject(signal.reason), { once: true });
-      });
-    }
-    if (lease.metadata?.resourceVersion !== this.lease?.metadata?.resourceVersion) throw new KubeApiError(409, 'Conflict', 'lease changed');
-    return this.store(lease);
-  }
-
-  private store(lease: KubeObject): KubeObject {
-    this.writes++;
-    this.lease = { ...structuredClone(lease), metadata: { ...lease.metadata!, resourceVersion: String(++this.version) } };
-    return structuredClone(this.lease);
-  }
 }
 
 function startElector(t: TestContext, leases: MemoryLeases, identity: string, config: ReturnType<typeof parseConfig>) {

@@ -115,7 +115,10 @@ class FakeApp implements App {
   syncCaches(): void {
     this.cachesSynced();
   }
+  /** How many times the runner has asked to wait for the caches. */
+  cacheWaits = 0;
   whenCachesSynced(signal: AbortSignal): Promise<void> {
+    this.cacheWaits++;
     return new Promise((resolve, reject) => {
       signal.addEventListener('abort', () => reject(signal.reason), { once: true });
       void this.synced.then(resolve);
@@ -181,6 +184,15 @@ function setup(t: TestContext, args: string[], options: {
     return { end: end.kind, code: endProcess(end, { log, stdout: () => {}, stderr: () => {} }) };
   };
   return { app, proc, logs, ended, exit, processMetrics, runtimeFlags };
+}
+
+/**
+ * Lets promise continuations and I/O callbacks run, a bounded number of event-loop turns (under
+ * mock timers, where eventually's own timer would never fire); with `until`, fails unless it holds by then.
+ */
+async function turns(until?: () => boolean): Promise<void> {
+  for (let i = 0; i < 50 && !until?.(); i++) await new Promise((resolve) => setImmediate(resolve));
+  if (until) assert.ok(until(), 'condition not met');
 }
 
 /** Waits (bounded) until the fake app has logged `event`. */
@@ -324,15 +336,23 @@ test('an error nobody classified is a bug: the runner rejects with it', async (t
 });
 
 test('the RBAC check waits for the caches to sync, then afterSyncMs more, so the first resizes go first', async (t) => {
+  // The runner's timers on mock time: the waits are stepped, never slept through.
+  t.mock.timers.enable({ apis: ['setTimeout', 'setInterval'] });
   const { app } = setup(t, ['--timeout=1h'], { permissionCheckTiming: { afterSyncMs: 20, latestMs: 3_600_000 } });
   await app.running;
-  // The controllers run, their caches have not synced: no review yet (bounded look).
-  await new Promise((resolve) => setTimeout(resolve, 100));
-  assert.ok(!app.events.includes('permissions checked'));
-  const syncedAt = performance.now();
+  await turns(() => app.cacheWaits > 0);
+  // The controllers run and the runner waits for their caches: however long that takes (a minute
+  // here, short of latestMs), no review.
+  t.mock.timers.tick(60_000);
+  await turns();
+  assert.ok(!app.events.includes('permissions checked'), 'checked before the caches synced');
   app.syncCaches();
-  await seen(app, 'permissions checked');
-  assert.ok(performance.now() - syncedAt >= 19, 'not before afterSyncMs');
+  await turns();
+  t.mock.timers.tick(19);
+  await turns();
+  assert.ok(!app.events.includes('permissions checked'), 'checked before afterSyncMs');
+  t.mock.timers.tick(1);
+  await turns(() => app.events.includes('permissions checked'));
 });
 
 test('the RBAC check runs at latestMs when the caches never sync (a standby replica, a missing list permission)', async (t) => {

@@ -1,7 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { eventually } from '../../test/support/eventually.js';
-import { linkedSignal, sleep, TimeoutError, AbortError, isAbortError } from './signals.js';
+import { getEventListeners } from 'node:events';
+import { abortable, linkedSignal, sleep, TimeoutError, AbortError, isAbortError, untilAborted } from './signals.js';
 
 test('a linked signal follows its parent, its own abort and its timeout, and dispose unlinks', async () => {
   const parent = new AbortController();
@@ -30,4 +31,32 @@ test('sleep rejects with the abort reason', async () => {
   const pending = sleep(10_000, controller.signal);
   controller.abort(new AbortError('stop'));
   await assert.rejects(pending, (err: unknown) => isAbortError(err));
+});
+
+test('untilAborted resolves when the signal aborts, at once when it already has', async () => {
+  const controller = new AbortController();
+  let resolved = false;
+  const waiting = untilAborted(controller.signal).then(() => { resolved = true; });
+  await Promise.resolve();
+  assert.equal(resolved, false);
+  controller.abort();
+  await waiting;
+  assert.equal(resolved, true);
+  await untilAborted(controller.signal);
+});
+
+test('abortable settles as its promise does, or rejects with the reason; no listener outlives it', async () => {
+  const root = new AbortController();
+  assert.equal(await abortable(Promise.resolve(7), root.signal), 7);
+  await assert.rejects(abortable(Promise.reject(new Error('failed')), root.signal), /failed/);
+  assert.equal(getEventListeners(root.signal, 'abort').length, 0, 'a long-lived signal keeps no listener');
+
+  const never = new Promise<void>(() => {});
+  const waiting = abortable(never, root.signal);
+  root.abort(new Error('shutting down'));
+  await assert.rejects(waiting, /shutting down/);
+  await assert.rejects(abortable(Promise.resolve(1), root.signal), /shutting down/, 'already aborted');
+  const plain = new AbortController();
+  plain.abort('no error object');
+  await assert.rejects(abortable(never, plain.signal), (err: unknown) => isAbortError(err));
 });

@@ -1,7 +1,7 @@
 // Per-call cancellation linked to a long-lived parent signal. We link a child controller by hand
 // instead of AbortSignal.any(), which leaks listeners on a process-lifetime signal in several
 // Node releases.
-import type { TimerHandle } from './clock.js';
+import type { Clock, TimerHandle } from './clock.js';
 import { MAX_TIMER_DELAY_MS, setLongTimeout } from './long-timer.js';
 
 export class AbortError extends Error {
@@ -26,8 +26,8 @@ export interface LinkedSignal {
   dispose(): void;
 }
 
-/** A child signal aborted when the parent aborts or after timeoutMs (if given). */
-export function linkedSignal(parent: AbortSignal, timeoutMs?: number): LinkedSignal {
+/** A child signal aborted when the parent aborts or after timeoutMs (if given; on `clock` when given). */
+export function linkedSignal(parent: AbortSignal, timeoutMs?: number, clock?: Clock): LinkedSignal {
   const controller = new AbortController();
   if (parent.aborted) {
     controller.abort(parent.reason);
@@ -37,14 +37,16 @@ export function linkedSignal(parent: AbortSignal, timeoutMs?: number): LinkedSig
   parent.addEventListener('abort', onParentAbort, { once: true });
   // A per-request timeout fits one Node timer: set directly, without setLongTimeout's steps.
   let shortTimer: NodeJS.Timeout | undefined;
-  let longTimer: TimerHandle | undefined;
+  let timerHandle: TimerHandle | undefined;
   if (timeoutMs !== undefined && Number.isFinite(timeoutMs)) {
     const onTimeout = () => controller.abort(new TimeoutError(timeoutMs));
-    if (timeoutMs <= MAX_TIMER_DELAY_MS) {
+    if (clock) {
+      timerHandle = clock.setTimer(onTimeout, Math.max(timeoutMs, 0));
+    } else if (timeoutMs <= MAX_TIMER_DELAY_MS) {
       shortTimer = setTimeout(onTimeout, Math.max(timeoutMs, 0));
       shortTimer.unref();
     } else {
-      longTimer = setLongTimeout(onTimeout, timeoutMs);
+      timerHandle = setLongTimeout(onTimeout, timeoutMs);
     }
   }
   return {
@@ -53,13 +55,13 @@ export function linkedSignal(parent: AbortSignal, timeoutMs?: number): LinkedSig
     dispose: () => {
       parent.removeEventListener('abort', onParentAbort);
       if (shortTimer !== undefined) clearTimeout(shortTimer);
-      longTimer?.cancel();
+      timerHandle?.cancel();
     },
   };
 }
 
-/** Resolves after ms, or rejects with the signal's reason once it aborts. */
-export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+/** Resolves after ms (on `clock` when given), or rejects with the signal's reason once it aborts. */
+export function sleep(ms: number, signal?: AbortSignal, clock?: Clock): Promise<void> {
   return new Promise((resolve, reject) => {
     if (signal?.aborted) {
       reject(signal.reason instanceof Error ? signal.reason : new AbortError());
@@ -69,12 +71,36 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
       timer.cancel();
       reject(signal?.reason instanceof Error ? signal.reason : new AbortError());
     };
-    // Referenced, like a plain setTimeout: a sleeping loop keeps the process alive.
-    const timer = setLongTimeout(() => {
+    const done = () => {
       signal?.removeEventListener('abort', onAbort);
       resolve();
-    }, ms, { unref: false });
+    };
+    // Referenced, like a plain setTimeout: a sleeping loop keeps the process alive.
+    const timer = clock ? clock.setTimer(done, ms, { keepAlive: true }) : setLongTimeout(done, ms, { unref: false });
     signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+/** Resolves once `signal` aborts (at once when it already has). */
+export function untilAborted(signal: AbortSignal): Promise<void> {
+  if (signal.aborted) return Promise.resolve();
+  return new Promise((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+}
+
+/**
+ * Settles as `promise` does, or rejects with the signal's reason once the signal aborts first.
+ * The abort listener is removed when `promise` settles, so a long-lived signal keeps none.
+ */
+export function abortable<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  const reason = () => (signal.reason instanceof Error ? signal.reason : new AbortError());
+  if (signal.aborted) return Promise.reject(reason());
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(reason());
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(
+      (value) => { signal.removeEventListener('abort', onAbort); resolve(value); },
+      (err: unknown) => { signal.removeEventListener('abort', onAbort); reject(err); },
+    );
   });
 }
 

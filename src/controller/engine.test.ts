@@ -51,6 +51,7 @@ function setup(announce: ControllerLifecycle['announce']) {
       stopping: () => trace.push('stopping'),
       cachesNotSynced: () => trace.push('caches not synced'),
       synced: () => trace.push('synced'),
+      reconcileFailed: (err, key) => trace.push(`failed ${key}: ${err instanceof Error ? err.message : String(err)}`),
     },
     log: silentLogger,
   });
@@ -111,8 +112,33 @@ test('a cache that fails to sync while the signal is live is an error, after the
   const broken: WatchedInformer = { register: () => {}, waitForSync: async () => { throw new Error('informer stopped'); } };
   const engine = new ControllerEngine({
     name: 'test-controller', informers: [broken], queue, workers: 1, reconcile: async () => ({ kind: 'done' }), log: silentLogger,
-    lifecycle: { announce: 'beforeSync', starting: () => trace.push('starting'), stopping: () => trace.push('stopping'), cachesNotSynced: () => trace.push('caches not synced') },
+    lifecycle: {
+      announce: 'beforeSync', starting: () => trace.push('starting'), stopping: () => trace.push('stopping'), cachesNotSynced: () => trace.push('caches not synced'),
+      reconcileFailed: () => trace.push('reconcile failed'),
+    },
   });
   await assert.rejects(engine.run(new AbortController().signal), /informer stopped/);
   assert.deepEqual(trace, ['starting', 'stopping']);
+});
+
+test('a reconcile that throws is reported in the controller\'s words, with its key, and the key backs off', async () => {
+  const trace: string[] = [];
+  const clock = new FakeClock();
+  const queue = new RateLimitingQueue<string>({ clock, rateLimiter: new ItemExponentialFailureRateLimiter({ baseDelayMs: 1000, maxDelayMs: 60_000 }) });
+  const engine = new ControllerEngine({
+    name: 'test-controller', informers: [], queue, workers: 1, log: silentLogger,
+    reconcile: async (key) => { throw new Error(`${key} is broken`); },
+    lifecycle: {
+      announce: 'beforeSync', starting: () => {}, stopping: () => {}, cachesNotSynced: () => {},
+      reconcileFailed: (err, key) => trace.push(`${key}: ${err instanceof Error ? err.message : String(err)}`),
+    },
+  });
+  const stop = new AbortController();
+  const running = engine.run(stop.signal);
+  queue.add('ns/a');
+  await flushMicrotasks();
+  assert.deepEqual(trace, ['ns/a: ns/a is broken']);
+  assert.equal(queue.numRequeues('ns/a'), 1);
+  stop.abort();
+  await running;
 });

@@ -39,6 +39,8 @@ export interface ControllerLifecycle {
   cachesNotSynced(): void;
   /** The caches have synced; runs before the start is announced (when after the sync) and before the first worker. */
   synced?(): void;
+  /** A reconcile threw (the key goes back with backoff): said in the controller's words. Must not throw. */
+  reconcileFailed(err: unknown, key: string): void;
 }
 
 export interface ControllerEngineOptions {
@@ -56,14 +58,14 @@ export interface ControllerEngineOptions {
 export class ControllerEngine {
   readonly name: string;
 
-  constructor(private readonly o: ControllerEngineOptions) {
-    this.name = o.name;
-    for (const informer of o.informers) informer.register();
+  constructor(private readonly options: ControllerEngineOptions) {
+    this.name = options.name;
+    for (const informer of options.informers) informer.register();
   }
 
   /** Waits for the caches, then works until `signal` aborts and in-flight reconciles finish (or `cancelSignal` cuts them short). */
   async run(signal: AbortSignal, cancelSignal: AbortSignal = signal): Promise<void> {
-    const { informers, lifecycle, log } = this.o;
+    const { informers, lifecycle, log } = this.options;
     let announced = false;
     const announce = () => {
       lifecycle.starting();
@@ -81,9 +83,10 @@ export class ControllerEngine {
       lifecycle.synced?.();
       if (!announced) announce();
       await runWorkers({
-        queue: this.o.queue,
-        workers: this.o.workers,
-        reconcile: this.o.reconcile,
+        queue: this.options.queue,
+        workers: this.options.workers,
+        reconcile: this.options.reconcile,
+        onError: (err, key) => lifecycle.reconcileFailed(err, key),
         signal,
         cancelSignal,
         log,

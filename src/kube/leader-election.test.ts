@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { FakeApiServer } from '../../test/fakes/fake-apiserver.js';
 import { FakeClock } from '../../test/fakes/fake-clock.js';
 import { eventually } from '../../test/support/eventually.js';
+import { MemoryLeases } from '../../test/fakes/memory-leases.js';
 import { createLogger, silentLogger } from '../observability/logger.js';
 import { createMetrics } from '../observability/metrics.js';
 import { microTime } from '../model/time.js';
@@ -164,4 +165,95 @@ test('durations client-go\'s NewLeaderElector refuses, with its texts', () => {
     if (message === undefined) make();
     else assert.throws(make, (err: unknown) => err instanceof LeaderElectionConfigError && err.message === message, `${leaseDurationMs}/${renewDeadlineMs}/${retryPeriodMs}`);
   }
+});
+
+// Standby take-over after a leader dies without releasing the Lease, on a fake clock and an
+// in-memory Lease API (no request latency): 15 s lease, 10 s renew deadline, 5 s retry period.
+const LEASE_MS = 15_000;
+const RETRY_MS = 5_000;
+const STEP_MS = 50;
+
+function fakeClockElector(leases: MemoryLeases, clock: FakeClock, identity: string, ledAt: number[]) {
+  const le = new LeaderElector({
+    client: leases, namespace: 'kube-system', name: 'external-resizer-x', identity,
+    leaseDurationMs: LEASE_MS, renewDeadlineMs: 10_000, retryPeriodMs: RETRY_MS,
+    callbacks: { onStartedLeading: () => { ledAt.push(clock.now()); }, onStoppedLeading: () => {} },
+    log: silentLogger, clock,
+  });
+  const stop = new AbortController();
+  const running = le.run(stop.signal);
+  return { le, stop: () => stop.abort(), running };
+}
+
+/** Moves the fake clock in small steps, letting the electors' promise chains run after each. */
+async function advance(clock: FakeClock, ms: number): Promise<void> {
+  for (let done = 0; done < ms; done += STEP_MS) await clock.advanceAsync(Math.min(STEP_MS, ms - done));
+}
+
+test('a standby takes over a lease its leader left unreleased within lease duration + one retry period of the kill, never before the lease expired', async (t) => {
+  // The largest jitter client-go's acquire loop can draw: the worst case of a jittered wait.
+  t.mock.method(Math, 'random', () => 0.999);
+  const late: string[] = [];
+  // The standby starts at several phases of the leader's renewals, the leader dies at several
+  // points between two renewals, and a read of the Lease answers at once or 400 ms later (the
+  // Lease as it is when the answer leaves).
+  for (const readMs of [0, 400]) {
+    for (const standbyPhaseMs of [0, 1_250, 2_500, 3_750, 4_950]) {
+      for (const killAfterRenewMs of [100, 2_500, 4_900]) {
+        const clock = new FakeClock(0);
+        const leases = new MemoryLeases(clock);
+        leases.getDelayMs = readMs;
+        const bLed: number[] = [];
+        const a = fakeClockElector(leases, clock, 'a', []);
+        await advance(clock, readMs + STEP_MS);
+        assert.equal(a.le.isLeader(), true);
+        await advance(clock, standbyPhaseMs);
+        const b = fakeClockElector(leases, clock, 'b', bLed);
+        // Both run a while: a renews every retry period, b reads the lease and finds it held.
+        await advance(clock, 30_000 - standbyPhaseMs + killAfterRenewMs);
+        a.stop(); // killed: no release
+        await a.running;
+        const killedAt = clock.now();
+        const lastRenewal = Math.max(...leases.history.filter((w) => w.holder === 'a').map((w) => w.atMs));
+        const writesByA = leases.history.length;
+        assert.equal(bLed.length, 0, 'b took over a live leader');
+        await advance(clock, 45_000);
+        b.stop();
+        await b.running;
+        const name = `read ${readMs} ms, standby phase ${standbyPhaseMs} ms, killed ${killAfterRenewMs} ms after a renewal`;
+        assert.equal(bLed.length, 1, `${name}: b never took over`);
+        assert.ok(bLed[0]! >= lastRenewal + LEASE_MS, `${name}: b took over ${bLed[0]! - lastRenewal} ms after the last renewal, before the lease expired`);
+        // The lease is held for a lease duration from when b *saw* the last renewal: the answer
+        // of its first read that carried it, not the moment that read was asked.
+        const sawIt = leases.reads.find((r) => (r.writesSeen ?? 0) >= writesByA)!;
+        const decided = Math.max(...leases.reads.filter((r) => r.askedMs <= bLed[0]!).map((r) => r.askedMs));
+        assert.ok(decided >= sawIt.answeredMs! + LEASE_MS, `${name}: b decided ${decided - sawIt.answeredMs!} ms after it saw the last renewal`);
+        // Allowed beyond the bound: the requests' own latency (two reads and the take-over) and the test's step.
+        const tookOverAfterKill = bLed[0]! - killedAt;
+        if (tookOverAfterKill > LEASE_MS + RETRY_MS + 3 * readMs + STEP_MS) late.push(`${name}: ${tookOverAfterKill} ms`);
+      }
+    }
+  }
+  assert.deepEqual(late, [], `later than lease duration + retry period (${LEASE_MS + RETRY_MS} ms) after the kill`);
+});
+
+test('a standby\'s read that hangs is given up after one retry period, and the next one starts then', async () => {
+  const clock = new FakeClock(0);
+  const leases = new MemoryLeases(clock);
+  const a = fakeClockElector(leases, clock, 'a', []);
+  await advance(clock, STEP_MS);
+  const b = fakeClockElector(leases, clock, 'b', []);
+  await advance(clock, 2 * RETRY_MS);
+  leases.hangGets = 1;
+  const askedBefore = leases.reads.length;
+  await advance(clock, 3 * RETRY_MS);
+  const reads = leases.reads.slice(askedBefore).map((r) => r.askedMs);
+  assert.ok(reads.length >= 2, `reads after the hang: ${reads.join(', ')}`);
+  // The hung read, then the next a retry period after it (not after a 10 s renew deadline and a
+  // jittered wait); the test's clock moves in steps of STEP_MS.
+  const gapMs = reads[1]! - reads[0]!;
+  assert.ok(gapMs >= RETRY_MS && gapMs <= RETRY_MS + STEP_MS, `next read ${gapMs} ms after the hung one`);
+  a.stop();
+  b.stop();
+  await Promise.all([a.running, b.running]);
 });

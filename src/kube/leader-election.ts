@@ -83,6 +83,8 @@ export class LeaderElector {
   /** When we (by our clock) last saw the lease record change or renewed it. */
   private observedTimeMs = 0;
   private observedLease: KubeObject | undefined;
+  /** Set by an attempt that found the lease held by another: when it expires by our clock. */
+  private heldUntilMs: number | undefined;
   private leader = false;
   private reportedLeader = '';
 
@@ -155,17 +157,31 @@ export class LeaderElector {
     }
   }
 
+  /**
+   * Tries until the lease is ours. A standby is at most one retry period (plus a request's latency)
+   * late in seeing a renewal, and wakes when the lease it saw expires by its clock, so it takes a
+   * lease its holder stopped renewing within lease duration + one retry period of the last renewal
+   * (docs/behavior.md §5.1). client-go waits a retry period plus up to 1.2 of jitter after each
+   * attempt ends, which can make it up to two such waits later.
+   */
   private async acquire(signal: AbortSignal): Promise<boolean> {
+    const { retryPeriodMs } = this.options;
     this.log.info('Attempting to acquire leader lease...', { lock: this.lock });
     while (!signal.aborted) {
-      if (await this.tryAcquireOrRenew(signal)) {
+      // Attempts start a retry period apart whatever an attempt took, and none takes longer.
+      const startedMs = this.clock.now();
+      if (await this.tryAcquireOrRenew(signal, retryPeriodMs)) {
         this.leader = true;
         this.setMetric(true);
         this.log.info('Successfully acquired lease', { lock: this.lock });
         return true;
       }
-      if (!signal.aborted) this.log.v(4).info('Failed to acquire lease', { lock: this.lock });
-      await sleep(jittered(this.options.retryPeriodMs), signal).catch(() => {});
+      if (signal.aborted) break;
+      this.log.v(4).info('Failed to acquire lease', { lock: this.lock });
+      // Held by another: try again when it expires if that comes first (also when it expired while
+      // the attempt was under way). Any other failure: a retry period after the attempt started.
+      const nextMs = Math.min(startedMs + retryPeriodMs, this.heldUntilMs ?? Infinity);
+      await sleep(Math.max(0, nextMs - this.clock.now()), signal, this.clock).catch(() => {});
     }
     return false;
   }
@@ -173,15 +189,15 @@ export class LeaderElector {
   /** Renews every retryPeriod; returns when a renewal couldn't succeed within renewDeadline or on abort. */
   private async renewLoop(signal: AbortSignal): Promise<void> {
     while (!signal.aborted) {
-      const deadline = linkedSignal(signal, this.options.renewDeadlineMs);
+      const deadline = linkedSignal(signal, this.options.renewDeadlineMs, this.clock);
       let renewed = false;
       try {
         while (!deadline.signal.aborted) {
-          if (await this.tryAcquireOrRenew(deadline.signal)) {
+          if (await this.tryAcquireOrRenew(deadline.signal, this.options.renewDeadlineMs)) {
             renewed = true;
             break;
           }
-          await sleep(this.options.retryPeriodMs, deadline.signal).catch(() => {});
+          await sleep(this.options.retryPeriodMs, deadline.signal, this.clock).catch(() => {});
         }
       } finally {
         deadline.dispose();
@@ -192,16 +208,20 @@ export class LeaderElector {
         return;
       }
       this.log.v(5).info('Successfully renewed lease', { lock: this.lock });
-      await sleep(this.options.retryPeriodMs, signal).catch(() => {});
+      await sleep(this.options.retryPeriodMs, signal, this.clock).catch(() => {});
     }
   }
 
-  /** One attempt; true when we hold the lease afterwards. Errors are logged, not thrown. */
-  private async tryAcquireOrRenew(signal: AbortSignal): Promise<boolean> {
+  /**
+   * One attempt, its requests cut short after `timeoutMs`; true when we hold the lease afterwards.
+   * Errors are logged, not thrown.
+   */
+  private async tryAcquireOrRenew(signal: AbortSignal, timeoutMs: number): Promise<boolean> {
     const { client, namespace, name, identity } = this.options;
     const log = this.log;
     const now = this.clock.now();
-    const call = linkedSignal(signal, this.options.renewDeadlineMs);
+    this.heldUntilMs = undefined;
+    const call = linkedSignal(signal, timeoutMs, this.clock);
     let step: 'get' | 'create' | 'update' = 'get';
     try {
       // Fast path (client-go ≥ 1.29): while leading, update the lease we wrote last without a GET.
@@ -233,8 +253,10 @@ export class LeaderElector {
       const spec = (current['spec'] ?? {}) as LeaseSpec;
       const record = JSON.stringify(spec);
       if (record !== this.observedRecord) {
+        // As client-go: the time we saw the change, once the answer is in (not when we asked, and
+        // never the holder's renewTime, which is another node's clock).
         this.observedRecord = record;
-        this.observedTimeMs = now;
+        this.observedTimeMs = this.clock.now();
         this.observedLease = current;
       }
       this.reportLeader(spec.holderIdentity ?? '');
@@ -242,6 +264,7 @@ export class LeaderElector {
       const durationMs = (spec.leaseDurationSeconds ?? 0) * 1000;
       if (holder !== '' && holder !== identity && this.observedTimeMs + durationMs > now) {
         log.v(4).info('Lease is held by and has not yet expired', { lock: this.lock, holder });
+        this.heldUntilMs = this.observedTimeMs + durationMs;
         return false; // held by someone else and not expired by our clock
       }
       step = 'update';
@@ -300,7 +323,7 @@ export class LeaderElector {
     if (!observed || !this.leader) return;
     const { client, namespace, name, identity } = this.options;
     const log = this.log;
-    const call = linkedSignal(new AbortController().signal, this.options.renewDeadlineMs);
+    const call = linkedSignal(new AbortController().signal, this.options.renewDeadlineMs, this.clock);
     const released = (lease: KubeObject): KubeObject => {
       const now = microTime(this.clock.now());
       const spec = (lease['spec'] ?? {}) as LeaseSpec;
@@ -339,9 +362,4 @@ export class LeaderElector {
   private setMetric(leading: boolean): void {
     this.options.metrics?.leaderElectionMasterStatus.set({ name: this.reportedName }, leading ? 1 : 0);
   }
-}
-
-/** client-go adds up to 1.2 × retryPeriod of jitter while waiting to acquire. */
-function jittered(ms: number): number {
-  return ms + Math.random() * 1.2 * ms;
 }

@@ -1,7 +1,9 @@
 // The ports both controllers use to read and write PVCs and PVs: the two patch calls typed with
-// the model's shapes, and the cache view a reconcile reads from and writes patched objects back to.
+// the model's shapes, the cache view a reconcile reads from and writes patched objects back to,
+// and the start both reconciles share (the PVC, then its PV, from the caches).
 import { messageOf } from '../base/errors.js';
 import type { Pv, Pvc } from '../model/objects.js';
+import { kKey, kObj, type Logger } from '../observability/logger.js';
 import type { KubeClient } from './client.js';
 
 export interface VolumeApi {
@@ -16,6 +18,37 @@ export interface ObjectCache<T> {
   get(key: string): T | undefined;
   /** Puts an object a PATCH returned into the cache when it is newer than the cached copy. */
   writeBack(obj: T): boolean;
+}
+
+export interface ReconcileStartOptions {
+  pvcs: ObjectCache<Pvc>;
+  pvs: ObjectCache<Pv>;
+  log: Logger;
+  /** The controller's error for a PV missing from the cache (upstream's two controllers word it differently). */
+  pvNotFound(pvName: string): Error;
+}
+
+/**
+ * The start both controllers' reconciles share (§3.3 steps 1-3, §4.3): the PVC from the cache,
+ * then the PV it is bound to. Undefined when there is nothing to do, the PVC gone or bound to no
+ * volume yet (each logged as upstream's controllers log it). A PV missing from the cache throws
+ * the controller's error: retried with backoff, since the PV informer may not have caught up.
+ */
+export function readClaimAndVolume(key: string, options: ReconcileStartOptions): { pvc: Pvc; pv: Pv } | undefined {
+  const { log } = options;
+  const pvc = options.pvcs.get(key);
+  if (!pvc) {
+    log.v(3).info('PVC is deleted or does not exist', { PVC: kKey(key) });
+    return undefined;
+  }
+  const pvName = pvc.spec.volumeName;
+  if (!pvName) {
+    log.v(4).info('PV bound to PVC is not created yet', { PVC: kObj(pvc) });
+    return undefined;
+  }
+  const pv = options.pvs.get(pvName);
+  if (!pv) throw options.pvNotFound(pvName);
+  return { pvc, pv };
 }
 
 /**

@@ -1,8 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { nodeAffinitySelects, type NodeSelectorTerm } from './node-affinity.js';
-import { NodeVolumeScope } from './volume-scope.js';
-import { createLogger } from '../observability/logger.js';
 import { pv } from '../../test/support/builders.js';
 
 const node = { name: 'node-a', labels: { 'kubernetes.io/hostname': 'node-a', 'topology.example.io/zone': 'z1', cores: '8' } };
@@ -36,13 +34,3 @@ for (const row of rows) {
     assert.equal(nodeAffinitySelects(pv({ ...lvm, nodeAffinity: row.terms }), node), row.expect);
   });
 }
-
-test('node scope: a PV without node affinity is left alone and reported once', () => {
-  const lines: string[] = [];
-  const scope = new NodeVolumeScope(node, createLogger({ verbosity: 0, format: 'text', write: (l) => lines.push(l) }));
-  assert.equal(scope.includes(pv({ ...lvm, name: 'shared' })), false);
-  assert.equal(scope.includes(pv({ ...lvm, name: 'shared' })), false);
-  assert.equal(scope.includes(pv({ ...lvm, nodeAffinity: [{ matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: ['node-a'] }] }] })), true);
-  assert.equal(lines.length, 1);
-  assert.match(lines[0]!, /PV has no node affinity; node-local resizers leave it alone.*pv="shared".*node="node-a"/);
-});

@@ -3,9 +3,8 @@
 // storage-resizer annotation (an in-tree PV migrated to CSI). A central resizer (the default) acts
 // on every volume of its driver; with --node-deployment a replica runs beside a node-local driver
 // on each node and acts only on the PVs whose required node affinity selects its own node. A PV of
-// the driver with no node affinity belongs to no node, so no node replica touches it, and each
-// replica says so once.
-import type { Logger } from '../observability/logger.js';
+// the driver with no node affinity belongs to no node, so no node replica touches it. Pure: the
+// scope that says so once per PV is app/node-volume-scope.ts.
 import { Annotation, MIGRATION_TARGET_DRIVERS } from './names.js';
 import { nodeAffinitySelects, type NodeIdentity } from './node-affinity.js';
 import type { Pv, Pvc } from './objects.js';
@@ -24,19 +23,12 @@ export interface VolumeScope {
 
 export const everyVolume: VolumeScope = { includes: () => true };
 
-export class NodeVolumeScope implements VolumeScope {
-  /** PV names already reported as having no node affinity (a PV is reported once per process). */
-  private readonly reported = new Set<string>();
-
-  constructor(private readonly node: NodeIdentity, private readonly log: Logger) {}
-
-  includes(pv: Pv): boolean {
-    const selects = nodeAffinitySelects(pv, this.node);
-    if (selects !== 'none') return selects;
-    if (!this.reported.has(pv.metadata.name)) {
-      this.reported.add(pv.metadata.name);
-      this.log.info('PV has no node affinity; node-local resizers leave it alone', { pv: pv.metadata.name, node: this.node.name });
-    }
-    return false;
-  }
+/**
+ * --node-deployment's decision for one PV: in this node's scope when its required node affinity
+ * selects the node; a PV without node affinity is in no node's scope ('noNodeAffinity').
+ */
+export function nodeScopeDecision(pv: Pv, node: NodeIdentity): 'included' | 'excluded' | 'noNodeAffinity' {
+  const selects = nodeAffinitySelects(pv, node);
+  if (selects === 'none') return 'noNodeAffinity';
+  return selects ? 'included' : 'excluded';
 }

@@ -47,6 +47,8 @@ export class ModifyController {
         starting: () => log.info('Starting external resizer for modify volume', { controller: controllerName }),
         stopping: () => log.info('Shutting down external resizer', { controller: controllerName }),
         cachesNotSynced: () => log.error('Cannot sync pod, pv, pvc or vac caches'),
+        // As upstream: the error names the PVC, the line no other field.
+        reconcileFailed: (err) => log.error('Error syncing PVC', { err }),
       },
       log,
     });

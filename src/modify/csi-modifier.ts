@@ -46,8 +46,8 @@ export function modifySecretRef(pv: Pv): { namespace: string; name: string } | u
 export class CsiModifier implements Modifier {
   readonly name: string;
 
-  constructor(private readonly o: CsiModifierOptions) {
-    this.name = o.driverName;
+  constructor(private readonly options: CsiModifierOptions) {
+    this.name = options.driverName;
   }
 
   async modify(pv: Pv, pvc: Pvc, vac: VolumeAttributesClass, signal: AbortSignal): Promise<void> {
@@ -55,9 +55,9 @@ export class CsiModifier implements Modifier {
     if (!source) throw new Error(`volume ${pv.metadata.name} is not a CSI volumes, modify volume feature only supports CSI volumes`);
     if (!source.volumeHandle) throw new Error('empty volume handle');
     const ref = modifySecretRef(pv);
-    const secrets = ref ? await readSecret(this.o.secrets, ref.namespace, ref.name, signal) : {};
-    await this.o.csi.modifyVolume(
-      { volumeId: source.volumeHandle, secrets, mutableParameters: mutableParameters(vac, pv, pvc, this.o.extraModifyMetadata) },
+    const secrets = ref ? await readSecret(this.options.secrets, ref.namespace, ref.name, signal) : {};
+    await this.options.csi.modifyVolume(
+      { volumeId: source.volumeHandle, secrets, mutableParameters: mutableParameters(vac, pv, pvc, this.options.extraModifyMetadata) },
       signal,
     );
   }

@@ -19,12 +19,12 @@ import { EventReason, Message, ModifyStatus } from '../model/names.js';
 import type { VolumeScope } from '../model/volume-scope.js';
 import type { Pv, Pvc, VolumeAttributesClass } from '../model/objects.js';
 import { pvcKey } from '../model/pvc.js';
-import { goQuote } from '../observability/log-values.js';
-import { kKey, kObj, type Logger } from '../observability/logger.js';
+import { goQuote } from '../base/go-quote.js';
+import { kObj, type Logger } from '../observability/logger.js';
 import type { KeyLock } from '../queue/key-lock.js';
 import type { SlowSetView } from '../queue/slow-set.js';
 import type { EventRecorder } from '../kube/events.js';
-import { patchPvCached, patchPvcStatusCached, type ObjectCache, type VolumeApi } from '../kube/volume-api.js';
+import { patchPvCached, patchPvcStatusCached, readClaimAndVolume, type ObjectCache, type VolumeApi } from '../kube/volume-api.js';
 import type { Outcome } from '../queue/workers.js';
 import type { Modifier } from './modifier.js';
 import { modifyFacts, planModify } from './plan.js';
@@ -67,10 +67,10 @@ export class ModifyReconciler {
    */
   private readonly uncertainKeys = new Set<string>();
 
-  constructor(private readonly o: ModifyReconcilerOptions) {}
+  constructor(private readonly options: ModifyReconcilerOptions) {}
 
   reconcile(key: string, signal: AbortSignal): Promise<Outcome> {
-    return this.o.keyLock.withKey(key, () => this.reconcileLocked(key, signal));
+    return this.options.keyLock.withKey(key, () => this.reconcileLocked(key, signal));
   }
 
   /** §4.1 startup: a PVC left InProgress by an earlier run may still be changing at the driver. */
@@ -91,30 +91,24 @@ export class ModifyReconciler {
   /** Forgets the memory of a deleted PVC (upstream keeps it; a new PVC of that name owes it nothing). */
   forget(key: string): void {
     this.uncertainKeys.delete(key);
-    this.o.slowSet.remove(key);
+    this.options.slowSet.remove(key);
   }
 
   private async reconcileLocked(key: string, signal: AbortSignal): Promise<Outcome> {
-    const { pvcs, pvs, log } = this.o;
+    const { pvcs, pvs, log } = this.options;
     log.v(4).info('Started PVC processing for modify controller', { key });
-    const pvc = pvcs.get(key);
-    if (!pvc) {
-      log.v(3).info('PVC is deleted or does not exist', { PVC: kKey(key) });
-      return { kind: 'done' };
-    }
-    const pvName = pvc.spec.volumeName;
-    if (!pvName) {
-      log.v(4).info('PV bound to PVC is not created yet', { PVC: kObj(pvc) });
-      return { kind: 'done' };
-    }
-    const pv = pvs.get(pvName);
-    if (!pv) throw new Error(`Get PV "${pvName}" of pvc "${key}" in PVInformer cache failed: persistentvolume "${pvName}" not found`);
+    const found = readClaimAndVolume(key, {
+      pvcs, pvs, log,
+      pvNotFound: (pvName) => new Error(`Get PV "${pvName}" of pvc "${key}" in PVInformer cache failed: persistentvolume "${pvName}" not found`),
+    });
+    if (!found) return { kind: 'done' };
+    const { pvc, pv } = found;
     // Only CSI volumes of this driver; migrated in-tree volumes are never modified.
-    if (pv.spec.csi?.driver !== this.o.modifier.name) {
+    if (pv.spec.csi?.driver !== this.options.modifier.name) {
       log.v(7).info('Skipping PV provisioned by different driver', { PV: kObj(pv) });
       return { kind: 'done' };
     }
-    if (this.o.scope && !this.o.scope.includes(pv)) return { kind: 'done' };
+    if (this.options.scope && !this.options.scope.includes(pv)) return { kind: 'done' };
     if (pvc.status?.phase !== 'Bound') {
       log.v(4).info('No need to modify PV', { PV: kObj(pv) });
       return { kind: 'done' };
@@ -124,7 +118,7 @@ export class ModifyReconciler {
 
   /** §4.4 */
   private async modify(key: string, pvc: Pvc, pv: Pv, signal: AbortSignal): Promise<Outcome> {
-    const { slowSet, log } = this.o;
+    const { slowSet, log } = this.options;
     const { slowSet: slowSetAction, plan } = planModify(modifyFacts(pvc, slowSet.contains(key), this.uncertainKeys.has(key)));
     switch (slowSetAction) {
       case 'remove': slowSet.remove(key); break;
@@ -147,31 +141,31 @@ export class ModifyReconciler {
         return { kind: 'done' };
       case 'cancel':
         log.v(4).info('stop reconcile for rolled back PVC', { PV: kObj(pv) });
-        this.o.events.event(pvc, 'Normal', EventReason.VolumeModifyCanceled, Message.modifyCanceled);
+        this.options.events.event(pvc, 'Normal', EventReason.VolumeModifyCanceled, Message.modifyCanceled);
         await this.patchStatus(pvc, markModifyCanceled(pvc), signal).catch((err: unknown) => {
           throw new Error(`mark PVC "${pvc.metadata.name}" as rolled back failed: ${messageOf(err)}`, { cause: err });
         });
         return { kind: 'done' };
       case 'retryPrevious': {
         // Keep the previous target: no InProgress re-mark and no VolumeModify event.
-        const vac = this.o.classes.get(plan.target);
+        const vac = this.options.classes.get(plan.target);
         if (!vac) {
-          this.o.events.event(pvc, 'Warning', EventReason.VolumeModifyFailed, Message.vacMissing(plan.target));
+          this.options.events.event(pvc, 'Warning', EventReason.VolumeModifyFailed, Message.vacMissing(plan.target));
           throw new MissingClassError(plan.target);
         }
         await this.callDriver(key, pvc, pv, vac, plan.target, signal);
         return { kind: 'done' };
       }
       case 'modify': {
-        const vac = this.o.classes.get(plan.target);
+        const vac = this.options.classes.get(plan.target);
         if (!vac) {
           // Pending, and no retry: the class's creation brings the key back (handlers.ts).
-          this.o.events.event(pvc, 'Warning', EventReason.VolumeModifyFailed, Message.vacMissing(plan.target));
+          this.options.events.event(pvc, 'Warning', EventReason.VolumeModifyFailed, Message.vacMissing(plan.target));
           await this.markStatus(pvc, markModifyPending(pvc), signal);
           return { kind: 'done' };
         }
         const marked = await this.markStatus(pvc, markModifyInProgress(pvc, plan.target, this.now()), signal);
-        this.o.events.event(marked, 'Normal', EventReason.VolumeModify, Message.modifying(pvc.metadata.name, plan.target));
+        this.options.events.event(marked, 'Normal', EventReason.VolumeModify, Message.modifying(pvc.metadata.name, plan.target));
         await this.callDriver(key, marked, pv, vac, plan.target, signal);
         return { kind: 'done' };
       }
@@ -184,9 +178,9 @@ export class ModifyReconciler {
 
   /** §4.5 and §4.6: one ControllerModifyVolume and what its result means for the PVC and PV. */
   private async callDriver(key: string, pvc: Pvc, pv: Pv, vac: VolumeAttributesClass, target: string, signal: AbortSignal): Promise<void> {
-    const { log } = this.o;
+    const { log } = this.options;
     try {
-      await this.o.modifier.modify(pv, pvc, vac, signal);
+      await this.options.modifier.modify(pv, pvc, vac, signal);
     } catch (err) {
       if (!(err instanceof CsiError) || err.code === null) {
         // No gRPC status (secret lookup, no volume handle, shutdown): no status change, no event.
@@ -197,10 +191,10 @@ export class ModifyReconciler {
     }
 
     this.uncertainKeys.delete(key);
-    this.o.slowSet.remove(key);
+    this.options.slowSet.remove(key);
     try {
       // The PV first: once it names the class, a failed PVC write is repaired by the retry.
-      await patchPvCached(this.o.api, this.o.pvs, pv.metadata.name, pvClassPatch(pv, target), signal).catch((err: unknown) => {
+      await patchPvCached(this.options.api, this.options.pvs, pv.metadata.name, pvClassPatch(pv, target), signal).catch((err: unknown) => {
         throw new Error(`update pv.Spec.VolumeAttributesClassName for PVC "${pvc.metadata.name}" failed, errored with: ${messageOf(err)}`, { cause: err });
       });
       await this.patchStatus(pvc, markModifyCompleted(pvc, target), signal).catch((err: unknown) => {
@@ -214,7 +208,7 @@ export class ModifyReconciler {
       );
     }
     log.v(4).infof(`Update volumeAttributesClass of PV ${goQuote(pv.metadata.name)} to ${target} succeeded`);
-    this.o.events.event(pvc, 'Normal', EventReason.VolumeModifySuccessful, Message.modifySuccessful(pvc.metadata.name, target));
+    this.options.events.event(pvc, 'Normal', EventReason.VolumeModifySuccessful, Message.modifySuccessful(pvc.metadata.name, target));
   }
 
   /** §4.6, a gRPC error: remember how final it was, say so on the PVC, park infeasible targets. */
@@ -227,13 +221,13 @@ export class ModifyReconciler {
     await this.markStatus(pvc, markModifyFailed(pvc, {
       target, status, final, codeName: err.codeName, details: err.details,
     }, this.now()), signal);
-    if (status === ModifyStatus.Infeasible) this.o.slowSet.add(key);
+    if (status === ModifyStatus.Infeasible) this.options.slowSet.add(key);
     const text = final ? err.message : `${err.message}. Still modifying to VAC ${target}`;
-    this.o.events.event(pvc, 'Warning', EventReason.VolumeModifyFailed, text);
+    this.options.events.event(pvc, 'Warning', EventReason.VolumeModifyFailed, text);
   }
 
   private patchStatus(pvc: Pvc, patch: PvcStatusPatch, signal: AbortSignal): Promise<Pvc> {
-    return patchPvcStatusCached(this.o.api, this.o.pvcs, pvc, patch, signal);
+    return patchPvcStatusCached(this.options.api, this.options.pvcs, pvc, patch, signal);
   }
 
   /** Pending, InProgress or a failure: upstream's markControllerModifyVolumeStatus, with its error text. */
@@ -244,6 +238,6 @@ export class ModifyReconciler {
   }
 
   private now(): string {
-    return metaTime(this.o.clock.now());
+    return metaTime(this.options.clock.now());
   }
 }

@@ -32,7 +32,7 @@ const TABLE: readonly Row[] = [
   ['app/build.ts', 'startupError', 1, '--node-deployment needs the node name in the NODE_NAME environment variable (fieldRef spec.nodeName in the DaemonSet)', '', 'ours: --node-deployment (docs/differences/node-deployment.md)'],
   ['app/build.ts', 'startupError', 1, '`Failed to get node ${name} for --node-deployment`', 'cause', 'ours: --node-deployment reads its Node once'],
   ['app/build.ts', 'info', 0, 'Node deployment: acting only on volumes whose node affinity selects this node', 'node', 'ours: --node-deployment'],
-  ['model/volume-scope.ts', 'info', 0, 'PV has no node affinity; node-local resizers leave it alone', 'pv,node', 'ours: --node-deployment, once per PV'],
+  ['app/node-volume-scope.ts', 'info', 0, 'PV has no node affinity; node-local resizers leave it alone', 'pv,node', 'ours: --node-deployment, once per PV'],
   ['app/build.ts', 'error', 0, 'Failed to check VolumeAttributesClass V1 API availability', 'err', `${ER} cmd/csi-resizer/main.go:143`],
   ['app/build.ts', 'info', 0, 'VolumeAttributesClass v1 API is available', '', `${ER} cmd/csi-resizer/main.go:145`],
   ['app/build.ts', 'info', 0, 'Disabling VolumeAttributesClass feature gate because the VolumeAttributesClass v1 API is not available', '', `${ER} cmd/csi-resizer/main.go:147`],
@@ -118,7 +118,6 @@ const TABLE: readonly Row[] = [
   ['observability/http-server.ts', 'error', 0, 'HTTP server error', 'err', 'ours: /metrics'],
 
   // workers
-  ['queue/workers.ts', 'error', 0, 'Error syncing PVC', 'err', `${ER} pkg/controller/controller.go:328, pkg/modifycontroller/controller.go:254`],
   ['queue/workers.ts', 'error', 0, 'Requeue failed', 'key,err', 'ours: a queue bug'],
 
   // resize controller (pkg/controller)
@@ -126,9 +125,10 @@ const TABLE: readonly Row[] = [
   ['resize/controller.ts', 'info', 0, 'Starting external resizer', 'controller', `${ER} pkg/controller/controller.go:278`],
   ['resize/controller.ts', 'info', 0, 'Shutting down external resizer', 'controller', `${ER} pkg/controller/controller.go:279`],
   ['resize/controller.ts', 'error', 0, 'Cannot sync pod, pv or pvc caches', '', `${ER} pkg/controller/controller.go:288`],
+  ['resize/controller.ts', 'error', 0, 'Error syncing PVC', 'err', `${ER} pkg/controller/controller.go:328`],
   ['resize/reconcile.ts', 'info', 4, 'Started PVC processing for resize controller', 'key', `${ER} pkg/controller/controller.go:338`],
-  ['resize/reconcile.ts', 'info', 3, 'PVC is deleted or does not exist', 'PVC', `${ER} pkg/controller/controller.go:351`],
-  ['resize/reconcile.ts', 'info', 4, 'PV bound to PVC is not created yet', 'PVC', `${ER} pkg/controller/controller.go:361`],
+  ['kube/volume-api.ts', 'info', 3, 'PVC is deleted or does not exist', 'PVC', `${ER} pkg/controller/controller.go:351, pkg/modifycontroller/controller.go:273`],
+  ['kube/volume-api.ts', 'info', 4, 'PV bound to PVC is not created yet', 'PVC', `${ER} pkg/controller/controller.go:361, pkg/modifycontroller/controller.go:280`],
   ['resize/reconcile.ts', 'info', 4, 'No need to resize PVC', 'PVC', `${ER} pkg/controller/controller.go:386`],
   ['resize/reconcile.ts', 'info', 4, 'No need to resize PV', 'PV', `${ER} pkg/controller/controller.go:395 (legacy path, PV not resizable)`],
   ['resize/reconcile.ts', 'info', 4, 'No need to resize PV', 'PV', `${ER} pkg/controller/controller.go:395 (legacy path, size reached)`],
@@ -155,11 +155,10 @@ const TABLE: readonly Row[] = [
   ['modify/handlers.ts', 'info', 4, 'Enqueueing PVC for modify', 'PVC', `${ER} pkg/modifycontroller/controller.go:181`],
   ['modify/handlers.ts', 'info', 4, 'No need to modify PVC', 'PVC', `${ER} pkg/modifycontroller/controller.go:184`],
   ['modify/controller.ts', 'error', 0, 'Cannot sync pod, pv, pvc or vac caches', '', `${ER} pkg/modifycontroller/controller.go:198`],
+  ['modify/controller.ts', 'error', 0, 'Error syncing PVC', 'err', `${ER} pkg/modifycontroller/controller.go:254`],
   ['modify/controller.ts', 'info', 0, 'Starting external resizer for modify volume', 'controller', `${ER} pkg/modifycontroller/controller.go:215`],
   ['modify/controller.ts', 'info', 0, 'Shutting down external resizer', 'controller', `${ER} pkg/modifycontroller/controller.go:216`],
   ['modify/reconcile.ts', 'info', 4, 'Started PVC processing for modify controller', 'key', `${ER} pkg/modifycontroller/controller.go:263`],
-  ['modify/reconcile.ts', 'info', 3, 'PVC is deleted or does not exist', 'PVC', `${ER} pkg/modifycontroller/controller.go:273`],
-  ['modify/reconcile.ts', 'info', 4, 'PV bound to PVC is not created yet', 'PVC', `${ER} pkg/modifycontroller/controller.go:280`],
   ['modify/reconcile.ts', 'info', 7, 'Skipping PV provisioned by different driver', 'PV', `${ER} pkg/modifycontroller/controller.go:293`],
   ['modify/reconcile.ts', 'info', 4, 'No need to modify PV', 'PV', `${ER} pkg/modifycontroller/controller.go:303`],
   ['modify/reconcile.ts', 'info', 4, 'stop reconcile for rolled back PVC', 'PV', `${ER} pkg/modifycontroller/modify_volume.go:72 (nothing to cancel)`],

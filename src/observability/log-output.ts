@@ -5,8 +5,13 @@
 //                (--log-*-info-buffer-size): a line that doesn't fit flushes the buffer first, a
 //                line larger than the buffer is written directly. The buffer is flushed every
 //                --log-flush-frequency and when the process exits.
+// The flush period may be any Go duration: a chain of setLongTimeout timers, since setInterval's
+// period cannot exceed 2^31-1 ms.
 // process.stdout/stderr writes are synchronous for files and pipes on Linux, so an exit never
 // loses a line that was not buffered.
+
+import type { TimerHandle } from '../base/clock.js';
+import { setLongTimeout } from '../base/long-timer.js';
 
 export interface LogOutput {
   /** One line without its newline. `isInfo` picks the stream when the output is split. */
@@ -26,9 +31,6 @@ export interface LogOutputOptions {
 }
 
 const MAX_BUFFER_BYTES = 2 * 1024 * 1024 * 1024;
-
-/** Node's timers fire at once for a delay beyond 2^31-1 ms; a longer period flushes that often instead. */
-const MAX_TIMER_MS = 2 ** 31 - 1;
 
 function guarded(write: (text: string) => void): (text: string) => void {
   return (text) => {
@@ -59,8 +61,15 @@ export function createLogOutput(options: LogOutputOptions): LogOutput {
     pendingBytes = 0;
     toStdout(text);
   };
-  const timer = setInterval(flush, Math.min(Math.max(options.flushIntervalMs, 1), MAX_TIMER_MS));
-  timer.unref();
+  const periodMs = Math.max(options.flushIntervalMs, 1);
+  let timer: TimerHandle;
+  const flushEveryPeriod = () => {
+    timer = setLongTimeout(() => {
+      flush();
+      flushEveryPeriod();
+    }, periodMs);
+  };
+  flushEveryPeriod();
   const onExit = () => flush();
   process.on('exit', onExit);
   return {
@@ -82,7 +91,7 @@ export function createLogOutput(options: LogOutputOptions): LogOutput {
     flush,
     close() {
       flush();
-      clearInterval(timer);
+      timer.cancel();
       process.off('exit', onExit);
     },
   };

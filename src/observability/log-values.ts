@@ -9,6 +9,7 @@
 // Neither throws, whatever the value: cycles, null prototypes, BigInt, throwing getters and
 // toJSON methods, proxies, symbols and functions all end as text.
 import { messageOf } from '../base/errors.js';
+import { goQuote } from '../base/go-quote.js';
 
 /** klog.ObjectRef: `ns/name` in text, `{"name":…,"namespace":…}` in JSON (klog.KObj, klog.KRef). */
 export class ObjectRef {
@@ -85,43 +86,15 @@ function safeString(value: unknown): string {
   }
 }
 
-// ---- Go's strconv.Quote --------------------------------------------------------------------
+// ---- Go's encoding/json, as klog (HTML-escaping) and zap (not) use it ------------------------
 
-const PRINTABLE = /^[\p{L}\p{M}\p{N}\p{P}\p{S} ]$/u;
-/** Printable ASCII that needs no escape in a Go- or JSON-quoted string (no `"`, no `\`). */
+/** Printable ASCII that needs no escape in a JSON-quoted string (no `"`, no `\`). */
 const PLAIN_ASCII = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
 const HTML_SPECIAL = /[<>&]/;
 
 function hex(n: number, width: number): string {
   return n.toString(16).padStart(width, '0');
 }
-
-/** Go's strconv.Quote (printable Unicode kept; a lone surrogate becomes U+FFFD, as UTF-8 conversion would). */
-export function goQuote(s: string, asciiOnly = false): string {
-  // Most messages and values are printable ASCII without `"` or `\`: quoted as they are.
-  if (PLAIN_ASCII.test(s)) return `"${s}"`;
-  let out = '"';
-  for (const ch of s) {
-    let cp = ch.codePointAt(0) ?? 0xfffd;
-    if (cp >= 0xd800 && cp <= 0xdfff) cp = 0xfffd;
-    if (cp === 0x22) out += '\\"';
-    else if (cp === 0x5c) out += '\\\\';
-    else if (cp < 0x80 ? cp >= 0x20 && cp < 0x7f : !asciiOnly && PRINTABLE.test(String.fromCodePoint(cp))) out += String.fromCodePoint(cp);
-    else if (cp === 7) out += '\\a';
-    else if (cp === 8) out += '\\b';
-    else if (cp === 12) out += '\\f';
-    else if (cp === 10) out += '\\n';
-    else if (cp === 13) out += '\\r';
-    else if (cp === 9) out += '\\t';
-    else if (cp === 11) out += '\\v';
-    else if (cp < 0x20 || cp === 0x7f) out += `\\x${hex(cp, 2)}`;
-    else if (cp < 0x10000) out += `\\u${hex(cp, 4)}`;
-    else out += `\\U${hex(cp, 8)}`;
-  }
-  return out + '"';
-}
-
-// ---- Go's encoding/json, as klog (HTML-escaping) and zap (not) use it ------------------------
 
 class EncodeError extends Error {}
 
@@ -268,7 +241,8 @@ export function textValue(value: unknown): string {
     if (value instanceof ObjectRef) return `="${value.toString()}"`; // klog writes it quoted as is
     if (value instanceof Error) return textString(errorMessage(value));
     if (typeof value === 'symbol') return textString(value.toString());
-    if (value instanceof Uint8Array) return `=${goQuote(Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('utf8'), true)}`;
+    // klog formats []byte with %+q: strconv.QuoteToASCII of the bytes as they are.
+    if (value instanceof Uint8Array) return `=${goQuote(value, { asciiOnly: true })}`;
     if (value instanceof Date) return textString(Number.isNaN(value.getTime()) ? 'Invalid Date' : value.toISOString());
   } catch (err) {
     return `="<panic: ${describeThrown(err)}>"`;

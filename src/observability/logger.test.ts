@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { createLogOutput } from './log-output.js';
 import { createLogger, kKey, kObj, kRef, wallClockMs, type LogFields, type Logger, type LoggerOptions } from './logger.js';
-import { goQuote } from './log-values.js';
+import { goQuote } from '../base/go-quote.js';
 import { globMatch, parseVModule } from './vmodule.js';
 
 const SOURCE = readFileSync(fileURLToPath(import.meta.url), 'utf8').split('\n');
@@ -259,6 +259,15 @@ test('Go quoting of messages', () => {
   assert.equal(goQuote('a\u0007\b\f\n\r\t\v\u001b'), '"a\\a\\b\\f\\n\\r\\t\\v\\x1b"');
   assert.equal(goQuote('\u{10FFFF}\u{E0001}'), '"\\U0010ffff\\U000e0001"');
   assert.equal(goQuote('\ud800'), '"\ufffd"');
+});
+
+test('klog text quotes as Go does, with the flag errors\' quoting: newer Unicode escaped, bytes with %+q', () => {
+  const lines: string[] = [];
+  const log = createLogger({ verbosity: 0, format: 'text', write: (l) => lines.push(l) });
+  // U+088F and U+1FAE9 were assigned after Unicode 15.0: Go 1.26's klog escapes them.
+  log.info('sized \u088f', { name: 'vol-\u{1fae9}', raw: Uint8Array.from([0x61, 0xff, 0xc3, 0xa9]) });
+  assert.match(lines[0]!, /\] "sized \\u088f" name="vol-\\U0001fae9" raw="a\\xff\\u00e9"$/);
+  assert.equal(goQuote('sized \u088f'), '"sized \\u088f"');
 });
 
 test('split stream: info lines to stdout, warnings and errors to stderr; the info buffer', () => {

@@ -25,7 +25,8 @@
 // Hand-written: pino and friends have no verbosity gate and no klog text format (see README).
 import { callerOf, type CallerPosition } from './log-caller.js';
 import { createLogOutput, type LogOutput } from './log-output.js';
-import { errorMessage, goFloatF, goQuote, jsonField, jsonString, messageText, textField, textValue } from './log-values.js';
+import { goQuote } from '../base/go-quote.js';
+import { errorMessage, goFloatF, jsonField, jsonString, messageText, textField, textValue } from './log-values.js';
 import { parseVModule, VModule, type VModuleEntry } from './vmodule.js';
 
 export { kKey, kObj, kRef, ObjectRef } from './log-values.js';

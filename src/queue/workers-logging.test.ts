@@ -1,6 +1,6 @@
-// The worker's error path logs whatever a reconcile throws (circular values, null prototypes,
-// BigInt, symbols, errors whose getters throw) without throwing itself: the key is requeued and
-// the worker goes on with the next key, in both log formats.
+// The worker's error path hands whatever a reconcile throws (circular values, null prototypes,
+// BigInt, symbols, errors whose getters throw) to the caller, which logs it as the controllers do,
+// without throwing: the key is requeued and the worker goes on with the next key, in both log formats.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { runWorkers, type Outcome } from './workers.js';
@@ -42,6 +42,7 @@ for (const format of ['text', 'json'] as const) {
     const done: string[] = [];
     const running = runWorkers({
       queue, workers: 1, log, signal: controller.signal,
+      onError: (err) => log.error('Error syncing PVC', { err }),
       reconcile: async (key) => {
         if (key in values) throw values[key];
         done.push(key);

@@ -2,10 +2,12 @@
 // an Outcome out. The engine, not each reconciler, owns what happens next:
 //   done            → forget the key's backoff;
 //   retryAfter(ms)  → add the key again after ms, leaving its backoff as it is (the slow-set wait);
-//   a thrown error  → log "Error syncing PVC" and add the key again with backoff.
+//   a thrown error  → tell the caller (onError: a controller logs it in its own words) and add the
+//                     key again with backoff.
 // No exception escapes a loop. Once the signal aborts, the queue is shut down, no new key is
 // started, and runWorkers resolves when the reconciles in flight have finished.
 import { setMaxListeners } from 'node:events';
+import { untilAborted } from '../base/signals.js';
 import type { Logger } from '../observability/logger.js';
 import type { RateLimitingQueue } from './rate-limiters.js';
 
@@ -24,9 +26,9 @@ export interface RunWorkersOptions<K> {
    * Defaults to `signal`; graceful shutdown passes a later one so in-flight work can finish.
    */
   cancelSignal?: AbortSignal;
+  /** A reconcile threw; the key is requeued with backoff after this returns. Must not throw. */
+  onError: (err: unknown, key: K) => void;
   log: Logger;
-  /** The log message for a failed reconcile (the Go sidecar's text by default). */
-  errorMessage?: string;
 }
 
 export async function runWorkers<K>(options: RunWorkersOptions<K>): Promise<void> {
@@ -47,11 +49,6 @@ export async function runWorkers<K>(options: RunWorkersOptions<K>): Promise<void
   }
 }
 
-function untilAborted(signal: AbortSignal): Promise<void> {
-  if (signal.aborted) return Promise.resolve();
-  return new Promise((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
-}
-
 async function workerLoop<K>(options: RunWorkersOptions<K>): Promise<void> {
   const { queue, signal, log } = options;
   for (;;) {
@@ -66,8 +63,7 @@ async function workerLoop<K>(options: RunWorkersOptions<K>): Promise<void> {
       const outcome = await options.reconcile(key, options.cancelSignal ?? signal);
       settle(queue, key, outcome);
     } catch (err) {
-      // upstream's klog.ErrorS(err, "Error syncing PVC"): the error names the PVC, no other key.
-      log.error(options.errorMessage ?? 'Error syncing PVC', { err });
+      options.onError(err, key);
       try {
         queue.addRateLimited(key);
       } catch (queueErr) {

@@ -55,6 +55,8 @@ export class ResizeController {
         starting: () => log.info('Starting external resizer', { controller: controllerName }),
         stopping: () => log.info('Shutting down external resizer', { controller: controllerName }),
         cachesNotSynced: () => log.error('Cannot sync pod, pv or pvc caches'),
+        // As upstream: the error names the PVC, the line no other field.
+        reconcileFailed: (err) => log.error('Error syncing PVC', { err }),
       },
       log,
     });

@@ -28,9 +28,9 @@ export class CsiResizer implements Resizer {
   readonly name: string;
   readonly expansionMode: VolumeExpansionMode;
 
-  constructor(private readonly o: CsiResizerOptions) {
-    this.name = o.driverName;
-    this.expansionMode = o.expansionMode;
+  constructor(private readonly options: CsiResizerOptions) {
+    this.name = options.driverName;
+    this.expansionMode = options.expansionMode;
   }
 
   canSupport(pv: Pv, pvc: Pvc): boolean {
@@ -42,14 +42,14 @@ export class CsiResizer implements Resizer {
     if (!source.volumeHandle) throw new Error('empty volume handle');
 
     const ref = source.controllerExpandSecretRef;
-    const secrets = ref?.name ? await readSecret(this.o.secrets, ref.namespace ?? '', ref.name, signal) : {};
+    const secrets = ref?.name ? await readSecret(this.options.secrets, ref.namespace ?? '', ref.name, signal) : {};
     let capability: VolumeCapability;
     try {
-      capability = volumeCapabilityFor({ ...pv.spec, csi: source }, { supportsSingleNodeMultiWriter: this.o.supportsSingleNodeMultiWriter });
+      capability = volumeCapabilityFor({ ...pv.spec, csi: source }, { supportsSingleNodeMultiWriter: this.options.supportsSingleNodeMultiWriter });
     } catch (err) {
       throw new Error(`failed to get capabilities of volume ${pv.metadata.name} with ${messageOf(err)}`, { cause: err });
     }
-    const result = await this.o.csi.expandVolume({ volumeId: source.volumeHandle, requiredBytes: target.bytes, secrets, capability }, signal);
+    const result = await this.options.csi.expandVolume({ volumeId: source.volumeHandle, requiredBytes: target.bytes, secrets, capability }, signal);
     return { ...result, capacity: formatBytes(result.capacityBytes, 'BinarySI') };
   }
 

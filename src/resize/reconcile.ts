@@ -12,14 +12,14 @@ import {
   allocatedBytes, capacityBytes, isFileSystemResizePending, pvBytes, pvClaimedBy, pvcKey, requestedBytes, resizeStatus, STORAGE,
 } from '../model/pvc.js';
 import { formatBytes } from '../model/quantity.js';
-import { kKey, kObj, type Logger } from '../observability/logger.js';
+import { kObj, type Logger } from '../observability/logger.js';
 import type { Clock } from '../base/clock.js';
 import { metaTime } from '../model/time.js';
 import type { Outcome } from '../queue/workers.js';
 import type { KeyLock } from '../queue/key-lock.js';
 import type { SlowSetView } from '../queue/slow-set.js';
 import type { EventRecorder } from '../kube/events.js';
-import { patchPvCached, patchPvcStatusCached, type ObjectCache, type VolumeApi } from '../kube/volume-api.js';
+import { patchPvCached, patchPvcStatusCached, readClaimAndVolume, type ObjectCache, type VolumeApi } from '../kube/volume-api.js';
 import { legacyNeedsResize, planExpansion, pvcNeedsResize } from './plan.js';
 import type { Resizer, ResizeResult, ResizeTarget } from './resizer.js';
 import type { ClaimUsage } from './in-use.js';
@@ -93,27 +93,21 @@ export class ResizeReconciler {
   /** UIDs of PVCs whose last expansion failed with FailedPrecondition (in use, offline-only driver). */
   private readonly inUseErrorUids = new Set<string>();
 
-  constructor(private readonly o: ResizeReconcilerOptions) {}
+  constructor(private readonly options: ResizeReconcilerOptions) {}
 
   reconcile(key: string, signal: AbortSignal): Promise<Outcome> {
-    return this.o.keyLock.withKey(key, () => this.reconcileLocked(key, signal));
+    return this.options.keyLock.withKey(key, () => this.reconcileLocked(key, signal));
   }
 
   private async reconcileLocked(key: string, signal: AbortSignal): Promise<Outcome> {
-    const { pvcs, pvs, gates, log } = this.o;
+    const { pvcs, pvs, gates, log } = this.options;
     log.v(4).info('Started PVC processing for resize controller', { key });
-    const pvc = pvcs.get(key);
-    if (!pvc) {
-      log.v(3).info('PVC is deleted or does not exist', { PVC: kKey(key) });
-      return { kind: 'done' };
-    }
-    const pvName = pvc.spec.volumeName;
-    if (!pvName) {
-      log.v(4).info('PV bound to PVC is not created yet', { PVC: kObj(pvc) });
-      return { kind: 'done' };
-    }
-    const pv = pvs.get(pvName);
-    if (!pv) throw new Error(`PV "${pvName}" bound to pvc "${key}" not found`);
+    const found = readClaimAndVolume(key, {
+      pvcs, pvs, log, pvNotFound: (pvName) => new Error(`PV "${pvName}" bound to pvc "${key}" not found`),
+    });
+    if (!found) return { kind: 'done' };
+    const { pvc, pv } = found;
+    const pvName = pv.metadata.name;
 
     if (gates.annotateFsResize) {
       log.v(4).info('Capacity of pv and pvc', {
@@ -123,7 +117,7 @@ export class ResizeReconciler {
     if (gates.annotateFsResize && pv.metadata.annotations?.[Annotation.PreResizeCapacity] !== undefined &&
         capacityBytes(pvc) >= pvBytes(pv)) {
       try {
-        await patchPvCached(this.o.api, pvs, pvName, removePreResizeAnnotationPatch(pv), signal);
+        await patchPvCached(this.options.api, pvs, pvName, removePreResizeAnnotationPatch(pv), signal);
       } catch (err) {
         throw new Error(`failed removing annotation ${Annotation.PreResizeCapacity} from pv "${pvName}": ${messageOf(err)}`, { cause: err });
       }
@@ -142,7 +136,7 @@ export class ResizeReconciler {
 
   /** Upstream's pvCanBeExpanded (and CanSupport), with its log lines: the resizer takes the PV and the PV is bound to this PVC. */
   private canExpand(pv: Pv, pvc: Pvc): boolean {
-    const { resizer, log } = this.o;
+    const { resizer, log } = this.options;
     if (!resizer.canSupport(pv, pvc)) {
       if (!pv.spec.csi) log.v(4).info('PV is not a CSI volume, skip it', { PV: kObj(pv) });
       else log.v(4).info(resizer.supportsControlPlaneExpansion ? 'Skip resize PV' : 'Skip resize', { PV: kObj(pv), resizer: pv.spec.csi.driver });
@@ -158,7 +152,7 @@ export class ResizeReconciler {
 
   /** §3.5: the recovery-aware path. */
   private async expandAndRecover(key: string, pvc: Pvc, pv: Pv, signal: AbortSignal): Promise<Outcome> {
-    const { slowSet, log } = this.o;
+    const { slowSet, log } = this.options;
     const { slowSet: slowSetAction, plan } = planExpansion({
       requestedBytes: requestedBytes(pvc),
       pvBytes: pvBytes(pv),
@@ -166,7 +160,7 @@ export class ResizeReconciler {
       resizeStatus: resizeStatus(pvc),
       hasFinalError: this.finalErrorKeys.has(key),
       fileSystemResizePending: isFileSystemResizePending(pvc),
-      supportsControlPlaneExpansion: this.o.resizer.supportsControlPlaneExpansion,
+      supportsControlPlaneExpansion: this.options.resizer.supportsControlPlaneExpansion,
       inSlowSet: slowSet.contains(key),
     });
     if (slowSetAction === 'add') slowSet.add(key);
@@ -197,7 +191,7 @@ export class ResizeReconciler {
   private async legacyResize(key: string, pvc: Pvc, pv: Pv, signal: AbortSignal): Promise<Outcome> {
     const requested = requestedBytes(pvc);
     if (!legacyNeedsResize({ requestedBytes: requested, pvBytes: pvBytes(pv), fileSystemResizePending: isFileSystemResizePending(pvc) })) {
-      this.o.log.v(4).info('No need to resize PV', { PV: kObj(pv) });
+      this.options.log.v(4).info('No need to resize PV', { PV: kObj(pv) });
       return { kind: 'done' };
     }
     await this.resize(key, pvc, pv, { bytes: requested, quantity: quantityFor(pvc, requested) }, this.legacyWrites(), signal);
@@ -244,7 +238,7 @@ export class ResizeReconciler {
    * Any failure after the guard is recorded as a `VolumeResizeFailed` warning and thrown.
    */
   private async resize(key: string, pvc: Pvc, pv: Pv, target: ResizeTarget, writes: PathWrites, signal: AbortSignal): Promise<void> {
-    const { events, log } = this.o;
+    const { events, log } = this.options;
     const marked = await this.patchStatus(pvc, writes.markResizing(pvc), signal).catch((err: unknown) => {
       throw new Error(`${writes.failed.markResizing(key)}: ${messageOf(err)}`, { cause: err });
     });
@@ -286,7 +280,7 @@ export class ResizeReconciler {
    * failure as it does, and the failure is thrown. A success clears the key's failure memory.
    */
   private async expandVolume(key: string, pvc: Pvc, pv: Pv, target: ResizeTarget, writes: PathWrites, signal: AbortSignal): Promise<ResizeResult> {
-    const { resizer, log } = this.o;
+    const { resizer, log } = this.options;
     let result: ResizeResult;
     try {
       result = await resizer.resize(pv, target, signal);
@@ -299,7 +293,7 @@ export class ResizeReconciler {
     }
     // Only the recovery path ever fills these; for the legacy path this clears nothing.
     this.finalErrorKeys.delete(key);
-    this.o.slowSet.remove(key);
+    this.options.slowSet.remove(key);
     const legacy = writes.path === 'legacy';
     log.v(4).info(legacy ? "Resize volume succeeded start to update PV's capacity" : "Resize volume succeeded, start to update PV's capacity", { PV: kObj(pv) });
     return result;
@@ -310,7 +304,7 @@ export class ResizeReconciler {
     if (err instanceof BogusCapacityError || err.failure !== 'inProgress') {
       this.finalErrorKeys.add(key);
       const infeasible = !(err instanceof BogusCapacityError) && err.failure === 'infeasible';
-      if (!infeasible) this.o.slowSet.remove(key);
+      if (!infeasible) this.options.slowSet.remove(key);
       try {
         // Not RV-checked: the failure is recorded even from a slightly stale copy.
         await this.patchStatus(pvc, markControllerExpansionFailed(pvc, err.message, infeasible, this.now()), signal);
@@ -324,39 +318,39 @@ export class ResizeReconciler {
       return;
     }
     // Non-final: the driver may still be working on it; the same target is retried.
-    this.o.slowSet.remove(key);
+    this.options.slowSet.remove(key);
     this.finalErrorKeys.delete(key);
   }
 
   /** §3.10 and our offline-only rule: don't call the driver for a volume a live pod uses. */
   private guardVolumeInUse(key: string, pvc: Pvc): void {
-    const usage = this.o.claimUsage;
+    const usage = this.options.claimUsage;
     if (!usage?.isInUse(key)) return;
-    const offlineOnly = this.o.resizer.expansionMode === 'offline';
+    const offlineOnly = this.options.resizer.expansionMode === 'offline';
     if (!offlineOnly && !this.inUseErrorUids.has(pvc.metadata.uid ?? '')) return;
-    const message = Message.inUse(pvc.metadata.namespace ?? '', pvc.metadata.name, this.o.resizer.name);
-    this.o.events.event(pvc, 'Warning', EventReason.VolumeResizeFailed, message);
+    const message = Message.inUse(pvc.metadata.namespace ?? '', pvc.metadata.name, this.options.resizer.name);
+    this.options.events.event(pvc, 'Warning', EventReason.VolumeResizeFailed, message);
     throw new VolumeInUseError(message);
   }
 
   /** §3.6: PV capacity, and the pre-resize annotation while the node still has work. */
   private async updatePvCapacity(pv: Pv, pvc: Pvc, result: ResizeResult, signal: AbortSignal): Promise<void> {
-    this.o.log.v(4).info("Resize volume succeeded, start to update PV's capacity", { PV: kObj(pv) });
+    this.options.log.v(4).info("Resize volume succeeded, start to update PV's capacity", { PV: kObj(pv) });
     // The PVC's capacity before the resize; a missing one reads as Go's zero quantity.
-    const preResize = this.o.gates.annotateFsResize && result.nodeExpansionRequired ? (pvc.status?.capacity?.[STORAGE] ?? '0') : undefined;
+    const preResize = this.options.gates.annotateFsResize && result.nodeExpansionRequired ? (pvc.status?.capacity?.[STORAGE] ?? '0') : undefined;
     try {
-      await patchPvCached(this.o.api, this.o.pvs, pv.metadata.name, pvCapacityPatch(pv, result.capacity, preResize), signal);
+      await patchPvCached(this.options.api, this.options.pvs, pv.metadata.name, pvCapacityPatch(pv, result.capacity, preResize), signal);
     } catch (err) {
       throw new Error(`updating capacity of PV "${pv.metadata.name}" to ${result.capacity} failed: ${messageOf(err)}`, { cause: err });
     }
   }
 
   private patchStatus(pvc: Pvc, patch: PvcStatusPatch, signal: AbortSignal): Promise<Pvc> {
-    return patchPvcStatusCached(this.o.api, this.o.pvcs, pvc, patch, signal);
+    return patchPvcStatusCached(this.options.api, this.options.pvcs, pvc, patch, signal);
   }
 
   private now(): string {
-    return metaTime(this.o.clock.now());
+    return metaTime(this.options.clock.now());
   }
 
   /** Forgets per-key memory of a deleted PVC (upstream keeps it; we don't need to). */

@@ -11,6 +11,7 @@ import { startMockDriver, type MockDriver, type MockDriverOptions } from './mock
 import { kubeconfig, makePki, ADMIN_USER, RESIZER_USER } from './pki.js';
 import { onExitSync, printTails, spawnLogged, type Managed } from './process.js';
 import { applyRbac, secretsAccessManifestPath } from './rbac.js';
+import { eventually, StopPolling } from '../support/eventually.js';
 
 export interface ClusterOptions {
   /** Working directory (certs, kubeconfigs, logs, socket); a fresh /tmp/rz-XXXX by default. */
@@ -359,17 +360,10 @@ async function distinctPorts(n: number): Promise<number[]> {
 }
 
 async function waitFor(what: string, proc: Managed, deadline: number, check: () => Promise<boolean>): Promise<void> {
-  let last: unknown;
-  while (Date.now() < deadline) {
-    if (proc.hasExited()) throw new Error(`${proc.name} exited (${await proc.exited}) while waiting for ${what}`);
-    try {
-      if (await check()) return;
-    } catch (err) {
-      last = err;
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`${what} not ready in time`, { cause: last });
+  await eventually(what, async () => {
+    if (proc.hasExited()) throw new StopPolling(`${proc.name} exited (${await proc.exited}) while waiting for ${what}`);
+    return check();
+  }, Math.max(0, deadline - Date.now()));
 }
 
 function httpsGet(url: string, ca: Buffer): Promise<string> {
@@ -389,25 +383,10 @@ function httpsGet(url: string, ca: Buffer): Promise<string> {
 // RBAC objects reach the authorizer through an informer; wait until the resizer user is actually
 // allowed one of its verbs, so the first test does not race the authorizer cache.
 async function waitUntilResizerAuthorized(admin: ReturnType<typeof clientsFromKubeconfig>, deadline: number): Promise<void> {
-  while (Date.now() < deadline) {
-    const review = await admin.authz.createSubjectAccessReview({
-      body: {
-        spec: {
-          user: RESIZER_USER,
-          resourceAttributes: { group: 'coordination.k8s.io', resource: 'leases', verb: 'create', namespace: 'default' },
-        },
-      },
-    });
-    if (review.status?.allowed) {
-      const pvc = await admin.authz.createSubjectAccessReview({
-        body: { spec: { user: RESIZER_USER, resourceAttributes: { resource: 'persistentvolumeclaims', subresource: 'status', verb: 'patch' } } },
-      });
-      const secrets = await admin.authz.createSubjectAccessReview({
-        body: { spec: { user: RESIZER_USER, resourceAttributes: { resource: 'secrets', verb: 'get', namespace: 'default' } } },
-      });
-      if (pvc.status?.allowed && secrets.status?.allowed) return;
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error('the resizer user was not authorized by deploy/kubernetes/rbac.yaml and secrets-access/rbac-secrets.yaml in time');
+  const allowed = async (resourceAttributes: Record<string, string>) =>
+    (await admin.authz.createSubjectAccessReview({ body: { spec: { user: RESIZER_USER, resourceAttributes } } })).status?.allowed === true;
+  await eventually('the resizer user to be authorized by deploy/kubernetes/rbac.yaml and secrets-access/rbac-secrets.yaml', async () =>
+    await allowed({ group: 'coordination.k8s.io', resource: 'leases', verb: 'create', namespace: 'default' }) &&
+    await allowed({ resource: 'persistentvolumeclaims', subresource: 'status', verb: 'patch' }) &&
+    await allowed({ resource: 'secrets', verb: 'get', namespace: 'default' }), Math.max(0, deadline - Date.now()));
 }

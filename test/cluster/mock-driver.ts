@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { loadDriverComponents } from './components.js';
 import { getPluginInfo } from './csi-proto.js';
 import { spawnLogged, tail, type Managed } from './process.js';
+import { eventually, StopPolling } from '../support/eventually.js';
 
 export interface MockDriverOptions {
   /** Directory for the socket and the log; a fresh /tmp/rz-XXXX by default (removed by stop()). */
@@ -99,17 +100,9 @@ export async function startMockDriver(opts: MockDriverOptions = {}): Promise<Moc
 }
 
 async function waitReady(proc: Managed, protoPath: string, address: string, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  while (Date.now() < deadline) {
-    if (proc.hasExited()) throw new Error(`mockdriver exited (${await proc.exited}) before it answered GetPluginInfo`);
-    try {
-      await getPluginInfo(protoPath, address, 1000);
-      return;
-    } catch (err) {
-      last = err;
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`GetPluginInfo on ${address} did not answer within ${timeoutMs}ms`, { cause: last });
+  await eventually(`GetPluginInfo on ${address}`, async () => {
+    if (proc.hasExited()) throw new StopPolling(`mockdriver exited (${await proc.exited}) before it answered GetPluginInfo`);
+    await getPluginInfo(protoPath, address, 1000);
+    return true;
+  }, timeoutMs);
 }

@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { officialCsiProtoPath } from '../support/official-csi-proto.js';
 import { getPluginInfo } from '../cluster/csi-proto.js';
 import { spawnLogged, tail, type Managed } from '../cluster/process.js';
+import { eventually, StopPolling } from '../support/eventually.js';
 import { readCallLog, readFaultDriverState, writeFaultDriverState, type CallLogEntry } from './fault-driver.js';
 
 const MAIN = fileURLToPath(new URL('./fault-driver-main.ts', import.meta.url));
@@ -54,20 +55,18 @@ export async function startFaultDriverProcess(o: FaultDriverProcessOptions): Pro
   ];
   const launch = async (): Promise<Managed> => {
     const proc = spawnLogged({ name: 'fault-driver', command: process.execPath, args, logPath });
-    const deadline = Date.now() + (o.readyTimeoutMs ?? 30_000);
-    for (;;) {
-      if (proc.hasExited()) throw new Error(`fault driver exited (${await proc.exited}) before answering; log:\n${tail(logPath)}`);
-      try {
+    try {
+      await eventually(`the fault driver on ${address}`, async () => {
+        if (proc.hasExited()) throw new StopPolling(`fault driver exited (${await proc.exited}) before answering; log:\n${tail(logPath)}`);
         await getPluginInfo(protoPath, address, 1000);
-        return proc;
-      } catch (err) {
-        if (Date.now() > deadline) {
-          await proc.stop(1000);
-          throw new Error(`fault driver did not answer on ${address} in time; log:\n${tail(logPath)}`, { cause: err });
-        }
-      }
-      await new Promise((r) => setTimeout(r, 100));
+        return true;
+      }, o.readyTimeoutMs ?? 30_000);
+    } catch (err) {
+      if (err instanceof StopPolling) throw err;
+      await proc.stop(1000);
+      throw new Error(`fault driver did not answer on ${address} in time; log:\n${tail(logPath)}`, { cause: err });
     }
+    return proc;
   };
   let current = await launch();
   let stopped = false;

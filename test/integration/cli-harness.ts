@@ -6,6 +6,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { appendFileSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { repoRoot } from '../cluster/components.js';
+import { eventually, StopPolling } from '../support/eventually.js';
 
 export const MAIN_TS = join(repoRoot, 'src', 'main.ts');
 
@@ -102,13 +103,12 @@ export class CliProcess {
    */
   async mainPid(timeoutMs = 10_000): Promise<number> {
     if (this.child.spawnfile !== 'unshare') return this.pid;
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
+    return eventually(`the process forked by unshare (pid ${this.pid})`, () => {
       const children = readFileSync(`/proc/${this.pid}/task/${this.pid}/children`, 'utf8').trim();
       if (children !== '') return Number(children.split(' ')[0]);
-      if (Date.now() > deadline || this.hasExited) throw new Error(`no process forked by unshare (pid ${this.pid})`);
-      await new Promise((r) => setTimeout(r, 20));
-    }
+      if (this.hasExited) throw new StopPolling(`no process forked by unshare (pid ${this.pid}): it exited`);
+      return undefined;
+    }, timeoutMs, 20);
   }
 
   /** Sends a signal to the resizer itself (by pid), also when it runs as PID 1 under unshare. */

@@ -3,12 +3,14 @@
 // dashboards are checked against what we export rather than against a hand-written list.
 import { createMetrics, registerProcessMetrics } from '../../src/observability/metrics.js';
 import { registerResizeStateMetrics } from '../../src/observability/resize-state.js';
+import { ResizeStateCensus } from '../../src/resize/state-census.js';
 
 /** Every series name a scrape can show: histograms as _bucket, _sum and _count. */
 export async function exportedMetricNames(): Promise<Set<string>> {
   const metrics = createMetrics();
   await registerProcessMetrics(metrics.registry);
-  registerResizeStateMetrics({ registry: metrics.registry, driverName: 'kit.example.com', pvcs: { list: () => [] }, pvs: { get: () => undefined } });
+  const census = new ResizeStateCensus({ driverName: 'kit.example.com', pvcs: { list: () => [] }, pvs: { get: () => undefined } });
+  registerResizeStateMetrics({ registry: metrics.registry, snapshot: () => census.count() });
   const names = new Set<string>();
   for (const metric of await metrics.registry.getMetricsAsJSON()) {
     // prom-client's typings say a numeric enum; at run time the type is the exposition word.
