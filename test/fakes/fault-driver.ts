@@ -58,6 +58,8 @@ export interface ScriptedReply {
   crash?: boolean;
   /** Answer with this body instead of the driver's own answer (int64 as decimal strings). */
   response?: Record<string, unknown>;
+  /** Trailers sent with a failure (`code`), e.g. grpc-status-details-bin. */
+  trailers?: Record<string, string | Buffer>;
 }
 
 export interface FaultDriverCapabilities {
@@ -303,7 +305,9 @@ export class FaultDriver {
     const reply = this.scripts.get(method)?.shift();
     const fail = (code: grpc.status, details: string) => {
       this.logAnswer({ event: 'answer', at: Date.now(), method, ...(volumeId ? { volumeId } : {}), code });
-      callback({ code, details });
+      const metadata = new grpc.Metadata();
+      for (const [key, value] of Object.entries(reply?.trailers ?? {})) metadata.set(key, value);
+      callback({ code, details, metadata });
     };
     const respond = () => {
       if (reply?.crash) {
