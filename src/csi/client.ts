@@ -367,9 +367,10 @@ function volumeCapabilityMessage(capability: VolumeCapability): MessageInitShape
 const INT64_MAX = (1n << 63n) - 1n;
 
 /**
- * CSI's required_bytes is an int64 that must not be negative. The protobuf encoder would wrap a
- * larger value modulo 2^64 (1e19 → -8446744073709551616), so such a size is refused here, before
- * any driver call, as infeasible: retrying the same request cannot succeed.
+ * CSI's required_bytes is an int64 that must not be negative. The protobuf encoder refuses a larger
+ * value (as a serialization failure, which reads as a bug of ours) and sends a negative one as it
+ * is, so such a size is refused here, before any driver call, as infeasible: retrying the same
+ * request cannot succeed.
  */
 function checkRequiredBytes(bytes: bigint): void {
   if (bytes >= 0n && bytes <= INT64_MAX) return;
