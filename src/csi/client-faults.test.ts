@@ -241,6 +241,28 @@ test('a hung driver: the call ends DeadlineExceeded at the --timeout, non-final'
   assert.ok(elapsed >= 390 && elapsed < 2000, `ended after ${elapsed} ms`);
 });
 
+test('a driver that accepts the connection and never completes the HTTP/2 handshake: the attempt is given up and dialed anew', async (t) => {
+  const { proxy } = await proxiedDriver(t);
+  // The first connection never sees the driver's SETTINGS; later ones do.
+  proxy.onServerFrame = (_frame, connection) => (connection.id === 1 ? 'drop' : 'forward');
+  const client = await startClient(t, `unix://${proxy.socketPath}`, 2000, 300);
+  assert.equal((await client.getControllerCapabilities(never)).expandVolume, true);
+  assert.ok(proxy.accepted >= 2, `${proxy.accepted} connection(s)`);
+});
+
+test('close: a call in flight ends Cancelled at once, a later call fails', async (t) => {
+  const server = await h2Driver(t, () => {});
+  const client = await startClient(t, server.address, 60_000);
+  const started = Date.now();
+  const pending = failure(client.getControllerCapabilities(never));
+  await eventually('the call reached the driver', () => server.count(CAPABILITIES) === 1);
+  client.close();
+  const err = await pending;
+  assert.equal(err.code, status.CANCELLED, err.message);
+  assert.ok(Date.now() - started < 5000);
+  await assert.rejects(client.getControllerCapabilities(never), /closed/);
+});
+
 test('a 100,000-deep nested group in an unknown field is a decode error status, not a stack overflow', async (t) => {
   const depth = 100_000;
   // Field 16, wire type 3 (start group) = varint 0x83 0x01; wire type 4 (end group) = 0x84 0x01.

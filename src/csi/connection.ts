@@ -119,6 +119,12 @@ export interface CallOptions {
 
 type StateListener = (state: ConnectionState) => void;
 
+interface InFlightCall {
+  readonly client: grpc.Client;
+  /** Ends the call now with `err`. */
+  end(err: grpc.ServiceError): void;
+}
+
 /** How one method travels: its gRPC path and its (de)serializers, made once per method. */
 interface WireMethod<I extends DescMessage, O extends DescMessage> {
   readonly path: string;
@@ -157,7 +163,7 @@ export class CsiConnection {
   // The channel's current connection attempt, while it is CONNECTING.
   private connecting: { channel: ReturnType<grpc.Client["getChannel"]>; sinceMs: number } | undefined;
   // Calls not yet ended, with the client they went out on.
-  private readonly inFlight = new Set<{ client: grpc.Client; abandon: () => void }>();
+  private readonly inFlight = new Set<InFlightCall>();
   private readonly log: Logger;
   private readonly metrics: Metrics;
   private metricsDriverName = UNKNOWN_DRIVER_NAME;
@@ -187,7 +193,8 @@ export class CsiConnection {
     this.log.warn('Connection attempt to CSI driver timed out, dialing again', { address: this.target, timeoutMs: this.connectAttemptTimeoutMs });
     const old = this.client;
     this.client = this.newClient();
-    for (const call of this.inFlight) if (call.client === old) call.abandon();
+    // The driver never answered these: Unavailable, so unary() sends them on the new channel.
+    for (const call of this.inFlight) if (call.client === old) call.end(unavailable('the connection attempt to the CSI driver timed out'));
     old.close();
     this.client.getChannel().getConnectivityState(true);
   }
@@ -248,10 +255,11 @@ export class CsiConnection {
     this.metricsDriverName = name || UNKNOWN_DRIVER_NAME;
   }
 
-  /** Idempotent: closes the channel; later calls fail at once. */
+  /** Idempotent: closes the channel; calls in flight end Cancelled, later calls fail at once. */
   close(): void {
     if (this.stateValue === 'closed') return;
     this.setState('closed');
+    for (const call of this.inFlight) call.end(statusError(grpc.status.CANCELLED, 'CSI connection closed'));
     this.client.close();
   }
 
@@ -342,18 +350,35 @@ export class CsiConnection {
     signal: AbortSignal,
   ): Promise<MessageShape<O>> {
     return new Promise<MessageShape<O>>((resolve, reject) => {
+      const client = this.client;
+      let call: grpc.ClientUnaryCall | undefined;
+      let deadlineTimer: { cancel(): void } | undefined;
       let settled = false;
-      const settle = (err: unknown, value?: MessageShape<O>) => {
+      const settle = (err: grpc.ServiceError | null, value?: MessageShape<O>) => {
         if (settled) return;
         settled = true;
         signal.removeEventListener('abort', onAbort);
-        deadlineTimer.cancel();
+        deadlineTimer?.cancel();
         this.inFlight.delete(inFlight);
         if (err) reject(err);
         else resolve(value as MessageShape<O>);
       };
-      const client = this.client;
-      const call = client.makeUnaryRequest<MessageShape<I>, MessageShape<O>>(
+      // Ends the call on our side: grpc-js is told to cancel, the caller gets `err` at once.
+      const end = (err: grpc.ServiceError) => {
+        call?.cancel();
+        settle(err);
+      };
+      const onAbort = () => call?.cancel();
+      // When the channel is replaced or closed, a call still on it is ended by us (grpc-js does
+      // not end a call that waits for a connection on a closed channel).
+      const inFlight: InFlightCall = { client, end };
+      this.inFlight.add(inFlight);
+      signal.addEventListener('abort', onAbort, { once: true });
+      // Our own timer ends the call at its deadline whatever grpc-js does: grpc-js treats a
+      // deadline beyond Node's timer limit as none (the driver still receives the whole
+      // grpc-timeout).
+      deadlineTimer = setLongTimeout(() => end(deadlineExceeded(timeoutMs)), deadline - Date.now());
+      call = client.makeUnaryRequest<MessageShape<I>, MessageShape<O>>(
         wire.path,
         wire.serialize,
         wire.deserialize,
@@ -362,26 +387,6 @@ export class CsiConnection {
         { deadline },
         (err, value) => settle(err, value),
       );
-      const onAbort = () => call.cancel();
-      // Our own timer ends the call at its deadline whatever grpc-js does: grpc-js treats a
-      // deadline beyond Node's timer limit as none (the driver still receives the whole
-      // grpc-timeout), and a call waiting for a connection on a channel that is closed is
-      // never ended by grpc-js.
-      const deadlineTimer = setLongTimeout(() => {
-        call.cancel();
-        settle(deadlineExceeded(timeoutMs));
-      }, deadline - Date.now());
-      // When the channel is replaced, a call still on the old one is given up as Unavailable
-      // (the driver never answered it), so unary() sends it on the new channel.
-      const inFlight = {
-        client,
-        abandon: () => {
-          call.cancel();
-          settle(unavailable('the connection attempt to the CSI driver timed out'));
-        },
-      };
-      this.inFlight.add(inFlight);
-      signal.addEventListener('abort', onAbort, { once: true });
     });
   }
 
