@@ -25,6 +25,8 @@ done
 
 missing=()
 command -v openssl >/dev/null || missing+=(openssl)
+# The CSI interop tests run a CSI server on gRPC C-core: Debian's grpcio and protobuf for Python.
+/usr/bin/python3 -c 'import grpc, google.protobuf' 2>/dev/null || missing+=(python3-grpcio python3-protobuf)
 if [ "$components" = yes ]; then
   command -v go >/dev/null || { echo "Go 1.26+ is required to build the test components" >&2; exit 1; }
 fi
@@ -45,8 +47,9 @@ if [ "$image_tools" = yes ]; then
 fi
 if [ "${#missing[@]}" -gt 0 ] || [ "${refresh_lists:-no}" = yes ]; then
   echo "== apt-get update${missing[*]:+; installing ${missing[*]}}"
-  apt-get update -qq
-  if [ "${#missing[@]}" -gt 0 ]; then apt-get install -y -qq --no-install-recommends "${missing[@]}"; fi
+  # Other jobs on the machine may hold the dpkg lock: wait for it rather than fail.
+  apt-get -o DPkg::Lock::Timeout=600 update -qq
+  if [ "${#missing[@]}" -gt 0 ]; then apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends "${missing[@]}"; fi
 fi
 
 use_node_runtime

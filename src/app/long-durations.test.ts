@@ -23,7 +23,7 @@ import type { WatchEvent } from '../kube/watch.js';
 import { LeaderElector } from '../kube/leader-election.js';
 import { ItemExponentialFailureRateLimiter, RateLimitingQueue } from '../queue/rate-limiters.js';
 import { CsiConnection } from '../csi/connection.js';
-import { CsiMethod } from '../csi/proto/load.js';
+import { Controller } from '../csi/proto/gen/csi_pb.js';
 import { silentLogger } from '../observability/logger.js';
 import { MemoryLeases } from '../../test/fakes/memory-leases.js';
 import { createLogOutput } from '../observability/log-output.js';
@@ -166,7 +166,7 @@ test('--timeout=600h: a CSI call is ended at 600h, not before, and the driver is
 
   mockTime(t);
   let outcome: unknown = 'pending';
-  const call = connection.unary(CsiMethod.ControllerExpandVolume, { volume_id: 'v', capacity_range: { required_bytes: '1' } }, { timeoutMs: config.timeoutMs }, new AbortController().signal)
+  const call = connection.unary(Controller.method.controllerExpandVolume, { volumeId: 'v', capacityRange: { requiredBytes: 1n } }, { timeoutMs: config.timeoutMs }, new AbortController().signal)
     .then(() => { outcome = 'answered'; }, (err: unknown) => { outcome = err; });
   // grpc-js starts a call from zero-delay timers, which the mock runs only when told.
   await until(() => timeoutHeaders.length === 1, () => t.mock.timers.tick(0));

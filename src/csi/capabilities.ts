@@ -1,7 +1,28 @@
 // PV spec to the VolumeCapability sent with ControllerExpandVolume: Block when the PV is a raw
 // block volume, otherwise Mount with the PV's fs type and mount options; the access mode follows
 // the reference's table (docs/behavior.md §3.8). Pure: the SINGLE_NODE_MULTI_WRITER capability is an input.
-import type { AccessModeName, VolumeCapability } from './proto/types.js';
+
+/** The csi.v1 VolumeCapability.AccessMode.Mode values, by name. */
+export type AccessModeName =
+  | 'UNKNOWN'
+  | 'SINGLE_NODE_WRITER'
+  | 'SINGLE_NODE_READER_ONLY'
+  | 'MULTI_NODE_READER_ONLY'
+  | 'MULTI_NODE_SINGLE_WRITER'
+  | 'MULTI_NODE_MULTI_WRITER'
+  | 'SINGLE_NODE_SINGLE_WRITER'
+  | 'SINGLE_NODE_MULTI_WRITER';
+
+export interface MountVolume {
+  fs_type: string;
+  mount_flags: string[];
+  volume_mount_group?: string;
+}
+
+/** The volume capability sent with an expansion, in csi.proto's field names: block or mount, and the access mode. */
+export type VolumeCapability =
+  | { block: Record<string, never>; mount?: undefined; access_mode: { mode: AccessModeName } }
+  | { mount: MountVolume; block?: undefined; access_mode: { mode: AccessModeName } };
 
 /** The part of a PersistentVolume spec this needs; a V1PersistentVolumeSpec fits. */
 export interface PvSpecForCapability {

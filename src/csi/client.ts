@@ -1,30 +1,32 @@
-// The CsiClient port the controllers use, and its gRPC implementation. Startup follows the
+// The CsiClient port the controllers use, and its gRPC implementation over connection.ts with the
+// generated csi.v1 messages (proto/gen). Startup follows the
 // reference: connect (30 s), Probe until ready, GetPluginInfo for the driver name. Unlike the
 // reference, losing the connection later is not fatal: the channel reconnects, and the driver's
 // name is checked again before the client trusts it; only a different or empty name is fatal
 // (reported through onFatal so the app can exit).
 import { messageOf } from '../base/errors.js';
-import { GrpcStatus } from './grpc-status.js';
+import { status as GrpcStatus } from '@grpc/grpc-js';
 import type { Logger } from '../observability/logger.js';
 import type { Metrics } from '../observability/metrics.js';
 import { Backoff } from '../base/backoff.js';
 import { AbortError, sleep } from '../base/signals.js';
 import { CsiConnection, type ConnectionState } from './connection.js';
 import { classifyCsiError, CsiError, GRPC_CODE_NAMES, grpcCodeOf, type CsiOperation } from './errors.js';
-import { CsiMethod } from './proto/load.js';
-import type {
-  ControllerExpandVolumeRequest,
-  ControllerExpandVolumeResponse,
-  ControllerGetCapabilitiesResponse,
-  ControllerModifyVolumeRequest,
-  GetPluginCapabilitiesResponse,
-  GetPluginInfoResponse,
-  NodeGetCapabilitiesResponse,
-  ProbeResponse,
-  VolumeCapability,
-} from './proto/types.js';
+import type { DescMessage, DescMethodUnary, MessageInitShape, MessageShape } from '@bufbuild/protobuf';
+import type { VolumeCapability } from './capabilities.js';
+import {
+  Controller,
+  ControllerServiceCapability_RPC_Type as ControllerRpc,
+  Identity,
+  Node,
+  NodeServiceCapability_RPC_Type as NodeRpc,
+  PluginCapability_Service_Type as PluginService,
+  PluginCapability_VolumeExpansion_Type as VolumeExpansion,
+  VolumeCapability_AccessMode_Mode as AccessMode,
+  type VolumeCapabilitySchema,
+} from './proto/gen/csi_pb.js';
 
-export type { VolumeCapability } from './proto/types.js';
+export type { VolumeCapability } from './capabilities.js';
 
 export type VolumeExpansionMode = 'online' | 'offline' | 'unknown';
 
@@ -125,6 +127,8 @@ export interface GrpcCsiClientOptions {
   metrics: Metrics;
   connectTimeoutMs?: number;
   connectLogIntervalMs?: number;
+  /** See CsiConnectionOptions.connectAttemptTimeoutMs. */
+  connectAttemptTimeoutMs?: number;
   probeIntervalMs?: number;
 }
 
@@ -218,68 +222,68 @@ export class GrpcCsiClient implements CsiClient {
 
   /** One Probe: true when ready (an absent `ready` counts as ready). */
   async probe(signal: AbortSignal): Promise<boolean> {
-    const res = await this.call<ProbeResponse>(CsiMethod.Probe, {}, signal);
-    return res.ready === null || res.ready === undefined || res.ready.value;
+    const res = await this.call(Identity.method.probe, {}, signal);
+    return res.ready ?? true;
   }
 
   async getPluginInfo(signal: AbortSignal): Promise<PluginInfo> {
-    const res = await this.call<GetPluginInfoResponse>(CsiMethod.GetPluginInfo, {}, signal);
-    return { name: res.name, vendorVersion: res.vendor_version };
+    const res = await this.call(Identity.method.getPluginInfo, {}, signal);
+    return { name: res.name, vendorVersion: res.vendorVersion };
   }
 
   async getPluginCapabilities(signal: AbortSignal): Promise<PluginCapabilities> {
-    const res = await this.call<GetPluginCapabilitiesResponse>(CsiMethod.GetPluginCapabilities, {}, signal);
+    const res = await this.call(Identity.method.getPluginCapabilities, {}, signal);
     let controllerService = false;
     let volumeExpansion: VolumeExpansionMode = 'unknown';
-    for (const cap of res.capabilities) {
-      if (cap.service?.type === 'CONTROLLER_SERVICE') controllerService = true;
-      if (cap.volume_expansion?.type === 'ONLINE') volumeExpansion = 'online';
+    for (const { type: cap } of res.capabilities) {
+      if (cap.case === 'service' && cap.value.type === PluginService.CONTROLLER_SERVICE) controllerService = true;
+      if (cap.case !== 'volumeExpansion') continue;
+      if (cap.value.type === VolumeExpansion.ONLINE) volumeExpansion = 'online';
       // ONLINE implies OFFLINE in the spec, so ONLINE wins when both are listed.
-      else if (cap.volume_expansion?.type === 'OFFLINE' && volumeExpansion === 'unknown') volumeExpansion = 'offline';
+      else if (cap.value.type === VolumeExpansion.OFFLINE && volumeExpansion === 'unknown') volumeExpansion = 'offline';
     }
     return { controllerService, volumeExpansion };
   }
 
   async getControllerCapabilities(signal: AbortSignal): Promise<ControllerCapabilities> {
-    const res = await this.call<ControllerGetCapabilitiesResponse>(CsiMethod.ControllerGetCapabilities, {}, signal);
-    const types = new Set(res.capabilities.map((c) => c.rpc?.type));
+    const res = await this.call(Controller.method.controllerGetCapabilities, {}, signal);
+    const types = new Set(res.capabilities.map(({ type: cap }) => (cap.case === 'rpc' ? cap.value.type : undefined)));
     return {
-      expandVolume: types.has('EXPAND_VOLUME'),
-      modifyVolume: types.has('MODIFY_VOLUME'),
-      singleNodeMultiWriter: types.has('SINGLE_NODE_MULTI_WRITER'),
+      expandVolume: types.has(ControllerRpc.EXPAND_VOLUME),
+      modifyVolume: types.has(ControllerRpc.MODIFY_VOLUME),
+      singleNodeMultiWriter: types.has(ControllerRpc.SINGLE_NODE_MULTI_WRITER),
     };
   }
 
   async getNodeCapabilities(signal: AbortSignal): Promise<NodeCapabilities> {
-    const res = await this.call<NodeGetCapabilitiesResponse>(CsiMethod.NodeGetCapabilities, {}, signal);
-    return { expandVolume: res.capabilities.some((c) => c.rpc?.type === 'EXPAND_VOLUME') };
+    const res = await this.call(Node.method.nodeGetCapabilities, {}, signal);
+    return { expandVolume: res.capabilities.some(({ type: cap }) => cap.case === 'rpc' && cap.value.type === NodeRpc.EXPAND_VOLUME) };
   }
 
   async expandVolume(request: ExpandRequest, signal: AbortSignal): Promise<ExpandResult> {
     checkRequiredBytes(request.requiredBytes);
-    const wire: ControllerExpandVolumeRequest = {
-      volume_id: request.volumeId,
-      // int64 travels as a decimal string so sizes above 2^53 stay exact.
-      capacity_range: { required_bytes: request.requiredBytes.toString() },
+    const res = await this.call(Controller.method.controllerExpandVolume, {
+      volumeId: request.volumeId,
+      capacityRange: { requiredBytes: request.requiredBytes },
       secrets: { ...request.secrets },
-      volume_capability: request.capability,
-    };
-    const res = await this.call<ControllerExpandVolumeResponse>(CsiMethod.ControllerExpandVolume, wire, signal, 'expand');
-    return { capacityBytes: BigInt(res.capacity_bytes || '0'), nodeExpansionRequired: res.node_expansion_required };
+      ...(request.capability ? { volumeCapability: volumeCapabilityMessage(request.capability) } : {}),
+    }, signal, 'expand');
+    return { capacityBytes: res.capacityBytes, nodeExpansionRequired: res.nodeExpansionRequired };
   }
 
   async modifyVolume(request: ModifyRequest, signal: AbortSignal): Promise<void> {
-    const wire: ControllerModifyVolumeRequest = {
-      volume_id: request.volumeId,
+    await this.call(Controller.method.controllerModifyVolume, {
+      volumeId: request.volumeId,
       secrets: { ...request.secrets },
-      mutable_parameters: { ...request.mutableParameters },
-    };
-    await this.call<object>(CsiMethod.ControllerModifyVolume, wire, signal, 'modify');
+      mutableParameters: { ...request.mutableParameters },
+    }, signal, 'modify');
   }
 
-  private async call<Res>(method: CsiMethod, request: object, signal: AbortSignal, operation: CsiOperation = 'expand'): Promise<Res> {
+  private async call<I extends DescMessage, O extends DescMessage>(
+    method: DescMethodUnary<I, O>, request: MessageInitShape<I>, signal: AbortSignal, operation: CsiOperation = 'expand',
+  ): Promise<MessageShape<O>> {
     try {
-      return await this.connection.unary<object, Res>(method, request, { timeoutMs: this.options.timeoutMs }, signal);
+      return await this.connection.unary(method, request, { timeoutMs: this.options.timeoutMs }, signal);
     } catch (err) {
       throw classifyCsiError(err, operation);
     }
@@ -352,12 +356,21 @@ export class GrpcCsiClient implements CsiClient {
   }
 }
 
+/** The port's VolumeCapability as the csi.v1 message. */
+function volumeCapabilityMessage(capability: VolumeCapability): MessageInitShape<typeof VolumeCapabilitySchema> {
+  const accessMode = { mode: AccessMode[capability.access_mode.mode] };
+  if (capability.block) return { accessType: { case: 'block', value: {} }, accessMode };
+  const { fs_type: fsType, mount_flags: mountFlags, volume_mount_group: volumeMountGroup = '' } = capability.mount;
+  return { accessType: { case: 'mount', value: { fsType, mountFlags: [...mountFlags], volumeMountGroup } }, accessMode };
+}
+
 const INT64_MAX = (1n << 63n) - 1n;
 
 /**
- * CSI's required_bytes is an int64 that must not be negative. The protobuf encoder would wrap a
- * larger value modulo 2^64 (1e19 → -8446744073709551616), so such a size is refused here, before
- * any driver call, as infeasible: retrying the same request cannot succeed.
+ * CSI's required_bytes is an int64 that must not be negative. The protobuf encoder refuses a larger
+ * value (as a serialization failure, which reads as a bug of ours) and sends a negative one as it
+ * is, so such a size is refused here, before any driver call, as infeasible: retrying the same
+ * request cannot succeed.
  */
 function checkRequiredBytes(bytes: bigint): void {
   if (bytes >= 0n && bytes <= INT64_MAX) return;

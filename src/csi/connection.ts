@@ -1,19 +1,73 @@
-// The one gRPC connection to the CSI driver's unix socket: dial and wait until connected, run
-// unary calls with a deadline, a signal, metrics and sanitized logging, and watch the channel so
-// that a lost connection is reported (and re-established) instead of going unnoticed. The gRPC
-// transport is our own (grpc-channel.ts) and so is the protobuf codec (proto/codec.ts); see
-// docs/architecture.md, "The CSI layer", for why.
+// The one gRPC channel to the CSI driver's unix socket: dial and wait until connected, run unary
+// calls with a deadline, a signal, metrics and sanitized logging, and watch the channel so that a
+// lost connection is reported (and re-established) instead of going unnoticed. gRPC is
+// @grpc/grpc-js; messages are the generated csi.v1 schemas of ./proto/gen, turned into bytes
+// with @bufbuild/protobuf. See docs/architecture.md, "The CSI layer".
+import * as grpc from '@grpc/grpc-js';
+import { create, fromBinary, toBinary, type DescMessage, type DescMethodUnary, type MessageInitShape, type MessageShape } from '@bufbuild/protobuf';
 import { messageOf } from '../base/errors.js';
 import type { Logger } from '../observability/logger.js';
 import type { Metrics } from '../observability/metrics.js';
+import { MAX_TIMER_DELAY_MS, setLongTimeout } from '../base/long-timer.js';
 import { AbortError } from '../base/signals.js';
 import { grpcCodeName, grpcCodeOf } from './errors.js';
-import { GrpcChannel, type ChannelState } from './grpc-channel.js';
-import { GrpcStatus, GrpcStatusError } from './grpc-status.js';
-import { csiMethod, type CsiMethod } from './proto/load.js';
 import { stripSecrets } from './sanitize.js';
 
 export const UNKNOWN_DRIVER_NAME = 'unknown-driver';
+
+/** gRPC's default receive limit; a larger answer ends the call ResourceExhausted. */
+export const MAX_RECEIVE_MESSAGE_BYTES = 4 * 1024 * 1024;
+
+/**
+ * The channel options, each chosen on purpose (everything else is grpc-js's default):
+ * - reconnect backoff fixed at 1 s, as csi-lib-utils dials (a local socket comes back quickly;
+ *   gRPC would back off up to 120 s);
+ * - no idle timeout within a Node timer's reach: csi-lib-utils never lets the connection idle;
+ * - gRPC's default 4 MiB receive limit, stated;
+ * - a subchannel of our own, so closing this connection closes its socket, whoever else in the
+ *   process dials the same path;
+ * - no channelz: nothing serves it.
+ * No keepalive (csi-lib-utils sets none) and no service config: the only retry is grpc-js's
+ * transparent one, for a call the driver refused before processing it.
+ */
+const CHANNEL_OPTIONS: grpc.ChannelOptions = {
+  'grpc.initial_reconnect_backoff_ms': 1000,
+  'grpc.max_reconnect_backoff_ms': 1000,
+  'grpc.client_idle_timeout_ms': MAX_TIMER_DELAY_MS,
+  'grpc.max_receive_message_length': MAX_RECEIVE_MESSAGE_BYTES,
+  'grpc.use_local_subchannel_pool': 1,
+  'grpc.enable_channelz': 0,
+};
+
+/**
+ * How long a failed call waits to see whether its connection is going away. grpc-js can hand a
+ * new call a connection that is already broken (a protocol error or a close it has read but not
+ * yet acted on): the call fails Unavailable, or Internal when the session was destroyed under
+ * it, and the channel leaves READY once the close is handled, within a few turns of the event
+ * loop. A driver's own Unavailable or Internal answer leaves the channel READY and is returned
+ * after this wait.
+ */
+const CONNECTION_LOSS_GRACE_MS = 250;
+const LOST_CONNECTION_CODES: ReadonlySet<number> = new Set([grpc.status.UNAVAILABLE, grpc.status.INTERNAL]);
+
+/**
+ * grpc-js reads one message of a unary response and keeps the status back while more are
+ * unread, so a driver that sends a second message would hold the call until its deadline.
+ * Reading on lets grpc-js see the second message and end the call at once.
+ */
+const readEveryResponseMessage: grpc.Interceptor = (options, nextCall) => {
+  const call: grpc.InterceptingCall = new grpc.InterceptingCall(nextCall(options), {
+    start(metadata, _listener, next) {
+      next(metadata, {
+        onReceiveMessage(message, nextMessage) {
+          nextMessage(message);
+          call.startRead();
+        },
+      });
+    },
+  });
+  return call;
+};
 
 export class CsiAddressError extends Error {
   constructor(address: string) {
@@ -50,6 +104,12 @@ export interface CsiConnectionOptions {
   connectTimeoutMs?: number;
   /** How often "still connecting" is logged while waiting (reference: 10 s). */
   connectLogIntervalMs?: number;
+  /**
+   * How long one connection attempt may take before the channel is dialed anew (gRPC's minimum
+   * connect timeout: 20 s). grpc-js waits for the driver's HTTP/2 SETTINGS without a bound, so a
+   * peer that accepts the socket and never answers would hold the channel in CONNECTING.
+   */
+  connectAttemptTimeoutMs?: number;
 }
 
 export interface CallOptions {
@@ -59,9 +119,51 @@ export interface CallOptions {
 
 type StateListener = (state: ConnectionState) => void;
 
+interface InFlightCall {
+  readonly client: grpc.Client;
+  /** Ends the call now with `err`. */
+  end(err: grpc.ServiceError): void;
+}
+
+/** How one method travels: its gRPC path and its (de)serializers, made once per method. */
+interface WireMethod<I extends DescMessage, O extends DescMessage> {
+  readonly path: string;
+  readonly serialize: (message: MessageShape<I>) => Buffer;
+  readonly deserialize: (bytes: Buffer) => MessageShape<O>;
+}
+
+const wireMethods = new WeakMap<object, WireMethod<DescMessage, DescMessage>>();
+
+function wireMethod<I extends DescMessage, O extends DescMessage>(method: DescMethodUnary<I, O>): WireMethod<I, O> {
+  let wire = wireMethods.get(method) as WireMethod<I, O> | undefined;
+  if (!wire) {
+    wire = {
+      path: `/${method.parent.typeName}/${method.name}`,
+      serialize: (message) => {
+        const bytes = toBinary(method.input, message);
+        return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+      },
+      deserialize: (bytes) => fromBinary(method.output, bytes),
+    };
+    wireMethods.set(method, wire as unknown as WireMethod<DescMessage, DescMessage>);
+  }
+  return wire;
+}
+
+/** The gRPC path of a method, e.g. /csi.v1.Controller/ControllerExpandVolume (the metrics' method_name). */
+export function grpcPath(method: DescMethodUnary): string {
+  return wireMethod(method).path;
+}
+
 export class CsiConnection {
   readonly target: string;
-  private readonly channel: GrpcChannel;
+  // Replaced (closed, and a new one made) when a connection attempt hangs; see replaceChannel().
+  private client: grpc.Client;
+  private readonly connectAttemptTimeoutMs: number;
+  // The channel's current connection attempt, while it is CONNECTING.
+  private connecting: { channel: ReturnType<grpc.Client["getChannel"]>; sinceMs: number } | undefined;
+  // Calls not yet ended, with the client they went out on.
+  private readonly inFlight = new Set<InFlightCall>();
   private readonly log: Logger;
   private readonly metrics: Metrics;
   private metricsDriverName = UNKNOWN_DRIVER_NAME;
@@ -70,13 +172,53 @@ export class CsiConnection {
   // Set once the first connection is up; only then is a drop a "loss" worth reporting.
   private everReady = false;
 
-  private constructor(target: string, socketPath: string, options: CsiConnectionOptions) {
+  private constructor(target: string, options: CsiConnectionOptions) {
     this.target = target;
     // csi-lib-utils logs through a logr.Logger: JSON lines carry their verbosity.
     this.log = options.log.contextual();
     this.metrics = options.metrics;
-    // A local socket comes back quickly: retry every second (gRPC would back off up to 120 s).
-    this.channel = new GrpcChannel({ socketPath, reconnectIntervalMs: 1000 });
+    this.connectAttemptTimeoutMs = options.connectAttemptTimeoutMs ?? 20_000;
+    this.client = this.newClient();
+  }
+
+  private newClient(): grpc.Client {
+    return new grpc.Client(this.target, grpc.credentials.createInsecure(), { ...CHANNEL_OPTIONS, interceptors: [readEveryResponseMessage] });
+  }
+
+  /**
+   * A connection attempt that outlived connectAttemptTimeoutMs: close this channel (calls waiting
+   * on it fail Unavailable and are sent once more on the new one) and dial on a new channel.
+   */
+  private replaceChannel(): void {
+    this.log.warn('Connection attempt to CSI driver timed out, dialing again', { address: this.target, timeoutMs: this.connectAttemptTimeoutMs });
+    const old = this.client;
+    this.client = this.newClient();
+    // The driver never answered these: Unavailable, so unary() sends them on the new channel.
+    for (const call of this.inFlight) if (call.client === old) call.end(unavailable('the connection attempt to the CSI driver timed out'));
+    old.close();
+    this.client.getChannel().getConnectivityState(true);
+  }
+
+  /**
+   * Waits until the channel's state is no longer `state`, or `untilMs` passes. A channel stuck
+   * CONNECTING past connectAttemptTimeoutMs is replaced.
+   */
+  private async waitForChange(state: grpc.connectivityState, untilMs: number): Promise<void> {
+    const channel = this.client.getChannel();
+    if (state !== grpc.connectivityState.CONNECTING) this.connecting = undefined;
+    else if (this.connecting?.channel !== channel) this.connecting = { channel, sinceMs: Date.now() };
+    const attemptEndsMs = this.connecting ? this.connecting.sinceMs + this.connectAttemptTimeoutMs : Infinity;
+    const changed = await new Promise<boolean>((resolve) => {
+      try {
+        channel.watchConnectivityState(state, Math.min(untilMs, attemptEndsMs), (err) => resolve(!err));
+      } catch {
+        resolve(true); // the channel is shut down
+      }
+    });
+    if (!changed && !this.isClosed() && Date.now() >= attemptEndsMs && channel === this.client.getChannel()
+      && channel.getConnectivityState(false) === grpc.connectivityState.CONNECTING) {
+      this.replaceChannel();
+    }
   }
 
   /**
@@ -84,8 +226,8 @@ export class CsiConnection {
    * with "failed to connect to CSI driver: ...". The returned connection watches for loss.
    */
   static async connect(options: CsiConnectionOptions, signal: AbortSignal): Promise<CsiConnection> {
-    const { target, socketPath } = parseCsiAddress(options.address);
-    const connection = new CsiConnection(target, socketPath, options);
+    const { target } = parseCsiAddress(options.address);
+    const connection = new CsiConnection(target, options);
     try {
       await connection.waitUntilConnected(options.connectTimeoutMs ?? 30_000, options.connectLogIntervalMs ?? 10_000, signal);
     } catch (err) {
@@ -94,7 +236,7 @@ export class CsiConnection {
     }
     connection.everReady = true;
     connection.setState('ready');
-    connection.channel.onStateChange((state) => connection.onChannelState(state));
+    void connection.watch();
     return connection;
   }
 
@@ -113,62 +255,143 @@ export class CsiConnection {
     this.metricsDriverName = name || UNKNOWN_DRIVER_NAME;
   }
 
-  /** Idempotent: closes the channel; calls still running end with Unavailable. */
+  /** Idempotent: closes the channel; calls in flight end Cancelled, later calls fail at once. */
   close(): void {
     if (this.stateValue === 'closed') return;
     this.setState('closed');
-    this.channel.close();
+    for (const call of this.inFlight) call.end(statusError(grpc.status.CANCELLED, 'CSI connection closed'));
+    this.client.close();
   }
 
   /**
-   * One unary call. The deadline is `timeoutMs` from now (any length: the channel's own timer
-   * ends the call, and the driver is told the whole deadline in grpc-timeout); aborting `signal`
-   * cancels the call (gRPC Cancelled). Every call is recorded in csi_sidecar_operations_seconds,
-   * and at -v=5 the request and response are logged with secrets stripped.
+   * One unary call. The deadline is `timeoutMs` from now (any length: beyond Node's timer limit
+   * our own timer ends the call, and the driver is told the whole deadline in grpc-timeout);
+   * aborting `signal` cancels the call (gRPC Cancelled). A call made while the driver is away
+   * waits for it until the deadline (gRPC's wait-for-ready). A call that fails (Unavailable or
+   * Internal) because its connection went away (broken, closed, the driver restarted) is sent once more,
+   * on the next connection and within the same deadline: the driver produced no answer, and
+   * CSI requires every call to be idempotent. Every attempt is recorded in
+   * csi_sidecar_operations_seconds, and at -v=5 each request and response is logged with
+   * secrets stripped.
    */
-  async unary<Req extends object, Res>(method: CsiMethod, request: Req, options: CallOptions, signal: AbortSignal): Promise<Res> {
+  async unary<I extends DescMessage, O extends DescMessage>(
+    method: DescMethodUnary<I, O>,
+    init: MessageInitShape<I>,
+    options: CallOptions,
+    signal: AbortSignal,
+  ): Promise<MessageShape<O>> {
     if (this.stateValue === 'closed') throw new Error(`CSI connection to ${this.target} is closed`);
     if (signal.aborted) throw signal.reason instanceof Error ? signal.reason : new AbortError();
-    const definition = csiMethod(method);
-    const verbose = this.log.enabled(5);
-    if (verbose) this.log.v(5).info('GRPC call', { method, request: stripSecrets(definition.requestTypeName, request) });
+    const wire = wireMethod(method);
+    const request = create(method.input, init);
+    const deadline = Date.now() + options.timeoutMs;
+    try {
+      return await this.attempt(method, wire, request, deadline, options.timeoutMs, signal);
+    } catch (err) {
+      if (!LOST_CONNECTION_CODES.has(grpcCodeOf(err) ?? -1) || signal.aborted || !(await this.connectionWentAway())) throw err;
+      return await this.attempt(method, wire, request, deadline, options.timeoutMs, signal);
+    }
+  }
 
+  private async attempt<I extends DescMessage, O extends DescMessage>(
+    method: DescMethodUnary<I, O>,
+    wire: WireMethod<I, O>,
+    request: MessageShape<I>,
+    deadline: number,
+    timeoutMs: number,
+    signal: AbortSignal,
+  ): Promise<MessageShape<O>> {
+    const verbose = this.log.enabled(5);
+    if (verbose) this.log.v(5).info('GRPC call', { method: wire.path, request: stripSecrets(method.input, request) });
     const started = process.hrtime.bigint();
     const record = (err: unknown) => {
       const seconds = Number(process.hrtime.bigint() - started) / 1e9;
       this.metrics.csiOperations.observe(
         {
           driver_name: this.metricsDriverName,
-          method_name: method,
+          method_name: wire.path,
           grpc_status_code: err === undefined ? 'OK' : grpcCodeName(grpcCodeOf(err)),
         },
         seconds,
       );
     };
-
     try {
-      // A request the codec cannot encode is a bug on our side, reported as gRPC does (Internal).
-      let body: Buffer;
-      try {
-        body = definition.encodeRequest(request);
-      } catch (err) {
-        throw new GrpcStatusError(GrpcStatus.INTERNAL, `Request message serialization failure: ${messageOf(err)}`, {}, { cause: err });
-      }
-      const bytes = await this.channel.unary(method, body, options.timeoutMs, signal);
-      let response: Res;
-      try {
-        response = definition.decodeResponse(bytes) as Res;
-      } catch (err) {
-        throw new GrpcStatusError(GrpcStatus.INTERNAL, `Response message parsing error: ${messageOf(err)}`, {}, { cause: err });
-      }
+      const response = await this.call(wire, request, deadline, timeoutMs, signal);
       record(undefined);
-      if (verbose) this.log.v(5).info('GRPC response', { response: stripSecrets(definition.responseTypeName, response), err: null });
+      if (verbose) this.log.v(5).info('GRPC response', { response: stripSecrets(method.output, response), err: null });
       return response;
     } catch (err) {
       record(err);
       if (verbose) this.log.v(5).info('GRPC response', { response: {}, err: messageOf(err) });
       throw err;
     }
+  }
+
+  /**
+   * After a call failed Unavailable or Internal: is its connection going away? Yes once the channel is not
+   * READY; a channel that stays READY through the grace period means the driver itself answered.
+   */
+  private connectionWentAway(): Promise<boolean> {
+    const channel = this.client.getChannel();
+    if (this.isClosed()) return Promise.resolve(false);
+    if (channel.getConnectivityState(false) !== grpc.connectivityState.READY) return Promise.resolve(true);
+    return new Promise<boolean>((resolve) => {
+      channel.watchConnectivityState(grpc.connectivityState.READY, Date.now() + CONNECTION_LOSS_GRACE_MS, (err) => {
+        resolve(!err && !this.isClosed() && channel.getConnectivityState(false) !== grpc.connectivityState.READY);
+      });
+    });
+  }
+
+  private call<I extends DescMessage, O extends DescMessage>(
+    wire: WireMethod<I, O>,
+    request: MessageShape<I>,
+    deadline: number,
+    timeoutMs: number,
+    signal: AbortSignal,
+  ): Promise<MessageShape<O>> {
+    return new Promise<MessageShape<O>>((resolve, reject) => {
+      const client = this.client;
+      let call: grpc.ClientUnaryCall | undefined;
+      let deadlineTimer: { cancel(): void } | undefined;
+      let settled = false;
+      const settle = (err: grpc.ServiceError | null, value?: MessageShape<O>) => {
+        if (settled) return;
+        settled = true;
+        signal.removeEventListener('abort', onAbort);
+        deadlineTimer?.cancel();
+        this.inFlight.delete(inFlight);
+        if (err) reject(err);
+        else resolve(value as MessageShape<O>);
+      };
+      // Ends the call on our side: grpc-js is told to cancel, the caller gets `err` at once.
+      const end = (err: grpc.ServiceError) => {
+        call?.cancel();
+        settle(err);
+      };
+      const onAbort = () => call?.cancel();
+      // When the channel is replaced or closed, a call still on it is ended by us (grpc-js does
+      // not end a call that waits for a connection on a closed channel).
+      const inFlight: InFlightCall = { client, end };
+      this.inFlight.add(inFlight);
+      signal.addEventListener('abort', onAbort, { once: true });
+      // Our own timer ends the call at its deadline whatever grpc-js does: grpc-js treats a
+      // deadline beyond Node's timer limit as none (the driver still receives the whole
+      // grpc-timeout).
+      deadlineTimer = setLongTimeout(() => end(deadlineExceeded(timeoutMs)), deadline - Date.now());
+      call = client.makeUnaryRequest<MessageShape<I>, MessageShape<O>>(
+        wire.path,
+        wire.serialize,
+        wire.deserialize,
+        request,
+        new grpc.Metadata({ waitForReady: true }),
+        { deadline },
+        (err, value) => settle(err, value),
+      );
+    });
+  }
+
+  private isClosed(): boolean {
+    return this.stateValue === 'closed';
   }
 
   private setState(state: ConnectionState): void {
@@ -189,48 +412,64 @@ export class CsiConnection {
     const started = Date.now();
     const deadline = started + timeoutMs;
     let nextLog = started + logIntervalMs;
-    this.channel.connect();
     for (;;) {
-      const state = this.channel.state;
-      if (state === 'ready') return;
+      const state = this.client.getChannel().getConnectivityState(true);
+      if (state === grpc.connectivityState.READY) return;
       if (signal.aborted) throw signal.reason instanceof Error ? signal.reason : new AbortError();
       const now = Date.now();
       if (now >= deadline) {
-        const last = this.channel.lastFailure;
-        throw new Error(`failed to connect to CSI driver: no connection to ${this.target} within ${timeoutMs}ms${last ? ` (last error: ${last})` : ''}`);
+        throw new Error(
+          `failed to connect to CSI driver: no connection to ${this.target} within ${timeoutMs}ms ` +
+            `(channel state ${grpc.connectivityState[state]})`,
+        );
       }
       if (now >= nextLog) {
         this.log.info('Still connecting', { address: this.target });
         nextLog += logIntervalMs;
       }
       // Short waits keep both the abort and the periodic log responsive.
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(done, Math.max(1, Math.min(deadline, nextLog, Date.now() + 250) - Date.now()));
-        const unsubscribe = this.channel.onStateChange(done);
-        function done() {
-          clearTimeout(timer);
-          unsubscribe();
-          resolve();
-        }
-      });
+      await this.waitForChange(state, Math.min(deadline, nextLog, now + 250));
     }
   }
 
   /**
-   * Case "loss": the driver went away (restart, crash, socket removed); we report 'lost' while the
-   * channel reconnects, which it tries every second. Case "back": the channel is ready again; we
-   * report 'ready' and the client re-checks the driver's name before trusting it.
+   * Runs for the life of the connection. Case "loss": the driver went away (restart, crash,
+   * socket removed, a broken connection); we report 'lost' and ask the channel to connect again,
+   * which it tries every second. Case "back": the channel is READY again; we report 'ready' and
+   * the client re-checks the driver's name before trusting it. Case "stuck": an attempt that
+   * never completes is abandoned for a new channel (waitForChange).
    */
-  private onChannelState(state: ChannelState): void {
-    if (this.stateValue === 'closed' || state === 'shutdown') return;
-    if (state === 'ready') {
-      if (this.stateValue === 'lost') this.log.info('Reconnected to CSI driver', { address: this.target });
-      this.setState('ready');
-      return;
-    }
-    if (this.everReady && this.stateValue === 'ready') {
-      this.log.warn('Lost connection to CSI driver, reconnecting', { address: this.target });
-      this.setState('lost');
+  private async watch(): Promise<void> {
+    let current = this.client.getChannel().getConnectivityState(false);
+    while (!this.isClosed()) {
+      await this.waitForChange(current, Infinity);
+      if (this.isClosed()) return;
+      current = this.client.getChannel().getConnectivityState(false);
+      if (current === grpc.connectivityState.SHUTDOWN) return;
+      if (current === grpc.connectivityState.READY) {
+        if (this.stateValue === 'lost') this.log.info('Reconnected to CSI driver', { address: this.target });
+        this.setState('ready');
+        continue;
+      }
+      if (this.everReady && this.stateValue === 'ready') {
+        this.log.warn('Lost connection to CSI driver, reconnecting', { address: this.target });
+        this.setState('lost');
+      }
+      // A lost connection parks the channel in IDLE; connect again now, not at the next call.
+      if (current === grpc.connectivityState.IDLE) current = this.client.getChannel().getConnectivityState(true);
     }
   }
+}
+
+/** A grpc-js style status error, for an ending our own code decided. */
+function statusError(code: grpc.status, details: string): grpc.ServiceError {
+  return Object.assign(new Error(`${code} ${grpc.status[code]}: ${details}`), { code, details, metadata: new grpc.Metadata() });
+}
+
+function deadlineExceeded(timeoutMs: number): grpc.ServiceError {
+  return statusError(grpc.status.DEADLINE_EXCEEDED, `Deadline exceeded after ${timeoutMs}ms`);
+}
+
+function unavailable(details: string): grpc.ServiceError {
+  return statusError(grpc.status.UNAVAILABLE, details);
 }

@@ -8,8 +8,9 @@
 //   inUse       final FailedPrecondition: typically an offline-only driver with a published volume.
 //   final       every other gRPC code.
 import { messageOf } from '../base/errors.js';
-import { GrpcStatus } from './grpc-status.js';
+import { status as GrpcStatus } from '@grpc/grpc-js';
 
+/** A gRPC status code, as @grpc/grpc-js numbers them. */
 export type GrpcCode = GrpcStatus;
 
 /** Go's codes.Code.String() names, used in metrics labels and messages for parity. */
@@ -76,7 +77,7 @@ interface StatusLike {
   details?: string;
 }
 
-/** A gRPC status error (ours, grpc-js's, or a CsiError) has a numeric code in the known range. */
+/** A gRPC status error (grpc-js's ServiceError, or a CsiError) has a numeric code in the known range. */
 export function grpcCodeOf(err: unknown): GrpcCode | null {
   if (err instanceof CsiError) return err.code;
   if (typeof err !== 'object' || err === null) return null;

@@ -1,49 +1,41 @@
-// Makes a copy of a CSI message that is safe to log: every field whose proto definition carries
-// the `csi_secret` option is replaced by a marker, at any depth. The secret fields are found by
-// reading the option from the descriptor (codec.ts's schema), so a field marked secret in
-// csi.proto is stripped without a list of names here.
-import { messageSchema, type MessageSchema } from './proto/codec.js';
+// Makes a copy of a CSI message that is safe to log: its proto3 JSON form (proto field names,
+// int64 as strings, enums by name) with every field whose definition carries the `csi_secret`
+// option replaced by a marker, at any depth. The option is read from the generated descriptors,
+// so a field marked secret in csi.proto is stripped without a list of names here.
+import { getOption, toJson, type DescMessage, type JsonObject, type JsonValue, type MessageShape } from '@bufbuild/protobuf';
+import { csi_secret } from './proto/gen/csi_pb.js';
 
 export const STRIPPED = '***stripped***';
 
-function toLoggable(value: unknown): unknown {
-  if (typeof value === 'bigint') return value.toString();
-  if (Buffer.isBuffer(value)) return `<${value.length} bytes>`;
-  return value;
+function isObject(value: JsonValue | undefined): value is JsonObject {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-function stripMessage(schema: MessageSchema, message: unknown): unknown {
-  if (typeof message !== 'object' || message === null) return toLoggable(message);
-  const out: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(message as Record<string, unknown>)) {
-    const field = schema.byName.get(key);
-    if (!field) {
-      // The oneof member-name fields and anything the proto doesn't know: plain values are
-      // copied, objects are dropped because we cannot tell what they hold.
-      out[key] = typeof value === 'object' && value !== null ? '<unknown>' : toLoggable(value);
+/** Strips the secret fields of `json`, the JSON form of a `schema` message, in place. */
+function stripJson(schema: DescMessage, json: JsonObject): JsonObject {
+  for (const field of schema.fields) {
+    const value = json[field.name];
+    if (value === undefined) continue;
+    if (getOption(field, csi_secret)) {
+      json[field.name] = STRIPPED;
       continue;
     }
-    if (field.secret) {
-      out[key] = STRIPPED;
-      continue;
+    // Well-known types have JSON forms of their own (a wrapper is its bare value) and hold no secrets.
+    const nested = field.message;
+    if (!nested || nested.typeName.startsWith('google.protobuf.')) continue;
+    if (field.fieldKind === 'list' && Array.isArray(value)) {
+      for (const item of value) if (isObject(item)) stripJson(nested, item);
+    } else if (field.fieldKind === 'map' && isObject(value)) {
+      for (const item of Object.values(value)) if (isObject(item)) stripJson(nested, item);
+    } else if (isObject(value)) {
+      stripJson(nested, value);
     }
-    const nested = field.value.kind === 'message' ? field.value : undefined;
-    if (nested && value !== null && value !== undefined) {
-      if (field.map) {
-        out[key] = Object.fromEntries(Object.entries(value as Record<string, unknown>).map(([k, v]) => [k, stripMessage(nested, v)]));
-      } else if (field.repeated && Array.isArray(value)) {
-        out[key] = value.map((v) => stripMessage(nested, v));
-      } else {
-        out[key] = stripMessage(nested, value);
-      }
-      continue;
-    }
-    out[key] = Array.isArray(value) ? value.map(toLoggable) : toLoggable(value);
   }
-  return out;
+  return json;
 }
 
-/** Strips secrets from a message of the given csi.v1 type, e.g. 'csi.v1.ControllerExpandVolumeRequest'. */
-export function stripSecrets(typeName: string, message: unknown): unknown {
-  return stripMessage(messageSchema(typeName), message);
+/** The message as a loggable JSON object without secrets. */
+export function stripSecrets<Desc extends DescMessage>(schema: Desc, message: MessageShape<Desc>): JsonObject {
+  const json = toJson(schema, message, { useProtoFieldName: true });
+  return isObject(json) ? stripJson(schema, json) : {};
 }

@@ -76,6 +76,7 @@ const TABLE: readonly Row[] = [
   ['csi/client.ts', 'info', 0, 'CSI driver is not ready', '', `${LIB} rpc/common.go:161`],
   ['csi/connection.ts', 'warn', 0, 'Lost connection to CSI driver, reconnecting', 'address', 'ours: we reconnect where upstream exits'],
   ['csi/connection.ts', 'info', 0, 'Reconnected to CSI driver', 'address', 'ours: we reconnect where upstream exits'],
+  ['csi/connection.ts', 'warn', 0, 'Connection attempt to CSI driver timed out, dialing again', 'address,timeoutMs', 'ours: grpc-js waits for the HTTP/2 handshake without a bound'],
   ['csi/connection.ts', 'error', 0, 'CSI connection state listener failed', 'err', 'ours: a listener bug never stops the connection'],
   ['csi/client.ts', 'info', 0, 'CSI driver reconnected, name unchanged', 'driver', 'ours: the name is checked after a reconnect'],
   ['csi/client.ts', 'warn', 0, 'Checking the CSI driver name after reconnecting failed, retrying', 'err', 'ours: the name is checked after a reconnect'],

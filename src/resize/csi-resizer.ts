@@ -4,8 +4,7 @@
 // Unlike upstream, SINGLE_NODE_MULTI_WRITER is taken from the capabilities discovered at startup
 // instead of asking the driver again before every expansion.
 import { messageOf } from '../base/errors.js';
-import { volumeCapabilityFor } from '../csi/capabilities.js';
-import type { VolumeCapability } from '../csi/proto/types.js';
+import { volumeCapabilityFor, type VolumeCapability } from '../csi/capabilities.js';
 import { formatBytes } from '../model/quantity.js';
 import type { CsiClient, VolumeExpansionMode } from '../csi/client.js';
 import { MIGRATION_TARGET_DRIVERS } from '../model/names.js';

@@ -1,5 +1,6 @@
 // A small CSI driver for tests: a grpc-js server on a temp unix socket, serving the project's own
-// csi.v1 proto. Where a test scripts nothing it behaves like a driver: volumes are created through
+// csi.v1 proto through @grpc/proto-loader (protobufjs), so its messages are decoded by another
+// protobuf implementation than the client's generated code. Where a test scripts nothing it behaves like a driver: volumes are created through
 // createVolume(), expand grows and never shrinks, an unknown volume is NotFound. Scripted replies
 // (per method, consumed in order) inject any gRPC code, delays, hangs past the deadline, odd
 // capacities, or a crash of the server during the call. Every call is recorded, secrets included,
@@ -11,8 +12,30 @@
 import { appendFileSync, existsSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import * as grpc from '@grpc/grpc-js';
-import { csiServiceDefinition } from '../../src/csi/proto/protobufjs-reference.js';
+import * as protoLoader from '@grpc/proto-loader';
+
+const CSI_PROTO_PATH = fileURLToPath(new URL('../../src/csi/proto/csi.proto', import.meta.url));
+
+interface CsiServices {
+  Identity: grpc.ServiceClientConstructor;
+  Controller: grpc.ServiceClientConstructor;
+  Node: grpc.ServiceClientConstructor;
+}
+
+let services: CsiServices | undefined;
+
+/**
+ * The csi.v1 services with proto-loader's plain objects: proto field names, int64 as decimal
+ * strings, enums by name, defaults filled in, and the set oneof member named in the oneof's field.
+ */
+function csiServices(): CsiServices {
+  services ??= (grpc.loadPackageDefinition(protoLoader.loadSync(CSI_PROTO_PATH, {
+    keepCase: true, longs: String, enums: String, defaults: true, oneofs: true,
+  })) as unknown as { csi: { v1: CsiServices } }).csi.v1;
+  return services;
+}
 
 export type FaultMethod =
   | 'GetPluginInfo'
@@ -35,6 +58,8 @@ export interface ScriptedReply {
   crash?: boolean;
   /** Answer with this body instead of the driver's own answer (int64 as decimal strings). */
   response?: Record<string, unknown>;
+  /** Trailers sent with a failure (`code`), e.g. grpc-status-details-bin. */
+  trailers?: Record<string, string | Buffer>;
 }
 
 export interface FaultDriverCapabilities {
@@ -247,17 +272,17 @@ export class FaultDriver {
     const server = new grpc.Server();
     const h = (method: FaultMethod, answer: (request: Record<string, unknown>) => unknown): UnaryHandler =>
       (call, callback) => this.handle(method, call.request, answer, callback);
-    server.addService(csiServiceDefinition('Identity'), {
+    server.addService(csiServices().Identity.service, {
       GetPluginInfo: h('GetPluginInfo', () => ({ name: this.name, vendor_version: '0.0.1-test', manifest: {} })),
       GetPluginCapabilities: h('GetPluginCapabilities', () => this.pluginCapabilities()),
       Probe: h('Probe', () => ({ ready: this.ready === null ? null : { value: this.ready } })),
     });
-    server.addService(csiServiceDefinition('Controller'), {
+    server.addService(csiServices().Controller.service, {
       ControllerGetCapabilities: h('ControllerGetCapabilities', () => this.controllerCapabilities()),
       ControllerExpandVolume: h('ControllerExpandVolume', (req) => this.expand(req)),
       ControllerModifyVolume: h('ControllerModifyVolume', (req) => this.modify(req)),
     });
-    server.addService(csiServiceDefinition('Node'), {
+    server.addService(csiServices().Node.service, {
       NodeGetCapabilities: h('NodeGetCapabilities', () => ({
         capabilities: this.capabilities.nodeExpand ? [{ rpc: { type: 'EXPAND_VOLUME' } }] : [],
       })),
@@ -280,7 +305,9 @@ export class FaultDriver {
     const reply = this.scripts.get(method)?.shift();
     const fail = (code: grpc.status, details: string) => {
       this.logAnswer({ event: 'answer', at: Date.now(), method, ...(volumeId ? { volumeId } : {}), code });
-      callback({ code, details });
+      const metadata = new grpc.Metadata();
+      for (const [key, value] of Object.entries(reply?.trailers ?? {})) metadata.set(key, value);
+      callback({ code, details, metadata });
     };
     const respond = () => {
       if (reply?.crash) {

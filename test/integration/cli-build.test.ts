@@ -49,10 +49,10 @@ test('build, and run dist/main.js without node_modules', { timeout: 600_000 }, a
   assert.equal(start.code, 1);
   assert.match(start.stderr, /Failed to create cluster config/);
 
-  // That start loads no builtin module it does not need (docs/differences/performance.md): Node's
-  // own copy of undici came with an ESM import of node:http (the bundle has undici already). What
-  // the bundled undici loads itself (node:http2 for its HTTP/2 client, node:fs/promises with
-  // readline and the REPL's history for its mock snapshot recorder) is its entry point's cost, kept.
+  // That start loads no builtin module the resizer does not use (docs/differences/performance.md):
+  // Node's own copy of undici came with an ESM import of node:http (the bundle has undici already).
+  // node:http2 is used (@grpc/grpc-js runs on it, and the bundled undici loads it for its HTTP/2
+  // client), and so is node:fs/promises (undici's entry point loads it), so those are not checked.
   const preload = join(app, 'loaded.cjs');
   const list = join(app, 'loaded.txt');
   writeFileSync(preload, `process.on('exit', () => require('node:fs').writeFileSync(${JSON.stringify(list)}, process.moduleLoadList.join('\\n')));\n`);
