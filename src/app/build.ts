@@ -17,6 +17,7 @@ import type { KubeObject } from '../model/objects.js';
 import { resourcePath, Resources } from '../kube/resources.js';
 import { StringPool } from '../kube/string-pool.js';
 import { everyVolume, NodeVolumeScope, type VolumeScope } from '../model/volume-scope.js';
+import { NodeLocalCaches } from './node-local-caches.js';
 import { scopedResizer } from '../resize/resizer.js';
 import { volumeApi } from '../kube/volume-api.js';
 import type { Pv, Pvc, VolumeAttributesClass } from '../model/objects.js';
@@ -203,14 +204,22 @@ function assemble(parts: {
   const informerLog = log;
   const resyncPeriodMs = config.resyncPeriodMs;
   const strings = new StringPool();
+  // --node-deployment: only this node's volumes, claims and pods are cached (node-local-caches.ts).
+  const nodeLocal = scope instanceof NodeVolumeScope ? new NodeLocalCaches({ scope, driverName }) : undefined;
 
-  const pvcs = new Informer<Pvc>({
-    listWatcher: kube.listWatcher(Resources.persistentVolumeClaims), log: informerLog, resyncPeriodMs, skippedObjects: metrics.informerObjectsSkipped, transform: forCache<Pvc>(strings),
-  });
   const pvs = new Informer<Pv>({
-    listWatcher: kube.listWatcher(Resources.persistentVolumes), log: informerLog, resyncPeriodMs, skippedObjects: metrics.informerObjectsSkipped, transform: forCache<Pv>(strings),
+    listWatcher: kube.listWatcher(Resources.persistentVolumes), log: informerLog, resyncPeriodMs, skippedObjects: metrics.informerObjectsSkipped,
+    transform: nodeLocal ? nodeLocal.pvTransform(forCache<Pv>(strings)) : forCache<Pv>(strings),
   });
-  const informers: InformerRunnable[] = [informerRunnable('pvc-informer', pvcs), informerRunnable('pv-informer', pvs)];
+  const pvcs = new Informer<Pvc>({
+    listWatcher: kube.listWatcher(Resources.persistentVolumeClaims), log: informerLog, resyncPeriodMs, skippedObjects: metrics.informerObjectsSkipped,
+    transform: nodeLocal ? nodeLocal.pvcTransform(forCache<Pvc>(strings), pvs.store) : forCache<Pvc>(strings),
+  });
+  nodeLocal?.connect(pvs, pvcs);
+  const informers: InformerRunnable[] = [
+    informerRunnable('pvc-informer', pvcs, nodeLocal ? NodeLocalCaches.claimsAfterVolumes(pvs, pvcs) : undefined),
+    informerRunnable('pv-informer', pvs),
+  ];
   let cachesSynced!: () => void;
   const synced = new Promise<void>((resolve) => { cachesSynced = resolve; });
 
@@ -241,6 +250,7 @@ function assemble(parts: {
       const usage = (claimUsage = new ClaimUsage());
       podInformer = new Informer<PodClaimUsage>({
         listWatcher: kube.listWatcher(Resources.pods), log: informerLog, resyncPeriodMs, skippedObjects: metrics.informerObjectsSkipped,
+        fieldSelector: nodeLocal?.podFieldSelector,
         transform: (obj, key) => toPodClaimUsage(obj, key, (claim) => usage.intern(claim)),
       });
       informers.push(informerRunnable('pod-informer', podInformer));
@@ -442,8 +452,9 @@ interface InformerRunnable extends Runnable {
   waitForSync(signal: AbortSignal): Promise<void>;
 }
 
-function informerRunnable<T extends KubeObject>(name: string, informer: Informer<T>): InformerRunnable {
-  return { name, run: (signal) => informer.run(signal), waitForSync: (signal) => informer.waitForSync(signal) };
+/** `run` replaces the informer's own run (e.g. to start it after another informer's sync). */
+function informerRunnable<T extends KubeObject>(name: string, informer: Informer<T>, run?: (signal: AbortSignal) => Promise<void>): InformerRunnable {
+  return { name, run: run ?? ((signal) => informer.run(signal)), waitForSync: (signal) => informer.waitForSync(signal) };
 }
 
 /** `promise`, or a rejection with the signal's reason once it aborts first. */
