@@ -434,12 +434,15 @@ export class Informer<T extends KubeObject = KubeObject> {
       }
       case 'DELETED': {
         const key = safeKey(event.object);
-        const old = key === undefined ? undefined : this.items.get(key);
         if (key !== undefined) {
-          this.items.delete(key);
-          this.aheadOfWatch.delete(key);
           if (this.refetchesInFlight.size > 0) this.noteDelivered(key, rv);
+          const ahead = this.aheadOfWatch.get(key);
+          // The deletion of an older incarnation than the one a refetch cached (made again since).
+          if (ahead !== undefined && compareResourceVersions(rv, ahead) < 0) break;
+          this.aheadOfWatch.delete(key);
         }
+        const old = key === undefined ? undefined : this.items.get(key);
+        if (key !== undefined) this.items.delete(key);
         const last = old ?? this.decode(event.object)?.obj;
         if (last) this.emit('delete', last);
         break;
