@@ -10,11 +10,11 @@ import { useCluster } from '../cluster/test-cluster.js';
 import { clientsFromKubeconfig } from '../cluster/kube.js';
 import { createNamespace, createStorageClass, deletePv, deletePvc, provisionVolume, requestPvcSize, uniqueName } from '../cluster/fixtures.js';
 import { patchAs } from '../cluster/kube.js';
-import { asApiBody, pv, pvc } from '../support/builders.js';
+import { asApiBody, pod, pv, pvc } from '../support/builders.js';
 import type { NodeSelectorTerm } from '../../src/model/node-affinity.js';
 import { FaultDriver } from '../fakes/fault-driver.js';
 import { eventually, startResizer } from '../support/in-process-resizer.js';
-import { readPv, readPvc } from '../support/api-reads.js';
+import { eventsFor, readPv, readPvc } from '../support/api-reads.js';
 import { GiB } from '../support/fault-scenario.js';
 import { applyRbac } from '../cluster/rbac.js';
 import { join } from 'node:path';
@@ -203,4 +203,40 @@ test('a replica among many other nodes\' claims grows its own, whatever order ea
     assert.equal(untouched.status?.allocatedResourceStatuses, undefined, name);
     assert.equal(untouched.status?.conditions, undefined, name);
   }
+});
+
+test('offline-only node-local driver: a pod on the replica\'s node holds its claim\'s expansion until it is gone', async (t) => {
+  const driverName = uniqueName('lvm.csi');
+  const driver = await FaultDriver.start({ name: driverName, volumeExpansion: 'OFFLINE' });
+  t.after(() => driver.stop());
+  const node = uniqueName('node-pods');
+  await admin.core.createNode({ body: { metadata: { name: node, labels: { 'kubernetes.io/hostname': node } } } });
+  t.after(() => admin.core.deleteNode({ name: node }).then(() => undefined, () => undefined));
+  const namespace = await createNamespace(admin, 'rz-node-pods');
+  const storageClassName = uniqueName('rz-sc');
+  await createStorageClass(admin, { name: storageClassName, allowVolumeExpansion: true, provisioner: driverName });
+  const id = uniqueName('vol');
+  driver.createVolume(id, GiB);
+  const v = await provisionVolume(admin, driver.address, {
+    namespace, size: '1Gi', storageClassName, driverName, existingVolumeId: id,
+    nodeAffinity: { required: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: [node] }] }] } },
+  });
+  const claimName = v.pvc.metadata!.name!;
+  t.after(async () => {
+    await deletePvc(admin, namespace, claimName);
+    await deletePv(admin, v.pv.metadata!.name!);
+  });
+  // Scheduled on the node (spec.nodeName): the replica's pod informer asks for this node's pods only.
+  const podName = uniqueName('rz-pod');
+  await admin.core.createNamespacedPod({ namespace, body: asApiBody(pod({ name: podName, namespace, claims: [claimName], nodeName: node })) });
+
+  const replica = await startResizer({ kubeconfig: cluster.resizerKubeconfigPath, csiAddress: driver.address, args: ['--node-deployment'], env: { NODE_NAME: node } });
+  t.after(() => replica.stop());
+  await requestPvcSize(admin, namespace, claimName, '2Gi', { retryUntilAdmittedMs: 10_000 });
+  await eventually('in-use warning', async () =>
+    (await eventsFor(admin, namespace, claimName)).some((e) => e.reason === 'VolumeResizeFailed' && e.message.includes('currently in-use')));
+  assert.equal(driver.callsOf('ControllerExpandVolume').length, 0);
+  await admin.core.deleteNamespacedPod({ namespace, name: podName, gracePeriodSeconds: 0 });
+  await eventually('grown once the pod is gone', async () => (await readPvc(admin, namespace, claimName)).status?.capacity?.['storage'] === '2Gi');
+  assert.equal(driver.callsOf('ControllerExpandVolume').length, 1);
 });
