@@ -88,7 +88,7 @@ export class NodeLocalCaches {
    */
   private mayBeOfDriver(pv: Pv): boolean {
     const csi = pv.spec.csi;
-    if (csi !== undefined) return csi.driver === this.o.driverName;
+    if (csi) return csi.driver === this.o.driverName;
     return MIGRATION_TARGET_DRIVERS.has(this.o.driverName);
   }
 }
