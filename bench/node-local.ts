@@ -7,6 +7,12 @@
 // all N at once, CPU over that burst, and single-resize latency. All replicas use the one CSI
 // mock driver socket (node scoping is by node affinity, not by socket).
 //
+// Before any claim exists, one node replica (the first node's) runs alone in the otherwise empty
+// cluster and is measured the same way (its node's canary grown, then RSS after the same settling
+// time): what a node replica costs when it holds nothing, against which the node replicas' RSS with
+// N claims in the cluster is compared. --pods P adds P pods mounting the claims round-robin, each
+// placed on its claim's node (spec.nodeName; no kubelet runs them).
+//
 //   npm run bench:node-local                        # R 20, N 2000
 //   npx tsx bench/node-local.ts --replicas 5 --n 200
 import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
@@ -23,7 +29,7 @@ import { AUDIT_POLICY, AuditReader } from './lib/audit.js';
 import { median } from './lib/figures.js';
 import { readProc, sidecarEnv } from './lib/resizer.js';
 import { NODE_FLAGS } from '../scripts/node-flags.js';
-import { createNamespace, ensureStorageClass, growAll, GI, provisionBulk, teardown, Tracker, type Volume } from './lib/workload.js';
+import { createNamespace, createPods, ensureStorageClass, growAll, GI, provisionBulk, teardown, Tracker, type Volume } from './lib/workload.js';
 
 interface Options {
   replicas: number;
@@ -32,6 +38,7 @@ interface Options {
   burst: number;
   latencySamples: number;
   concurrency: number;
+  pods: number;
   oursEntry: string;
   out: string;
 }
@@ -48,7 +55,7 @@ function parseOptions(argv: string[]): Options {
     args: argv,
     options: {
       replicas: { type: 'string' }, n: { type: 'string' }, qps: { type: 'string' }, burst: { type: 'string' },
-      'latency-samples': { type: 'string' }, concurrency: { type: 'string' }, 'ours-entry': { type: 'string' }, out: { type: 'string' },
+      'latency-samples': { type: 'string' }, concurrency: { type: 'string' }, pods: { type: 'string' }, 'ours-entry': { type: 'string' }, out: { type: 'string' },
     },
   });
   return {
@@ -58,6 +65,7 @@ function parseOptions(argv: string[]): Options {
     burst: intFlag(values.burst, 400, 1, 2000, 'burst'),
     latencySamples: intFlag(values['latency-samples'], 5, 1, 50, 'latency-samples'),
     concurrency: intFlag(values.concurrency, 16, 1, 64, 'concurrency'),
+    pods: intFlag(values.pods, 0, 0, 100_000, 'pods'),
     oursEntry: values['ours-entry'] ?? join(repoRoot, 'dist', 'main.js'),
     out: values.out ?? join(repoRoot, 'bench', 'results', `node-local-${new Date().toISOString().slice(0, 10)}.json`),
   };
@@ -90,8 +98,10 @@ async function main(): Promise<void> {
   const api = new Api(cluster.adminKubeconfigPath, { maxSockets: o.concurrency });
   const audit = new AuditReader(cluster.auditLogPath!);
   const ns = 'bench-node-local';
-  const rows: Array<{ figure: string; unit: string; central: number; node: number }> = [];
-  const add = (figure: string, unit: string, central: number, node: number) => rows.push({ figure, unit, central, node });
+  /** Central and node columns; null where a figure has no central counterpart. */
+  const rows: Array<{ figure: string; unit: string; central: number | null; node: number }> = [];
+  const add = (figure: string, unit: string, central: number | null, node: number) => rows.push({ figure, unit, central, node });
+  let emptyRssMiB = NaN;
   let failed: unknown;
   try {
     await applyRbac(clientsFromKubeconfig(cluster.adminKubeconfigPath), join(repoRoot, 'deploy', 'kubernetes', 'node-local', 'rbac-node.yaml'));
@@ -106,35 +116,61 @@ async function main(): Promise<void> {
       csi: { protoPath: cluster.driver.protoPath, address: cluster.csiAddress }, concurrency: o.concurrency, deadlineMs: 30 * 60_000,
       nodeOf: (i: number) => nodes[i % nodes.length]!,
     };
-    const t0 = Date.now();
-    // One canary per node: all of them final means every replica has synced and works.
-    const canaries = await provisionBulk(api, { ...common, count: o.replicas, prefix: 'canary' });
-    const volumes: Volume[] = await provisionBulk(api, { ...common, count: o.n, prefix: 'vol', progress: (d) => log(`${d}/${o.n} volumes`) });
-    log(`${o.n} volumes and ${o.replicas} canaries on ${o.replicas} nodes provisioned in ${((Date.now() - t0) / 1000).toFixed(0)}s (not timed)`);
-    const tracker = await Tracker.start(api, ns);
-    await sleep(1500); // the resize admission plugin's StorageClass informer
-    const baseWatches = await openWatches(api);
-    let sizeGi = 1;
-    let canaryGi = 1;
     const args = [
       `--kubeconfig=${cluster.resizerKubeconfigPath}`, `--csi-address=${cluster.csiAddress}`, '--leader-election=false',
       `--kube-api-qps=${o.qps}`, `--kube-api-burst=${o.burst}`, '--v=1',
     ];
+    // Started as the image starts it: its node flags and environment.
+    const nodeArgv = (entryArgs: string[]) => [...NODE_FLAGS, ...(o.oursEntry.endsWith('.ts') ? ['--import', 'tsx'] : []), o.oursEntry, ...entryArgs];
+    const nodeReplica = (name: string, logName = name) => spawnLogged({
+      name: `csi-resizer ${logName}`, command: process.execPath, args: nodeArgv([...args, '--node-deployment']),
+      env: sidecarEnv('ours', { NODE_NAME: name }), logPath: join(logDir, `${logName}.log`),
+    });
+    const tracker = await Tracker.start(api, ns);
+    await sleep(1500); // the resize admission plugin's StorageClass informer
+
+    // The first node's replica alone in the empty cluster: started before any claim exists; its
+    // node's canary, made after the start, is grown to show that it has synced and works.
+    const firstCanary = await (async () => {
+      const proc = nodeReplica(nodes[0]!, `${nodes[0]}-empty`);
+      try {
+        const [canary] = await provisionBulk(api, { ...common, count: 1, prefix: 'canary-first', nodeOf: () => nodes[0]! });
+        await growAll(api, ns, [canary!.pvc], 2, o.concurrency);
+        await tracker.waitAll([canary!.pvc], 2n * GI, 10 * 60_000);
+        await sleep(3000); // the same settling time as below
+        emptyRssMiB = readProc(proc.pid).rssKiB / 1024;
+        log(`${nodes[0]} alone in the empty cluster: rss ${emptyRssMiB.toFixed(1)} MiB`);
+        return canary!;
+      } finally {
+        await proc.stop(15_000);
+      }
+    })();
+
+    const t0 = Date.now();
+    // One canary per node: all of them final means every replica has synced and works.
+    const canaries = [firstCanary, ...await provisionBulk(api, { ...common, count: o.replicas - 1, prefix: 'canary', nodeOf: (i) => nodes[i + 1]! })];
+    const volumes: Volume[] = await provisionBulk(api, { ...common, count: o.n, prefix: 'vol', progress: (d) => log(`${d}/${o.n} volumes`) });
+    if (o.pods > 0) {
+      // Pod i mounts claim i mod N, which is on node (i mod N) mod R.
+      await createPods(api, {
+        ns, count: o.pods, prefix: 'pod', claims: volumes.map((v) => v.pvc), concurrency: o.concurrency, deadlineMs: 30 * 60_000,
+        nodeOf: (i) => common.nodeOf(i % o.n),
+      });
+    }
+    log(`${o.n} volumes, ${o.pods} pods and ${o.replicas} canaries on ${o.replicas} nodes provisioned in ${((Date.now() - t0) / 1000).toFixed(0)}s (not timed)`);
+    const baseWatches = await openWatches(api);
+    let sizeGi = 1;
+    let canaryGi = 2; // the first canary is at 2Gi already, the others at 1Gi
 
     const measure = async (mode: 'central' | 'node') => {
       audit.skipToEnd();
       const spawnAt = Date.now();
-      // Started as the image starts it: its node flags and environment.
-      const node = (entryArgs: string[]) => [...NODE_FLAGS, ...(o.oursEntry.endsWith('.ts') ? ['--import', 'tsx'] : []), o.oursEntry, ...entryArgs];
       const procs: Managed[] = mode === 'central'
         ? [spawnLogged({
-          name: 'csi-resizer central', command: process.execPath, args: node(args),
+          name: 'csi-resizer central', command: process.execPath, args: nodeArgv(args),
           env: sidecarEnv('ours'), logPath: join(logDir, 'central.log'),
         })]
-        : nodes.map((name) => spawnLogged({
-          name: `csi-resizer ${name}`, command: process.execPath, args: node([...args, '--node-deployment']),
-          env: sidecarEnv('ours', { NODE_NAME: name }), logPath: join(logDir, `${name}.log`),
-        }));
+        : nodes.map((name) => nodeReplica(name));
       const m: Mode = { name: mode, procs };
       try {
         canaryGi += 1;
@@ -186,6 +222,10 @@ async function main(): Promise<void> {
     add('start to every replica synced', 's', central.syncedS, node.syncedS);
     add('RSS per replica after sync, median', 'MiB', median(central.rss), median(node.rss));
     add('RSS per replica after sync, max', 'MiB', Math.max(...central.rss), Math.max(...node.rss));
+    add(`RSS of the ${nodes[0]} replica after sync, alone in the empty cluster`, 'MiB', null, emptyRssMiB);
+    add(`RSS of the ${nodes[0]} replica after sync, with the ${o.n} claims`, 'MiB', null, node.rss[0]!);
+    add('RSS per node replica after sync / the empty-cluster replica, median', '', null, median(node.rss) / emptyRssMiB);
+    add('RSS per node replica after sync / the empty-cluster replica, max', '', null, Math.max(...node.rss) / emptyRssMiB);
     add('RSS, all replicas', 'MiB', sum(central.rss), sum(node.rss));
     add('peak RSS, all replicas', 'MiB', sum(central.peak), sum(node.peak));
     add('API server watches held for the resizer(s)', '', central.watches, node.watches);
@@ -206,14 +246,14 @@ async function main(): Promise<void> {
     await cluster.stop({ keepLogs: failed !== undefined });
   }
 
-  const fmt = (v: number) => (Number.isInteger(v) ? String(v) : v.toFixed(v < 10 ? 2 : 1));
+  const fmt = (v: number | null) => (v === null ? '-' : Number.isInteger(v) ? String(v) : v.toFixed(v < 10 ? 2 : 1));
   const lines = [
     `| figure | one central resizer | ${o.replicas} node replicas |`,
     '|---|---|---|',
     ...rows.map((r) => `| ${r.figure}${r.unit ? ` (${r.unit})` : ''} | ${fmt(r.central)} | ${fmt(r.node)} |`),
   ];
   process.stdout.write(`machine: ${cpus()[0]?.model ?? '?'}, ${cpus().length} cores, ${Math.round(totalmem() / 2 ** 30)} GiB; node ${process.version}\n`);
-  process.stdout.write(`settings: N ${o.n}, ${o.replicas} nodes, QPS ${o.qps}/${o.burst} per replica\n\n${lines.join('\n')}\n`);
+  process.stdout.write(`settings: N ${o.n}, ${o.pods} pods, ${o.replicas} nodes, QPS ${o.qps}/${o.burst} per replica\n\n${lines.join('\n')}\n`);
   mkdirSync(join(repoRoot, 'bench', 'results'), { recursive: true });
   writeFileSync(o.out, `${JSON.stringify({
     command: `tsx bench/node-local.ts ${process.argv.slice(2).join(' ')}`.trim(), date: new Date().toISOString(),

@@ -113,10 +113,16 @@ export async function provisionBulk(api: Api, o: ProvisionOptions): Promise<Volu
   return volumes;
 }
 
-/** Pending pods (no node, no kubelet), each mounting `claimsPerPod` of the given claims round-robin. */
+/**
+ * Pending pods (no kubelet), each mounting one of the given claims round-robin; on no node, or on
+ * the node `nodeOf(i)` names (spec.nodeName, as if scheduled there).
+ */
 export async function createPods(
   api: Api,
-  o: { ns: string; count: number; prefix: string; claims: readonly string[]; concurrency: number; deadlineMs: number; progress?: (n: number) => void },
+  o: {
+    ns: string; count: number; prefix: string; claims: readonly string[]; concurrency: number; deadlineMs: number;
+    progress?: (n: number) => void; nodeOf?: (i: number) => string;
+  },
 ): Promise<number> {
   const until = Date.now() + o.deadlineMs;
   let made = 0;
@@ -136,6 +142,7 @@ export async function createPods(
         }],
         volumes: [{ name: 'data', persistentVolumeClaim: { claimName: claim } }],
         terminationGracePeriodSeconds: 0,
+        ...(o.nodeOf ? { nodeName: o.nodeOf(i) } : {}),
       },
     });
     made++;

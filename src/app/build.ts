@@ -18,6 +18,7 @@ import { resourcePath, Resources } from '../kube/resources.js';
 import { StringPool } from '../kube/string-pool.js';
 import { everyVolume, type VolumeScope } from '../model/volume-scope.js';
 import { NodeVolumeScope } from './node-volume-scope.js';
+import { NodeLocalCaches } from './node-local-caches.js';
 import { scopedResizer } from '../resize/resizer.js';
 import { volumeApi } from '../kube/volume-api.js';
 import type { Pv, Pvc, VolumeAttributesClass } from '../model/objects.js';
@@ -206,14 +207,22 @@ function assemble(parts: {
   const informerLog = log;
   const resyncPeriodMs = config.resyncPeriodMs;
   const strings = new StringPool();
+  // --node-deployment: only this node's volumes, claims and pods are cached (node-local-caches.ts).
+  const nodeLocal = scope instanceof NodeVolumeScope ? new NodeLocalCaches({ scope, driverName }) : undefined;
 
-  const pvcs = new Informer<Pvc>({
-    listWatcher: kube.listWatcher(Resources.persistentVolumeClaims), log: informerLog, resyncPeriodMs, skippedObjects: metrics.informerObjectsSkipped, transform: forCache<Pvc>(strings),
-  });
   const pvs = new Informer<Pv>({
-    listWatcher: kube.listWatcher(Resources.persistentVolumes), log: informerLog, resyncPeriodMs, skippedObjects: metrics.informerObjectsSkipped, transform: forCache<Pv>(strings),
+    listWatcher: kube.listWatcher(Resources.persistentVolumes), log: informerLog, resyncPeriodMs, skippedObjects: metrics.informerObjectsSkipped,
+    transform: nodeLocal ? nodeLocal.pvTransform(forCache<Pv>(strings)) : forCache<Pv>(strings),
   });
-  const informers: InformerRunnable[] = [informerRunnable('pvc-informer', pvcs), informerRunnable('pv-informer', pvs)];
+  const pvcs = new Informer<Pvc>({
+    listWatcher: kube.listWatcher(Resources.persistentVolumeClaims), log: informerLog, resyncPeriodMs, skippedObjects: metrics.informerObjectsSkipped,
+    transform: nodeLocal ? nodeLocal.pvcTransform(forCache<Pvc>(strings), pvs.store) : forCache<Pvc>(strings),
+  });
+  nodeLocal?.connect(pvs, pvcs);
+  const informers: InformerRunnable[] = [
+    informerRunnable('pvc-informer', pvcs, nodeLocal ? NodeLocalCaches.claimsAfterVolumes(pvs, pvcs) : undefined),
+    informerRunnable('pv-informer', pvs),
+  ];
   let cachesSynced!: () => void;
   const synced = new Promise<void>((resolve) => { cachesSynced = resolve; });
 
@@ -244,6 +253,7 @@ function assemble(parts: {
       const usage = (claimUsage = new ClaimUsage());
       podInformer = new Informer<PodClaimUsage>({
         listWatcher: kube.listWatcher(Resources.pods), log: informerLog, resyncPeriodMs, skippedObjects: metrics.informerObjectsSkipped,
+        fieldSelector: nodeLocal?.podFieldSelector,
         transform: (obj, key) => toPodClaimUsage(obj, key, (claim) => usage.intern(claim)),
       });
       informers.push(informerRunnable('pod-informer', podInformer));
@@ -446,8 +456,9 @@ interface InformerRunnable extends Runnable {
   waitForSync(signal: AbortSignal): Promise<void>;
 }
 
-function informerRunnable<T extends KubeObject>(name: string, informer: Informer<T>): InformerRunnable {
-  return { name, run: (signal) => informer.run(signal), waitForSync: (signal) => informer.waitForSync(signal) };
+/** `run` replaces the informer's own run (e.g. to start it after another informer's sync). */
+function informerRunnable<T extends KubeObject>(name: string, informer: Informer<T>, run?: (signal: AbortSignal) => Promise<void>): InformerRunnable {
+  return { name, run: run ?? ((signal) => informer.run(signal)), waitForSync: (signal) => informer.waitForSync(signal) };
 }
 
 async function runLogged(runnable: Runnable, signal: AbortSignal, cancelSignal: AbortSignal, log: Logger): Promise<void> {

@@ -10,14 +10,18 @@ export class NodeVolumeScope implements VolumeScope {
   /** PV names already reported as having no node affinity (a PV is reported once per process). */
   private readonly reported = new Set<string>();
 
-  constructor(private readonly node: NodeIdentity, private readonly log: Logger) {}
+  constructor(readonly node: NodeIdentity, private readonly log: Logger) {}
 
   includes(pv: Pv): boolean {
     const decision = nodeScopeDecision(pv, this.node);
-    if (decision === 'noNodeAffinity' && !this.reported.has(pv.metadata.name)) {
-      this.reported.add(pv.metadata.name);
-      this.log.info('PV has no node affinity; node-local resizers leave it alone', { pv: pv.metadata.name, node: this.node.name });
-    }
+    if (decision === 'noNodeAffinity') this.reportNoAffinity(pv);
     return decision === 'included';
+  }
+
+  /** Says, once per PV, that a PV of the driver without node affinity is left alone. */
+  reportNoAffinity(pv: Pv): void {
+    if (this.reported.has(pv.metadata.name)) return;
+    this.reported.add(pv.metadata.name);
+    this.log.info('PV has no node affinity; node-local resizers leave it alone', { pv: pv.metadata.name, node: this.node.name });
   }
 }

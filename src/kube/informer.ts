@@ -16,6 +16,11 @@
 // csi_resizer_informer_objects_skipped_total{resource}; the list or watch goes on without it. A
 // known object whose new version can't be handled is dropped from the cache (handlers see a
 // delete), so no controller acts on a stale copy.
+//
+// A transform may keep or drop an object by state outside it (--node-deployment keeps the claims
+// bound to the PVs of another cache). When that state changes, `refilter` drops cached objects the
+// transform no longer keeps, and `refetch` reads one object again (the watch will not resend an
+// object it sent while it was dropped) and merges it in resourceVersion order with the watch.
 import { Backoff, type BackoffOptions } from '../base/backoff.js';
 import { realClock, type Clock, type TimerHandle } from '../base/clock.js';
 import { AbortError, sleep } from '../base/signals.js';
@@ -25,7 +30,7 @@ import { isGone, KubeApiError } from './errors.js';
 import type { KubeObject } from '../model/objects.js';
 import { objectKey } from './keys.js';
 import { apiVersionOf } from './resources.js';
-import { Store, type WritableStore } from './store.js';
+import { compareResourceVersions, Store, type WritableStore } from './store.js';
 import type { WatchEvent } from './watch.js';
 
 export interface InformerHandlers<T extends KubeObject> {
@@ -96,6 +101,15 @@ export class Informer<T extends KubeObject = KubeObject> {
   private watchListSupported: boolean;
   /** The last watch-list reached its initial-events-end bookmark (the store is complete). */
   private initialStateDelivered = false;
+  /** The objects of the list (or the watch-list's initial state) being gathered; undefined between lists. */
+  private gathering: Map<string, T> | undefined;
+  /** Keys waiting to be read again (refetch): read while the informer watches, never during a list. */
+  private readonly refetchKeys = new Set<string>();
+  /** Reads in flight: per key, the newest resourceVersion the watch has delivered for it since the read was sent. */
+  private readonly refetchesInFlight = new Map<string, { newestDelivered?: string }>();
+  /** Keys whose cached state came from a read ahead of the watch: the watch's older versions of them are skipped. */
+  private readonly aheadOfWatch = new Map<string, string>();
+  private wakeRefetcher: (() => void) | undefined;
 
   constructor(private readonly options: InformerOptions<T>) {
     this.clock = options.clock ?? realClock;
@@ -139,12 +153,44 @@ export class Informer<T extends KubeObject = KubeObject> {
     return this.lastResourceVersion;
   }
 
+  /**
+   * Reads `key` again outside the watch (a list of that one name, with the informer's selectors)
+   * and caches it as the watch would have delivered it, unless the watch has delivered that
+   * version or a newer one meanwhile. For a transform whose verdict depends on other state: an
+   * object dropped earlier may be kept now. Reads run while run() runs, after the first sync and
+   * never during a list (a read after the list sees all the list saw); failures are retried.
+   */
+  refetch(key: string): void {
+    this.refetchKeys.add(key);
+    this.wakeRefetcher?.();
+  }
+
+  /**
+   * Runs the transform again on the cached objects `match` selects (the transform must accept its
+   * own output), for a transform whose verdict depends on other state: an object it no longer
+   * keeps leaves the cache and handlers see a delete. A list being gathered is filtered too.
+   */
+  refilter(match: (obj: T) => boolean): void {
+    if (this.gathering) {
+      for (const [key, obj] of [...this.gathering]) {
+        if (match(obj) && !this.decode(obj)?.obj) this.gathering.delete(key);
+      }
+    }
+    for (const [key, obj] of [...this.items.entries()]) {
+      if (!match(obj) || this.decode(obj)?.obj) continue;
+      this.items.delete(key);
+      this.aheadOfWatch.delete(key);
+      this.emit('delete', obj);
+    }
+  }
+
   /** Runs until the signal aborts; never rejects for API errors (they are logged and retried). */
   async run(signal: AbortSignal): Promise<void> {
     if (this.running) throw new Error(`informer for ${this.name} is already running`);
     this.running = true;
     const backoff = new Backoff({ ...DEFAULTS.backoff, ...this.options.backoff, random: this.random });
     const resync = this.startResync();
+    const refetching = this.refetchLoop(signal);
     let needList = true;
     try {
       while (!signal.aborted) {
@@ -190,13 +236,16 @@ export class Informer<T extends KubeObject = KubeObject> {
       }
     } finally {
       resync?.cancel();
+      this.gathering = undefined;
+      this.wakeRefetcher?.();
+      await refetching;
       this.running = false;
     }
   }
 
   private async listAndReplace(signal: AbortSignal): Promise<void> {
     const { resource } = this.options.listWatcher;
-    const fresh = new Map<string, T>();
+    const fresh = (this.gathering = new Map<string, T>());
     let cont: string | undefined;
     let listRv = '';
     do {
@@ -225,6 +274,10 @@ export class Informer<T extends KubeObject = KubeObject> {
    * new ones add, surviving ones update(old, new) even when unchanged.
    */
   private replaceAll(fresh: ReadonlyMap<string, T>, resourceVersion: string): void {
+    this.gathering = undefined;
+    // Reads merged ahead of the old watch: the list is the new base; read them again after it.
+    for (const key of this.aheadOfWatch.keys()) this.refetchKeys.add(key);
+    this.aheadOfWatch.clear();
     const previous = new Map(this.items.entries());
     for (const [key, old] of previous) {
       if (!fresh.has(key)) {
@@ -244,6 +297,7 @@ export class Informer<T extends KubeObject = KubeObject> {
       for (const wake of this.syncWaiters.splice(0)) wake();
       this.options.log.v(2).info('Informer synced', { resource: this.name, objects: fresh.size });
     }
+    this.wakeRefetcher?.();
   }
 
   /**
@@ -262,7 +316,7 @@ export class Informer<T extends KubeObject = KubeObject> {
    */
   private async watchListOnce(signal: AbortSignal): Promise<'healthy' | 'unhealthy' | 'unsupported'> {
     const { resource } = this.options.listWatcher;
-    let initial: Map<string, T> | undefined = new Map();
+    let initial: Map<string, T> | undefined = (this.gathering = new Map());
     let outcome: { healthy: boolean };
     try {
       outcome = await this.stream(
@@ -359,6 +413,13 @@ export class Informer<T extends KubeObject = KubeObject> {
         const decoded = this.decode(event.object);
         if (!decoded) break; // no key at all: nothing we hold can be meant
         const { key, obj } = decoded;
+        if (this.refetchesInFlight.size > 0) this.noteDelivered(key, rv);
+        const ahead = this.aheadOfWatch.get(key);
+        if (ahead !== undefined) {
+          // A version older than the one a refetch cached: the watch is catching up.
+          if (compareResourceVersions(rv, ahead) < 0) break;
+          this.aheadOfWatch.delete(key);
+        }
         const old = this.items.get(key);
         if (obj) {
           this.items.set(key, obj);
@@ -373,6 +434,13 @@ export class Informer<T extends KubeObject = KubeObject> {
       }
       case 'DELETED': {
         const key = safeKey(event.object);
+        if (key !== undefined) {
+          if (this.refetchesInFlight.size > 0) this.noteDelivered(key, rv);
+          const ahead = this.aheadOfWatch.get(key);
+          // The deletion of an older incarnation than the one a refetch cached (made again since).
+          if (ahead !== undefined && compareResourceVersions(rv, ahead) < 0) break;
+          this.aheadOfWatch.delete(key);
+        }
         const old = key === undefined ? undefined : this.items.get(key);
         if (key !== undefined) this.items.delete(key);
         const last = old ?? this.decode(event.object)?.obj;
@@ -392,6 +460,85 @@ export class Informer<T extends KubeObject = KubeObject> {
       }
     }
     if (rv) this.lastResourceVersion = rv;
+  }
+
+  private noteDelivered(key: string, rv: string | undefined): void {
+    const read = this.refetchesInFlight.get(key);
+    if (read && rv !== undefined && compareResourceVersions(rv, read.newestDelivered) > 0) read.newestDelivered = rv;
+  }
+
+  /** Reads the keys refetch() asked for, one at a time, while the informer is synced and not listing. */
+  private async refetchLoop(signal: AbortSignal): Promise<void> {
+    const backoff = new Backoff({ ...DEFAULTS.backoff, ...this.options.backoff, random: this.random });
+    while (!signal.aborted) {
+      const key = this.synced && !this.gathering ? this.refetchKeys.values().next().value : undefined;
+      if (key === undefined) {
+        await new Promise<void>((resolve) => {
+          const wake = () => {
+            signal.removeEventListener('abort', wake);
+            this.wakeRefetcher = undefined;
+            resolve();
+          };
+          this.wakeRefetcher = wake;
+          signal.addEventListener('abort', wake, { once: true });
+        });
+        continue;
+      }
+      this.refetchKeys.delete(key);
+      try {
+        await this.refetchOne(key, signal);
+        backoff.reset();
+      } catch (err) {
+        if (signal.aborted) break;
+        this.refetchKeys.add(key);
+        const delayMs = backoff.next();
+        this.options.log.warn('Reading an object again failed, retrying', { resource: this.name, key, err, delayMs: Math.round(delayMs) });
+        await sleep(delayMs, signal).catch(() => {});
+      }
+    }
+  }
+
+  private async refetchOne(key: string, signal: AbortSignal): Promise<void> {
+    const { resource } = this.options.listWatcher;
+    const slash = key.indexOf('/');
+    const namespace = slash < 0 ? undefined : key.slice(0, slash);
+    const name = slash < 0 ? key : key.slice(slash + 1);
+    const read: { newestDelivered?: string } = {};
+    this.refetchesInFlight.set(key, read);
+    let page: KubeList;
+    try {
+      page = await this.options.listWatcher.list({
+        namespace,
+        labelSelector: this.options.labelSelector,
+        fieldSelector: [this.options.fieldSelector, `metadata.name=${name}`].filter(Boolean).join(','),
+      }, signal);
+    } finally {
+      this.refetchesInFlight.delete(key);
+    }
+    // A relist began meanwhile: read again after it, as for any read asked for during a list.
+    if (this.gathering || !this.synced) {
+      this.refetchKeys.add(key);
+      return;
+    }
+    const raw = (page.items ?? []).find((item) => safeKey(item) === key);
+    // Gone: the watch's DELETED event takes any cached copy.
+    if (!raw) return;
+    const rv = resourceVersionOf(raw);
+    if (read.newestDelivered !== undefined && compareResourceVersions(rv, read.newestDelivered) <= 0) return;
+    const old = this.items.get(key);
+    if (old && compareResourceVersions(rv, old.metadata?.resourceVersion) <= 0) return;
+    const decoded = this.decode({ apiVersion: apiVersionOf(resource), kind: resource.kind, ...raw });
+    if (!decoded) return;
+    // The watch has yet to deliver this version: its older ones of this key must not undo the read.
+    if (rv !== undefined && compareResourceVersions(rv, this.lastResourceVersion) > 0) this.aheadOfWatch.set(key, rv);
+    if (decoded.obj) {
+      this.items.set(key, decoded.obj);
+      if (old) this.emit('update', old, decoded.obj);
+      else this.emit('add', decoded.obj);
+    } else if (old) {
+      this.items.delete(key);
+      this.emit('delete', old);
+    }
   }
 
   /**

@@ -110,6 +110,7 @@ const TABLE: readonly Row[] = [
   ['kube/informer.ts', 'info', 2, 'Server does not stream initial events; listing instead', 'resource', 'ours: informer'],
   ['kube/informer.ts', 'info', 2, 'Watch resourceVersion too old, relisting', 'resource', 'ours: informer'],
   ['kube/informer.ts', 'warn', 0, 'List/watch failed, retrying', 'resource,err,delayMs', 'ours: informer'],
+  ['kube/informer.ts', 'warn', 0, 'Reading an object again failed, retrying', 'resource,key,err,delayMs', 'ours: informer refetch (--node-deployment: a claim whose PV arrived after it)'],
   ['kube/informer.ts', 'info', 2, 'Informer synced', 'resource,objects', 'ours: informer'],
   ['kube/informer.ts', 'info', 2, 'Watch silent too long, restarting it', 'resource,inactivityMs', 'ours: informer'],
   ['kube/informer.ts', 'error', 0, 'Skipping an object the informer cannot handle', 'resource,key,err', 'ours: malformed objects are skipped, not fatal'],

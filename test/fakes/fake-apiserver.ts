@@ -24,6 +24,7 @@ interface Watcher {
   collection: string;
   namespace: string | undefined;
   labelSelector: string | undefined;
+  fieldSelector: string | undefined;
   bookmarks: boolean;
   res: http.ServerResponse;
   hang: boolean;
@@ -260,9 +261,10 @@ export class FakeApiServer {
 
   private listHttp(p: Parsed, r: RecordedRequest, res: http.ServerResponse): void {
     const selector = r.query.get('labelSelector') ?? undefined;
+    const fields = r.query.get('fieldSelector') ?? undefined;
     const all = [...this.bucket(p.collection).entries()]
       .filter(([, o]) => !p.namespace || o.metadata?.namespace === p.namespace)
-      .filter(([, o]) => matchesLabels(o, selector))
+      .filter(([, o]) => matchesLabels(o, selector) && matchesFields(o, fields))
       .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
       .map(([, o]) => { const { kind: _k, apiVersion: _a, ...rest } = o; return rest; });
     const limit = Number(r.query.get('limit') ?? 0);
@@ -300,7 +302,7 @@ export class FakeApiServer {
     res.flushHeaders();
     const w: Watcher = {
       collection: p.collection, namespace: p.namespace, labelSelector: r.query.get('labelSelector') ?? undefined,
-      bookmarks: r.query.get('allowWatchBookmarks') === 'true', res, hang: this.hangWatches,
+      fieldSelector: r.query.get('fieldSelector') ?? undefined, bookmarks: r.query.get('allowWatchBookmarks') === 'true', res, hang: this.hangWatches,
     };
     this.watchers.add(w);
     res.once('close', () => this.watchers.delete(w));
@@ -375,7 +377,7 @@ export class FakeApiServer {
   private send(w: Watcher, type: string, obj: Obj): void {
     if (w.hang) return;
     if (w.namespace && obj.metadata?.namespace !== w.namespace) return;
-    if (!matchesLabels(obj, w.labelSelector)) return;
+    if (!matchesLabels(obj, w.labelSelector) || !matchesFields(obj, w.fieldSelector)) return;
     w.res.write(JSON.stringify({ type, object: obj }) + '\n');
   }
 
@@ -425,6 +427,17 @@ function parsePath(path: string): Parsed | undefined {
 
 function apiVersion(collection: string): string {
   return collection.slice(0, collection.lastIndexOf('/'));
+}
+
+/** `path.to.field=value` terms, ANDed (the API server's equality field selectors). */
+function matchesFields(obj: Obj, selector: string | undefined): boolean {
+  if (!selector) return true;
+  return selector.split(',').every((term) => {
+    const [path, v] = term.split('=');
+    let value: unknown = obj;
+    for (const part of path!.split('.')) value = (value as Obj | undefined)?.[part];
+    return (value ?? '') === v;
+  });
 }
 
 function matchesLabels(obj: Obj, selector: string | undefined): boolean {
