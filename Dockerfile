@@ -49,8 +49,6 @@ RUN set -eu; \
 
 FROM ${NODE_IMAGE}
 ENV NODE_ENV=production
-# scripts/node-flags.ts: RUNTIME_ENV (glibc malloc arenas) and NODE_FLAGS below.
-ENV MALLOC_ARENA_MAX=2 MALLOC_TRIM_THRESHOLD_=131072
 COPY --from=runtime /runtime/node /usr/local/bin/node
 WORKDIR /app
 COPY --from=deps /app/licenses ./licenses
@@ -58,4 +56,5 @@ COPY package.json ./
 COPY --from=build /src/dist ./dist
 # The image's unprivileged "node" user (uid 1000); Kubernetes can enforce it with runAsNonRoot.
 USER 1000:1000
+# scripts/node-flags.ts: NODE_FLAGS.
 ENTRYPOINT ["node", "--max-semi-space-size=2", "dist/main.js"]

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { Transform } from 'node:stream';
 import { createGzip } from 'node:zlib';
-import { NODE_FLAGS, runtimeEnvLines } from './node-flags.js';
+import { NODE_FLAGS } from './node-flags.js';
 
 const MediaType = {
   index: 'application/vnd.oci.image.index.v1+json',
@@ -150,7 +150,7 @@ async function main(): Promise<void> {
       os: platform.os,
       config: {
         User: '1000:1000',
-        Env: ['PATH=/usr/local/bin', 'NODE_ENV=production', ...runtimeEnvLines()],
+        Env: ['PATH=/usr/local/bin', 'NODE_ENV=production'],
         Entrypoint: ['/usr/local/bin/node', ...NODE_FLAGS, '/app/dist/main.js'],
         WorkingDir: '/app',
         Labels: labels,

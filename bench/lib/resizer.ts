@@ -4,7 +4,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { spawnLogged, type Managed } from '../../test/cluster/process.js';
-import { NODE_FLAGS, RUNTIME_ENV } from '../../scripts/node-flags.js';
+import { NODE_FLAGS } from '../../scripts/node-flags.js';
 
 export type Impl = 'ours' | 'upstream';
 export const IMPLS: readonly Impl[] = ['ours', 'upstream'];
@@ -20,9 +20,9 @@ export function podEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
 }
 const RUNTIME_SPECIFIC_ENV = /^(NODE_(EXTRA_CA_CERTS|OPTIONS|COMPILE_CACHE|DEBUG|DEBUG_NATIVE)|UV_THREADPOOL_SIZE|GOGC|GOMAXPROCS|GODEBUG|GOMEMLIMIT|GOTRACEBACK)$/;
 
-/** A sidecar's pod environment: ours also gets the image's (RUNTIME_ENV), which upstream's Go runtime does not read. */
-export function sidecarEnv(impl: Impl, extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
-  return podEnv(impl === 'ours' ? { ...RUNTIME_ENV, ...extra } : extra);
+/** A sidecar's pod environment: the same for both (the image sets no runtime variables). */
+export function sidecarEnv(_impl: Impl, extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
+  return podEnv(extra);
 }
 
 /** The order of the implementations for the i-th pair of samples or starts: ABBA, so neither always goes first. */

@@ -157,8 +157,6 @@ function setup(t: TestContext, args: string[], options: {
   const app = new FakeApp();
   const proc = new FakeProcess();
   const processMetrics = { registered: 0 };
-  /** For each time the runtime V8 flags were set: how many times the controllers had started by then. */
-  const runtimeFlags: number[] = [];
   const parts: ProcessParts = {
     createMetrics: () => createMetrics(),
     registerProcessMetrics: async () => {
@@ -168,7 +166,6 @@ function setup(t: TestContext, args: string[], options: {
     startApp: options.startApp ?? (async () => app),
     startHttpServer: options.startHttpServer ?? (() => Promise.reject(new Error('no HTTP server in these tests'))),
     isStartupError: (err): err is StartupError => err instanceof StartupError,
-    applyRuntimeV8Flags: () => runtimeFlags.push(app.runs),
   };
   const ended = runProcess({
     config, log, version: 'test', signals: proc as unknown as ProcessSignals, parts, permissionCheckTiming: options.permissionCheckTiming ?? NO_PERMISSION_CHECK,
@@ -183,7 +180,7 @@ function setup(t: TestContext, args: string[], options: {
     const end: ProcessEnd = await ended;
     return { end: end.kind, code: endProcess(end, { log, stdout: () => {}, stderr: () => {} }) };
   };
-  return { app, proc, logs, ended, exit, processMetrics, runtimeFlags };
+  return { app, proc, logs, ended, exit, processMetrics };
 }
 
 /**
@@ -255,17 +252,6 @@ test('without leader election, the first signal drains the same way and exits 0'
   app.reconcile.finish();
   assert.deepEqual(await exit(), { end: 'stopped', code: 0 });
   assert.deepEqual(app.events, ['stopped taking work', 'reconcile finished', 'app closed']);
-});
-
-test('the runtime V8 flags are set once, before the controllers start (with and without leader election)', async (t) => {
-  for (const args of [['--timeout=1h'], [...LEADER, '--timeout=1h']]) {
-    const { app, proc, exit, runtimeFlags } = setup(t, args);
-    await app.running;
-    assert.deepEqual(runtimeFlags, [0], args.join(' '));
-    proc.send('SIGTERM');
-    app.reconcile.finish();
-    assert.deepEqual(await exit(), { end: 'stopped', code: 0 });
-  }
 });
 
 test('ReleaseLeaderElectionOnExit=false: a signal re-raises itself, then exits 2 (Go\'s runtime as PID 1)', async (t) => {

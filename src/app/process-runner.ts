@@ -47,18 +47,15 @@ export interface ProcessParts {
   startHttpServer(options: DiagnosticsOptions): Promise<DiagnosticsServer>;
   /** Whether a startup failure is a StartupError (upstream's message and exit code) or a bug. */
   isStartupError(err: unknown): err is StartupError;
-  /** Sets the V8 flags kept off the command line (app/runtime-v8-flags.ts). */
-  applyRuntimeV8Flags(): void;
 }
 
 /** The real pieces, imported on first use. */
 export async function loadProcessParts(): Promise<ProcessParts> {
-  const [build, metrics, http, startupError, runtimeFlags] = await Promise.all([
+  const [build, metrics, http, startupError] = await Promise.all([
     import('./build.js'),
     import('../observability/metrics.js'),
     import('../observability/http-server.js'),
     import('./startup-error.js'),
-    import('./runtime-v8-flags.js'),
   ]);
   return {
     createMetrics: () => metrics.createMetrics(),
@@ -67,7 +64,6 @@ export async function loadProcessParts(): Promise<ProcessParts> {
     startHttpServer: ({ leaderHealth, ...options }) =>
       http.startHttpServer({ ...options, healthChecks: new Map(leaderHealth ? [[http.LEADER_ELECTION_HEALTH_PATH, leaderHealth]] : []) }),
     isStartupError: (err): err is StartupError => err instanceof startupError.StartupError,
-    applyRuntimeV8Flags: () => runtimeFlags.applyRuntimeV8Flags(),
   };
 }
 
@@ -214,10 +210,6 @@ async function run(options: ProcessRunnerOptions, lifecycle: Lifecycle, endAtOnc
     }
   }
 
-  // Now, not at the top of main: by here the app has connected (node:dns) and the server listens
-  // (node:cluster), so only modules loaded later are compiled without Node's code cache; and still
-  // before anything is listed, so the heap bound holds from the first list on.
-  parts.applyRuntimeV8Flags();
   const electorDone = elector?.run(lifecycle.rootSignal);
   if (!elector) runControllers(new AbortController().signal);
   const reason = await Promise.race([lifecycle.whenShutdownBegins().then(() => 'signal' as const), lost]);

@@ -2,7 +2,7 @@
 // buckets and labels are the reference's (csi-lib-utils and client-go), so dashboards written for
 // the Go sidecar keep working; help texts start with the stability level component-base prefixes
 // ([ALPHA] leader election, [BETA] work queue). Label values come from closed sets: never a PVC name.
-import { Registry, Histogram, Gauge, Counter, loadCollectDefaultMetrics } from './prom-client.js';
+import { Registry, Histogram, Gauge, Counter, collectDefaultMetrics } from 'prom-client';
 
 export const CSI_OPERATION_BUCKETS = [0.1, 0.25, 0.5, 1, 2.5, 5, 10, 15, 25, 50, 120, 300, 600];
 
@@ -39,10 +39,9 @@ export const EVENT_LOOP_SAMPLE_MS = 1000;
 
 /**
  * The process_* and nodejs_* collectors on `registry` (an event-loop delay monitor, a GC observer,
- * /proc reads). Asynchronous because their code (and node:perf_hooks, node:v8) loads only here.
+ * /proc reads), registered on the first scrape.
  */
 export async function registerProcessMetrics(registry: Registry): Promise<void> {
-  const collectDefaultMetrics = await loadCollectDefaultMetrics();
   collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: EVENT_LOOP_SAMPLE_MS });
 }
 

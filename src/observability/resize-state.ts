@@ -2,7 +2,7 @@
 // csi_resizer_oldest_unfinished_resize_seconds. This module only registers and exposes them; what
 // they count is taken at scrape time by resize/state-census.ts. Labels are a fixed set; a PVC name
 // never becomes a label value.
-import { Gauge, type Registry } from './prom-client.js';
+import { Gauge, type Registry } from 'prom-client';
 import { CLAIM_STATES, type ClaimState } from '../model/claim-state.js';
 
 export const PVCS_METRIC = 'csi_resizer_pvcs';

@@ -53,7 +53,6 @@ export async function startResizer(options: { kubeconfig: string; csiAddress: st
       ...real,
       createMetrics: () => metrics,
       // V8's flags are the whole test process's: left as the test runner started it.
-      applyRuntimeV8Flags: () => {},
       startApp: async (appConfig, deps, signal) => {
         const app = await real.startApp(appConfig, { ...deps, env: options.env }, signal);
         started();
