@@ -39,8 +39,8 @@ import { ClaimUsage, toPodClaimUsage, type PodClaimUsage } from '../resize/in-us
 import { ResizeReconciler } from '../resize/reconcile.js';
 import { selectBackends } from './select-backends.js';
 import { StartupError } from './startup-error.js';
-import type { Config } from './config.js';
-import { withGate, type FeatureGates } from './feature-gates.js';
+import type { Config } from '../flags/config.js';
+import { withGate, type FeatureGates } from '../flags/feature-gates.js';
 import { leaderIdentity, leaseNamespace } from './lifecycle.js';
 import { checkPermissions } from './permission-check.js';
 

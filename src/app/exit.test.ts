@@ -2,9 +2,9 @@
 // endings the command line reaches before the process runner (runCommand).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ConfigError, parseCommandLine } from './config.js';
+import { ConfigError, parseCommandLine } from '../flags/config.js';
 import { endProcess, type ProcessEnd } from './exit.js';
-import { FeatureGateError } from './feature-gates.js';
+import { FeatureGateError } from '../flags/feature-gates.js';
 import type { ProcessSignals } from './lifecycle.js';
 import { programName, runCommand } from './run.js';
 import { createLogger } from '../observability/logger.js';

@@ -12,7 +12,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { status } from '@grpc/grpc-js';
-import { parseConfig } from './config.js';
+import { parseConfig } from '../flags/config.js';
 import { settleWithin } from './lifecycle.js';
 import { realClock } from '../base/clock.js';
 import { Informer } from '../kube/informer.js';
@@ -27,7 +27,7 @@ import { Controller } from '../csi/proto/gen/csi_pb.js';
 import { silentLogger } from '../observability/logger.js';
 import { MemoryLeases } from '../../test/fakes/memory-leases.js';
 import { createLogOutput } from '../observability/log-output.js';
-import { runSubcommand, subcommandDeadline } from './commands.js';
+import { runSubcommand, subcommandDeadline } from '../diagnose/subcommands.js';
 import { createMetrics } from '../observability/metrics.js';
 
 const HOUR_MS = 3_600_000;

@@ -6,7 +6,7 @@ import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { EventEmitter } from 'node:events';
 import type { App, Elector } from './build.js';
-import { parseConfig } from './config.js';
+import { parseConfig } from '../flags/config.js';
 import { endProcess, type ProcessEnd } from './exit.js';
 import type { ProcessSignals } from './lifecycle.js';
 import { runProcess, type PermissionCheckTiming, type ProcessParts } from './process-runner.js';

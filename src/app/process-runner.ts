@@ -14,7 +14,7 @@
 // This module imports the app's modules only when it runs (loadProcessParts): it is loaded on the
 // path that answers -h, --version and flag errors, which must not depend on them.
 import type { App, AppDeps, Elector } from './build.js';
-import type { Config } from './config.js';
+import type { Config } from '../flags/config.js';
 import type { ProcessEnd } from './exit.js';
 import { linkedSignal, sleep } from '../base/signals.js';
 import { dieOnSignals, eitherSignal, handleShutdownSignals, Lifecycle, settleWithin, type ProcessSignals } from './lifecycle.js';

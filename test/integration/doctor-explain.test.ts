@@ -15,7 +15,7 @@ import { createNamespace, createStorageClass, deletePv, deletePvc, provisionVolu
 import { eventually } from '../support/in-process-resizer.js';
 import { faultScenario, GiB } from '../support/fault-scenario.js';
 import { readPvc } from '../support/api-reads.js';
-import { runSubcommand, type Subcommand } from '../../src/app/commands.js';
+import { runSubcommand, type Subcommand } from '../../src/diagnose/subcommands.js';
 import { runCli } from './cli-harness.js';
 import { HttpKubeClient } from '../../src/kube/client.js';
 import { loadKubeConfig } from '../../src/kube/kubeconfig.js';

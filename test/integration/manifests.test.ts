@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as k8s from '@kubernetes/client-node';
-import { parseConfig } from '../../src/app/config.js';
+import { parseConfig } from '../../src/flags/config.js';
 import { LEADER_ELECTION_HEALTH_PATH, parseListenAddress } from '../../src/observability/http-server.js';
 import { repoRoot } from '../cluster/components.js';
 import { NODE_FLAGS } from '../../scripts/node-flags.js';

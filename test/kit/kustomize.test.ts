@@ -8,7 +8,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import * as k8s from '@kubernetes/client-node';
-import { parseConfig } from '../../src/app/config.js';
+import { parseConfig } from '../../src/flags/config.js';
 import { requiredPermissions, type PermissionNeeds } from '../../src/app/permission-check.js';
 import { repoRoot } from '../cluster/components.js';
 import { uniqueName } from '../cluster/fixtures.js';

@@ -8,8 +8,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { parseQuantity, QuantityError } from '../../src/model/quantity.js';
-import { DurationError, formatGoDurationNanos, parseGoDurationNanos } from '../../src/app/go-duration.js';
-import { FlagError, FlagSet, formatGoFloat, parseGoBool, parseGoFloat, parseGoInt } from '../../src/app/go-flags.js';
+import { DurationError, formatGoDurationNanos, parseGoDurationNanos } from '../../src/flags/go-duration.js';
+import { FlagError, FlagSet, formatGoFloat, parseGoBool, parseGoFloat, parseGoInt } from '../../src/flags/go-flags.js';
 import { goQuote } from '../../src/base/go-quote.js';
 import { askOracle, oracleBinary, type OracleAnswer, type OracleRequest } from './oracle.js';
 import { boolInput, durationInput, floatInput, intInput, quantityInput, Random, textInput } from './generate.js';

@@ -1,6 +1,6 @@
 // The PVC states every classification of a claim is checked on: the classifier's own table
 // (src/model/claim-state.test.ts) and the test that the resize-state gauge and doctor's table agree
-// on each (src/diagnose/claim-state.test.ts). Every state, and the cases where a reading could go
+// on each (src/diagnose/claim-progress.test.ts). Every state, and the cases where a reading could go
 // wrong: conditions that are False or Unknown, unbound claims, malformed sizes, unknown statuses.
 import type { Pvc, PvcCondition } from '../../src/model/objects.js';
 import type { ClaimState } from '../../src/model/claim-state.js';

@@ -3,7 +3,7 @@
 // log lines captured. Only the OS signals are not the process's: the test stops the runner
 // through its lifecycle instead.
 import { EventEmitter } from 'node:events';
-import { parseConfig } from '../../src/app/config.js';
+import { parseConfig } from '../../src/flags/config.js';
 import { Lifecycle, type ProcessSignals } from '../../src/app/lifecycle.js';
 import { loadProcessParts, runProcess } from '../../src/app/process-runner.js';
 import { createLogger } from '../../src/observability/logger.js';

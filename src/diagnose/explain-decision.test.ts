@@ -2,8 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Pvc } from '../model/objects.js';
 import { pv, pvc, volumeAttributesClass } from '../../test/support/builders.js';
-import { explainClaim, renderExplanation, type ClaimFacts, type DriverFacts, type EventFacts } from './explain.js';
-import { formatAge, modifyProgress, resizeProgress } from './claim-state.js';
+import { explainClaim, type ClaimFacts, type DriverFacts, type EventFacts } from './explain-decision.js';
 
 const NOW = new Date('2026-12-01T10:00:00Z');
 const minutesAgo = (m: number) => new Date(NOW.getTime() - m * 60_000).toISOString();
@@ -96,65 +95,3 @@ for (const row of rows) {
     if (row.next) assert.ok(e.nextSteps.some((s) => row.next!.test(s)), `no next step matches ${row.next}: ${JSON.stringify(e.nextSteps)}`);
   });
 }
-
-test('explain: the rendered text carries the decision, conditions, events and next steps', () => {
-  const f = facts({
-    pvc: pvc({ ...claim, request: '10Ti', allocated: '10Ti', resizeStatus: 'ControllerResizeInProgress', conditions: [{ type: 'ControllerResizeError', status: 'True', lastTransitionTime: minutesAgo(3), message: 'failed to expand pvc' }] }),
-    events: [outOfRange],
-  });
-  const text = renderExplanation('app/data', explainClaim(f), NOW);
-  assert.match(text, /^PVC app\/data\nDecision: Retry with backoff/);
-  assert.match(text, /Conditions:\n {2}- ControllerResizeError=True \(3m0s ago\): failed to expand pvc/);
-  assert.match(text, /Events:\n {2}- Warning VolumeResizeFailed 3m0s ago \(x3\): /);
-  assert.match(text, /Next:\n {2}- The driver refused the size as out of range/);
-});
-
-const progressRows: { name: string; claim: Pvc; expect: { operation: string; state: string; since?: string } | undefined }[] = [
-  { name: 'nothing asked', claim: pvc({ ...claim, request: '1Gi' }), expect: undefined },
-  { name: 'asked, untouched', claim: pvc(claim), expect: { operation: 'resize', state: 'waiting' } },
-  {
-    name: 'in progress', claim: pvc({ ...claim, resizeStatus: 'ControllerResizeInProgress', conditions: [{ type: 'Resizing', status: 'True', lastTransitionTime: minutesAgo(5) }] }),
-    expect: { operation: 'resize', state: 'in progress', since: minutesAgo(5) },
-  },
-  {
-    name: 'failing', claim: pvc({ ...claim, resizeStatus: 'ControllerResizeInProgress', conditions: [{ type: 'ControllerResizeError', status: 'True', lastTransitionTime: minutesAgo(2) }] }),
-    expect: { operation: 'resize', state: 'in backoff', since: minutesAgo(2) },
-  },
-  { name: 'infeasible', claim: pvc({ ...claim, resizeStatus: 'ControllerResizeInfeasible' }), expect: { operation: 'resize', state: 'infeasible' } },
-  { name: 'node infeasible', claim: pvc({ ...claim, resizeStatus: 'NodeResizeInfeasible' }), expect: { operation: 'resize', state: 'infeasible' } },
-  {
-    name: 'waiting for kubelet', claim: pvc({ ...claim, request: '2Gi', capacity: '1Gi', resizeStatus: 'NodeResizePending', conditions: [{ type: 'FileSystemResizePending', status: 'True', lastTransitionTime: minutesAgo(90) }] }),
-    expect: { operation: 'resize', state: 'waiting for kubelet', since: minutesAgo(90) },
-  },
-];
-
-for (const row of progressRows) {
-  test(`claim state: ${row.name}`, () => {
-    const p = resizeProgress(row.claim);
-    if (!row.expect) return assert.equal(p, undefined);
-    assert.equal(p?.operation, row.expect.operation);
-    assert.equal(p?.state, row.expect.state);
-    assert.equal(p?.since?.toISOString(), row.expect.since === undefined ? undefined : new Date(row.expect.since).toISOString());
-  });
-}
-
-test('claim state: modify waiting, in progress, infeasible, failing', () => {
-  assert.equal(modifyProgress(pvc({ ...claim, request: '1Gi' })), undefined);
-  assert.equal(modifyProgress(pvc({ ...claim, attributesClass: 'gold', currentAttributesClass: 'gold' })), undefined);
-  assert.equal(modifyProgress(pvc({ ...claim, attributesClass: 'gold' }))?.state, 'waiting');
-  assert.equal(modifyProgress(pvc({ ...claim, attributesClass: 'gold', modifyVolumeStatus: { targetVolumeAttributesClassName: 'gold', status: 'InProgress' } }))?.state, 'in progress');
-  assert.equal(modifyProgress(pvc({ ...claim, attributesClass: 'gold', modifyVolumeStatus: { targetVolumeAttributesClassName: 'gold', status: 'Infeasible' } }))?.state, 'infeasible');
-  assert.equal(modifyProgress(pvc({ ...claim,
-    attributesClass: 'gold', modifyVolumeStatus: { targetVolumeAttributesClassName: 'gold', status: 'InProgress' },
-    conditions: [{ type: 'ModifyVolumeError', status: 'True' }],
-  }))?.state, 'in backoff');
-});
-
-test('claim state: a malformed request is left to explain, not thrown', () => {
-  assert.equal(resizeProgress(pvc({ ...claim, request: 'Pi' })), undefined);
-});
-
-test('ages read like kubectl', () => {
-  assert.deepEqual([0, 59_000, 119_000, 150_000, 660_000, 3 * 3600_000, 3 * 3600_000 + 60_000, 72 * 3600_000].map(formatAge),
-    ['0s', '59s', '119s', '2m30s', '11m', '3h', '3h1m', '3d']);
-});

@@ -16,7 +16,7 @@ import { formatBytes } from '../model/quantity.js';
 import { modifyFacts, planModify } from '../modify/plan.js';
 import { legacyNeedsResize, planExpansion, pvcNeedsResize } from '../resize/plan.js';
 import { canSupport } from '../model/volume-scope.js';
-import { formatAge } from './claim-state.js';
+import { ago } from './age.js';
 
 export interface StorageClassFacts {
   name: string;
@@ -73,10 +73,6 @@ export interface Explanation {
 
 function size(bytes: bigint): string {
   return formatBytes(bytes, 'BinarySI');
-}
-
-function ago(at: Date | undefined, now: Date): string {
-  return at ? ` ${formatAge(now.getTime() - at.getTime())} ago` : '';
 }
 
 /** The driver's answer behind the last failure, if an event carries one ("... OutOfRange ..."). */
@@ -280,23 +276,4 @@ function explainModify(f: ClaimFacts, pvc: Pvc, out: Explanation): void {
     }
   }
   if (failure) out.reasons.push(`Modify: the last attempt failed${ago(failure.at, f.now)}: ${failure.message}.`);
-}
-
-/** Exported for the text renderer and its tests: every field of an explanation, as lines. */
-export function renderExplanation(key: string, e: Explanation, now: Date): string {
-  const lines = [`PVC ${key}`, `Decision: ${e.verdict}`];
-  if (e.reasons.length > 0) lines.push('Why:', ...e.reasons.map((r) => `  - ${r}`));
-  if (e.conditions.length > 0) {
-    lines.push('Conditions:');
-    for (const c of e.conditions) {
-      const at = c.lastTransitionTime ? ` (${formatAge(now.getTime() - Date.parse(c.lastTransitionTime))} ago)` : '';
-      lines.push(`  - ${c.type}=${c.status}${at}${c.message ? `: ${c.message}` : ''}`);
-    }
-  }
-  if (e.events.length > 0) {
-    lines.push('Events:');
-    for (const ev of e.events) lines.push(`  - ${ev.type} ${ev.reason}${ago(ev.at, now)}${ev.count > 1 ? ` (x${ev.count})` : ''}: ${ev.message}`);
-  }
-  if (e.nextSteps.length > 0) lines.push('Next:', ...e.nextSteps.map((s) => `  - ${s}`));
-  return `${lines.join('\n')}\n`;
 }

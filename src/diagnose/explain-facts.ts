@@ -1,6 +1,6 @@
 // `csi-resizer explain NAMESPACE/PVC`, the reading half: gathers the claim, its PV, StorageClass,
 // VolumeAttributesClass, the pods that use it and its events, asks the driver what it can do, and
-// hands the facts to diagnose/explain.ts for the decision. Read-only. A fact it cannot read (no
+// hands the facts to diagnose/explain-decision.ts for the decision. Read-only. A fact it cannot read (no
 // driver socket, no permission to list pods) is left unknown and the explanation says less.
 import { messageOf } from '../base/errors.js';
 import { discoverCapabilities, GrpcCsiClient } from '../csi/client.js';
@@ -11,8 +11,8 @@ import { Resources } from '../kube/resources.js';
 import type { Pv, Pvc, VolumeAttributesClass } from '../model/objects.js';
 import type { Logger } from '../observability/logger.js';
 import { createMetrics } from '../observability/metrics.js';
-import { explainClaim, type DriverFacts, type EventFacts, type Explanation, type StorageClassFacts } from '../diagnose/explain.js';
-import type { Config } from './config.js';
+import { explainClaim, type DriverFacts, type EventFacts, type Explanation, type StorageClassFacts } from './explain-decision.js';
+import type { Config } from '../flags/config.js';
 
 export class ExplainInputError extends Error {
   constructor(message: string) {

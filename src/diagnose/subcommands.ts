@@ -5,9 +5,9 @@
 // (explain), 2 a usage error.
 import { messageOf } from '../base/errors.js';
 import { linkedSignal, type LinkedSignal } from '../base/signals.js';
-import { ConfigError, parseConfig, type Config } from './config.js';
-import type { FlagSet } from './go-flags.js';
-import { ExitCode } from './exit.js';
+import { ConfigError, parseConfig, type Config } from '../flags/config.js';
+import type { FlagSet } from '../flags/go-flags.js';
+import { ExitCode } from '../app/exit.js';
 import { createLogger } from '../observability/logger.js';
 
 export const SUBCOMMANDS = ['doctor', 'explain'] as const;
@@ -60,7 +60,8 @@ export async function runSubcommand(
   const signal = deadline.signal;
   try {
     if (command === 'doctor') {
-      const { runDoctor, renderDoctorJson, renderDoctorText } = await import('./doctor.js');
+      const { runDoctor } = await import('./doctor.js');
+      const { renderDoctorJson, renderDoctorText } = await import('./doctor-report.js');
       const report = await runDoctor({ config, log }, signal);
       io.out(output === 'json' ? renderDoctorJson(report) : renderDoctorText(report));
       return report.healthy ? ExitCode.Ok : ExitCode.Failure;
@@ -73,12 +74,12 @@ export async function runSubcommand(
       io.err(`usage: ${program} NAMESPACE/PVC [flags]\n`);
       return ExitCode.Usage;
     }
-    const { runExplain, ExplainInputError } = await import('./explain.js');
-    const { renderExplanation } = await import('../diagnose/explain.js');
+    const { runExplain, ExplainInputError } = await import('./explain-facts.js');
+    const { renderExplanation, renderExplanationJson } = await import('./explain-report.js');
     try {
       const result = await runExplain({ config, log, claim }, signal);
       if (output === 'json') {
-        io.out(`${JSON.stringify({ claim: result.key, ...result.explanation, unknown: result.unknown }, null, 2)}\n`);
+        io.out(renderExplanationJson(result.key, result.explanation, result.unknown));
       } else {
         io.out(renderExplanation(result.key, result.explanation, new Date()));
         for (const u of result.unknown) io.out(`(could not read ${u})\n`);
