@@ -13,7 +13,8 @@ import { pathToFileURL } from 'node:url';
 import { parseEnvFile, repoRoot } from '../test/cluster/components.js';
 import { CLUSTER_ENV_VAR } from '../test/cluster/test-cluster.js';
 import { loadKubeConfig } from '../src/kube/kubeconfig.js';
-import { ContentType, KubeHttp } from '../src/kube/http.js';
+import { ContentType } from '../src/kube/content-type.js';
+import { KubeHttp } from '../src/kube/http.js';
 import { getPatchLoop, type LoopRun } from './lib/request-loop.js';
 
 const [commit, ...rest] = process.argv.slice(2);

@@ -10,11 +10,11 @@ import { discoverCapabilities, DriverNameError, GrpcCsiClient, type DriverCapabi
 import { ApiEventRecorder } from '../kube/events.js';
 import { HttpKubeClient } from '../kube/client.js';
 import { Informer } from '../kube/informer.js';
-import { LeaderElectionConfigError, LeaderElector, leaseNameForDriver, type LeaderCallbacks } from '../kube/leader-election.js';
+import { LeaderElectionConfigError, LeaderElector, leaseNameForDriver, leaseNamespace, type LeaderCallbacks } from '../kube/leader-election.js';
 import { loadKubeConfig, type ClientConfig } from '../kube/kubeconfig.js';
 import { clientRateLimit, ClientRateLimitError } from '../kube/rate-limiter.js';
 import type { KubeObject } from '../model/objects.js';
-import { resourcePath, Resources } from '../kube/resources.js';
+import { Resources } from '../kube/resources.js';
 import { StringPool } from '../kube/string-pool.js';
 import { everyVolume, type VolumeScope } from '../model/volume-scope.js';
 import { NodeVolumeScope } from './node-volume-scope.js';
@@ -41,7 +41,7 @@ import { selectBackends } from './select-backends.js';
 import { StartupError } from './startup-error.js';
 import type { Config } from '../flags/config.js';
 import { withGate, type FeatureGates } from '../flags/feature-gates.js';
-import { leaderIdentity, leaseNamespace } from './lifecycle.js';
+import { leaderIdentity } from './lifecycle.js';
 import { checkPermissions } from './permission-check.js';
 
 export interface AppDeps {
@@ -441,9 +441,9 @@ async function nodeScope(kube: HttpKubeClient, env: NodeJS.ProcessEnv, log: Logg
   if (name === '') {
     throw new StartupError('--node-deployment needs the node name in the NODE_NAME environment variable (fieldRef spec.nodeName in the DaemonSet)', 1);
   }
-  let node: { metadata?: { labels?: Record<string, string> } };
+  let node: KubeObject;
   try {
-    node = await kube.http.request({ method: 'GET', path: resourcePath(Resources.nodes, { name }) }, signal);
+    node = await kube.getNode(name, signal);
   } catch (err) {
     throw new StartupError(`Failed to get node ${name} for --node-deployment`, 1, { cause: err });
   }

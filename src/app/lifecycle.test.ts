@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { EventEmitter } from 'node:events';
-import { dieOnSignals, eitherSignal, EXIT_CODE_SIGNAL_IGNORED, handleShutdownSignals, leaderIdentity, leaseNamespace, Lifecycle, settleWithin } from './lifecycle.js';
+import { dieOnSignals, eitherSignal, EXIT_CODE_SIGNAL_IGNORED, handleShutdownSignals, leaderIdentity, Lifecycle, settleWithin } from './lifecycle.js';
 
 test('lifecycle: running → draining aborts only the work signal; finish aborts the root signal', async () => {
   const l = new Lifecycle();
@@ -55,15 +55,6 @@ test('settleWithin: settled work, failed work, and work that outlives the bound'
   assert.equal(await settleWithin(Promise.resolve(), 1000), 'settled');
   assert.equal(await settleWithin(Promise.reject(new Error('x')), 1000), 'settled');
   assert.equal(await settleWithin(new Promise(() => {}), 10), 'timedOut');
-});
-
-test('lease namespace: flag, then POD_NAMESPACE, then the service account file, then default', () => {
-  const noFile = () => { throw new Error('ENOENT'); };
-  assert.equal(leaseNamespace('flag-ns', { POD_NAMESPACE: 'pod-ns' }, () => 'sa-ns'), 'flag-ns');
-  assert.equal(leaseNamespace('', { POD_NAMESPACE: 'pod-ns' }, () => 'sa-ns'), 'pod-ns');
-  assert.equal(leaseNamespace('', {}, () => 'sa-ns\n'), 'sa-ns');
-  assert.equal(leaseNamespace('', {}, noFile), 'default');
-  assert.equal(leaseNamespace('', { POD_NAMESPACE: '' }, () => ''), 'default');
 });
 
 test('identity: the sanitized hostname, or the override', () => {

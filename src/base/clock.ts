@@ -1,10 +1,8 @@
 // Time as a dependency, so queues, backoffs and slow sets are tested with a fake clock
 // (test/fakes/fake-clock.ts) instead of real waiting.
-import { setLongTimeout } from './long-timer.js';
+import { setLongTimeout, type TimerHandle } from './long-timer.js';
 
-export interface TimerHandle {
-  cancel(): void;
-}
+export type { TimerHandle } from './long-timer.js';
 
 export interface Clock {
   /** Milliseconds since the epoch. */

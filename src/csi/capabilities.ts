@@ -1,28 +1,8 @@
 // PV spec to the VolumeCapability sent with ControllerExpandVolume: Block when the PV is a raw
 // block volume, otherwise Mount with the PV's fs type and mount options; the access mode follows
-// the reference's table (docs/behavior.md §3.8). Pure: the SINGLE_NODE_MULTI_WRITER capability is an input.
-
-/** The csi.v1 VolumeCapability.AccessMode.Mode values, by name. */
-export type AccessModeName =
-  | 'UNKNOWN'
-  | 'SINGLE_NODE_WRITER'
-  | 'SINGLE_NODE_READER_ONLY'
-  | 'MULTI_NODE_READER_ONLY'
-  | 'MULTI_NODE_SINGLE_WRITER'
-  | 'MULTI_NODE_MULTI_WRITER'
-  | 'SINGLE_NODE_SINGLE_WRITER'
-  | 'SINGLE_NODE_MULTI_WRITER';
-
-export interface MountVolume {
-  fs_type: string;
-  mount_flags: string[];
-  volume_mount_group?: string;
-}
-
-/** The volume capability sent with an expansion, in csi.proto's field names: block or mount, and the access mode. */
-export type VolumeCapability =
-  | { block: Record<string, never>; mount?: undefined; access_mode: { mode: AccessModeName } }
-  | { mount: MountVolume; block?: undefined; access_mode: { mode: AccessModeName } };
+// the reference's table (docs/behavior.md §3.8). Pure: the SINGLE_NODE_MULTI_WRITER capability is an input. The result is the CsiClient
+// port's own type; client.ts turns it into the csi.v1 message.
+import type { AccessModeName, VolumeCapability } from './client.js';
 
 /** The part of a PersistentVolume spec this needs; a V1PersistentVolumeSpec fits. */
 export interface PvSpecForCapability {
@@ -65,10 +45,7 @@ export function volumeCapabilityFor(
   spec: PvSpecForCapability,
   options: { supportsSingleNodeMultiWriter: boolean },
 ): VolumeCapability {
-  const access_mode = { mode: accessModeFor(spec.accessModes ?? [], options.supportsSingleNodeMultiWriter) };
-  if (spec.volumeMode === 'Block') return { block: {}, access_mode };
-  return {
-    mount: { fs_type: spec.csi?.fsType ?? '', mount_flags: [...(spec.mountOptions ?? [])] },
-    access_mode,
-  };
+  const accessMode = accessModeFor(spec.accessModes ?? [], options.supportsSingleNodeMultiWriter);
+  if (spec.volumeMode === 'Block') return { accessType: 'block', accessMode };
+  return { accessType: 'mount', fsType: spec.csi?.fsType ?? '', mountFlags: [...(spec.mountOptions ?? [])], accessMode };
 }

@@ -125,7 +125,7 @@ test('expand: grows the volume, sends bytes as int64 exactly, returns bigint cap
   driver.createVolume('vol-1', 1n << 30n);
   const result = await client.expandVolume({
     volumeId: 'vol-1', requiredBytes: big, secrets: { user: 'admin' },
-    capability: { mount: { fs_type: 'ext4', mount_flags: [] }, access_mode: { mode: 'SINGLE_NODE_WRITER' } },
+    capability: { accessType: 'mount', fsType: 'ext4', mountFlags: [], accessMode: 'SINGLE_NODE_WRITER' },
   }, never);
   assert.deepEqual(result, { capacityBytes: big, nodeExpansionRequired: true });
   assert.equal(driver.volumeBytes('vol-1'), big);

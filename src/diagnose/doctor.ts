@@ -13,7 +13,7 @@ import { parseCsiAddress } from '../csi/connection.js';
 import { HttpKubeClient, type AccessAttributes } from '../kube/client.js';
 import { isForbidden, isNotFound } from '../kube/errors.js';
 import { loadKubeConfig } from '../kube/kubeconfig.js';
-import { leaseNameForDriver } from '../kube/leader-election.js';
+import { leaseNameForDriver, leaseNamespace } from '../kube/leader-election.js';
 import { Resources } from '../kube/resources.js';
 import type { Pv, Pvc } from '../model/objects.js';
 import { pvcKey } from '../model/pvc.js';
@@ -24,8 +24,7 @@ import { formatAge } from './age.js';
 import { CLAIM_STATE_TEXT, modifyProgress, resizeProgress } from './claim-progress.js';
 import type { Check, ClaimRow, DoctorReport } from './doctor-report.js';
 import type { Config } from '../flags/config.js';
-import { leaseNamespace } from '../app/lifecycle.js';
-import { describePermission, requiredPermissions } from '../app/permission-check.js';
+import { describePermission, requiredPermissions } from '../kube/required-permissions.js';
 
 export interface DoctorOptions {
   config: Config;
@@ -47,7 +46,7 @@ interface StorageClass {
 
 /** The proxy the API server is reached through, as the API server check names it (password masked). */
 function via(kube: HttpKubeClient): string {
-  return kube.http.proxy === undefined ? '' : ` (through proxy ${kube.http.proxy})`;
+  return kube.endpoint.proxy === undefined ? '' : ` (through proxy ${kube.endpoint.proxy})`;
 }
 
 export async function runDoctor(options: DoctorOptions, signal: AbortSignal): Promise<DoctorReport> {
@@ -69,10 +68,10 @@ export async function runDoctor(options: DoctorOptions, signal: AbortSignal): Pr
   let vacServed = false;
   if (kube) {
     try {
-      const version = await kube.http.request<{ gitVersion?: string }>({ method: 'GET', path: '/version' }, signal);
-      checks.push({ name: 'API server', status: 'ok', summary: `${kube.http.server.origin}${via(kube)} reachable, version ${version?.gitVersion ?? 'unknown'}` });
+      const version = await kube.serverVersion(signal);
+      checks.push({ name: 'API server', status: 'ok', summary: `${kube.endpoint.server}${via(kube)} reachable, version ${version ?? 'unknown'}` });
     } catch (err) {
-      checks.push({ name: 'API server', status: 'fail', summary: `${kube.http.server.origin}${via(kube)} not reachable: ${messageOf(err)}` });
+      checks.push({ name: 'API server', status: 'fail', summary: `${kube.endpoint.server}${via(kube)} not reachable: ${messageOf(err)}` });
       kube.close();
       kube = undefined;
     }
@@ -118,7 +117,7 @@ export async function runDoctor(options: DoctorOptions, signal: AbortSignal): Pr
 async function checkStorageClasses(kube: HttpKubeClient, driver: string, checks: Check[], signal: AbortSignal): Promise<void> {
   let classes: StorageClass[];
   try {
-    classes = (await kube.listWatcher(Resources.storageClasses).list({}, signal)).items as unknown as StorageClass[];
+    classes = (await kube.listStorageClasses(signal)) as unknown as StorageClass[];
   } catch (err) {
     // The sidecar itself never reads StorageClasses, so its identity usually may not.
     if (!isForbidden(err)) throw err;

@@ -91,7 +91,7 @@ export async function runExplain(
     const scName = pvc?.spec.storageClassName;
     if (scName) {
       const sc = await orMissing<{ metadata: { name: string }; provisioner?: string; allowVolumeExpansion?: boolean }>(
-        () => kube.http.request({ method: 'GET', path: `/apis/storage.k8s.io/v1/storageclasses/${encodeURIComponent(scName)}` }, signal));
+        () => kube.getStorageClass(scName, signal));
       storageClass = sc ? { name: sc.metadata.name, provisioner: sc.provisioner ?? '', allowVolumeExpansion: sc.allowVolumeExpansion === true } : null;
     }
 

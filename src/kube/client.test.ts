@@ -61,6 +61,21 @@ test('hasResource uses discovery; an unserved group/version is false', async (t)
   assert.equal(await client.hasResource('storage.k8s.io/v1beta1', 'VolumeAttributesClass', s), false);
 });
 
+test('getNode, getStorageClass and listStorageClasses read cluster-scoped objects by their paths; endpoint names the server', async (t) => {
+  const { server, client } = await setup(t);
+  server.put('v1/nodes', { kind: 'Node', metadata: { name: 'node-1', labels: { zone: 'a' } } });
+  server.put('storage.k8s.io/v1/storageclasses', { kind: 'StorageClass', metadata: { name: 'fast' }, provisioner: 'p' } as never);
+  const s = AbortSignal.timeout(2000);
+  assert.deepEqual((await client.getNode('node-1', s)).metadata?.labels, { zone: 'a' });
+  assert.equal(server.requests.at(-1)!.path, '/api/v1/nodes/node-1');
+  assert.equal((await client.getStorageClass('fast', s))['provisioner'], 'p');
+  assert.equal(server.requests.at(-1)!.path, '/apis/storage.k8s.io/v1/storageclasses/fast');
+  assert.deepEqual((await client.listStorageClasses(s)).map((sc) => sc.metadata?.name), ['fast']);
+  assert.ok(isNotFound(await client.getStorageClass('slow', s).catch((e: unknown) => e)));
+  assert.equal(client.endpoint.server, new URL(server.url).origin);
+  assert.equal(client.endpoint.proxy, undefined);
+});
+
 test('per-request timeout and caller abort end the call', async (t) => {
   const { server, client } = await setup(t);
   server.listDelayMs = 2000;

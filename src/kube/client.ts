@@ -3,7 +3,8 @@
 // every object is plain JSON as the server sent it, every failure a KubeApiError, every patch has an
 // explicit content type, and every call takes the caller's signal.
 import type { KubeObject } from '../model/objects.js';
-import { ContentType, KubeHttp, type KubeHttpOptions } from './http.js';
+import { ContentType } from './content-type.js';
+import { KubeHttp, type KubeHttpOptions } from './http.js';
 import { isNotFound } from './errors.js';
 import { patchContentType, PatchType, withResourceVersion } from './patch.js';
 import { groupVersionPath, resourcePath, Resources, type ResourceRef } from './resources.js';
@@ -69,12 +70,27 @@ export interface KubeClient {
   /** Discovery: does the server serve `kind` in groupVersion (e.g. 'storage.k8s.io/v1')? */
   hasResource(groupVersion: string, kind: string, signal: AbortSignal): Promise<boolean>;
   getLease(namespace: string, name: string, signal: AbortSignal): Promise<KubeObject>;
+  /** --node-deployment: the replica's own Node, read once at startup for its labels. */
+  getNode(name: string, signal: AbortSignal): Promise<KubeObject>;
   createLease(namespace: string, lease: KubeObject, signal: AbortSignal): Promise<KubeObject>;
   /** PUT with the lease's metadata.resourceVersion: 409 if someone else wrote it first. */
   updateLease(namespace: string, lease: KubeObject, signal: AbortSignal): Promise<KubeObject>;
   listWatcher(resource: ResourceRef): ListWatcher;
   /** SelfSubjectAccessReview: may this client's identity do that? */
   canI(attributes: AccessAttributes, signal: AbortSignal): Promise<AccessDecision>;
+}
+
+/**
+ * What `doctor` and `explain` read besides the sidecar's own calls: where the API server is
+ * reached, its version, and StorageClasses (which the sidecar never reads).
+ */
+export interface DiagnosticReads {
+  /** The server's origin and the proxy requests go through (password masked), if any. */
+  readonly endpoint: { readonly server: string; readonly proxy: string | undefined };
+  /** The server's gitVersion from /version, undefined when it does not say. */
+  serverVersion(signal: AbortSignal): Promise<string | undefined>;
+  getStorageClass(name: string, signal: AbortSignal): Promise<KubeObject>;
+  listStorageClasses(signal: AbortSignal): Promise<KubeObject[]>;
 }
 
 export interface AccessAttributes {
@@ -93,11 +109,15 @@ export interface AccessDecision {
 
 export interface HttpKubeClientOptions extends KubeHttpOptions {}
 
-export class HttpKubeClient implements KubeClient {
-  readonly http: KubeHttp;
+export class HttpKubeClient implements KubeClient, DiagnosticReads {
+  private readonly http: KubeHttp;
 
   constructor(options: HttpKubeClientOptions | { http: KubeHttp }) {
     this.http = 'http' in options ? options.http : new KubeHttp(options);
+  }
+
+  get endpoint(): { server: string; proxy: string | undefined } {
+    return { server: this.http.server.origin, proxy: this.http.proxy };
   }
 
   close(): void {
@@ -173,6 +193,23 @@ export class HttpKubeClient implements KubeClient {
 
   getLease(namespace: string, name: string, signal: AbortSignal): Promise<KubeObject> {
     return this.get(Resources.leases, namespace, name, signal);
+  }
+
+  getNode(name: string, signal: AbortSignal): Promise<KubeObject> {
+    return this.get(Resources.nodes, undefined, name, signal);
+  }
+
+  getStorageClass(name: string, signal: AbortSignal): Promise<KubeObject> {
+    return this.get(Resources.storageClasses, undefined, name, signal);
+  }
+
+  async listStorageClasses(signal: AbortSignal): Promise<KubeObject[]> {
+    return (await this.listWatcher(Resources.storageClasses).list({}, signal)).items;
+  }
+
+  async serverVersion(signal: AbortSignal): Promise<string | undefined> {
+    const version = await this.http.request<{ gitVersion?: string } | undefined>({ method: 'GET', path: '/version' }, signal);
+    return version?.gitVersion;
   }
 
   createLease(namespace: string, lease: KubeObject, signal: AbortSignal): Promise<KubeObject> {

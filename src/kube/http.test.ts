@@ -11,7 +11,8 @@ import net, { type AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { KubeApiError } from './errors.js';
-import { ContentType, KubeHttp } from './http.js';
+import { ContentType } from './content-type.js';
+import { KubeHttp } from './http.js';
 import type { ClientAuth } from './kubeconfig.js';
 
 interface Seen { method: string; url: string; connection: number; authorization: string | undefined }

@@ -13,6 +13,7 @@ import { createSecureContext } from 'node:tls';
 import type { Dispatcher } from 'undici';
 import { monotonicMs } from '../base/clock.js';
 import { linkedSignal } from '../base/signals.js';
+import { ContentType } from './content-type.js';
 import { KubeApiError, type RequestInfo } from './errors.js';
 import { TokenBucket } from '../base/token-bucket.js';
 import { resolveCredentials } from './credentials.js';
@@ -20,13 +21,6 @@ import { ApiConnections, type ServerTls } from './connections.js';
 import type { ClientConfig } from './kubeconfig.js';
 import { proxyEnvironment, proxyFor, redactedUrl } from './proxy.js';
 
-export const ContentType = {
-  Json: 'application/json',
-  StrategicMergePatch: 'application/strategic-merge-patch+json',
-  MergePatch: 'application/merge-patch+json',
-  JsonPatch: 'application/json-patch+json',
-} as const;
-export type ContentType = (typeof ContentType)[keyof typeof ContentType];
 
 export type Query = Readonly<Record<string, string | number | boolean | undefined>>;
 

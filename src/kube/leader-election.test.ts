@@ -8,7 +8,7 @@ import { createLogger, silentLogger } from '../observability/logger.js';
 import { createMetrics } from '../observability/metrics.js';
 import { microTime } from '../model/time.js';
 import { HttpKubeClient } from './client.js';
-import { LeaderElectionConfigError, LeaderElector, leaseNameForDriver, sanitizeName } from './leader-election.js';
+import { LeaderElectionConfigError, LeaderElector, leaseNameForDriver, leaseNamespace, sanitizeName } from './leader-election.js';
 
 const LEASES = 'coordination.k8s.io/v1/leases';
 
@@ -256,4 +256,13 @@ test('a standby\'s read that hangs is given up after one retry period, and the n
   a.stop();
   b.stop();
   await Promise.all([a.running, b.running]);
+});
+
+test('lease namespace: flag, then POD_NAMESPACE, then the service account file, then default', () => {
+  const noFile = () => { throw new Error('ENOENT'); };
+  assert.equal(leaseNamespace('flag-ns', { POD_NAMESPACE: 'pod-ns' }, () => 'sa-ns'), 'flag-ns');
+  assert.equal(leaseNamespace('', { POD_NAMESPACE: 'pod-ns' }, () => 'sa-ns'), 'pod-ns');
+  assert.equal(leaseNamespace('', {}, () => 'sa-ns\n'), 'sa-ns');
+  assert.equal(leaseNamespace('', {}, noFile), 'default');
+  assert.equal(leaseNamespace('', { POD_NAMESPACE: '' }, () => ''), 'default');
 });

@@ -5,6 +5,7 @@
 // comparison), renew every retryPeriod, give up leadership when no renewal succeeded within
 // renewDeadline, optionally release on exit. Give it its own client (own rate limiter) so
 // controller traffic can never starve renewals.
+import { readFileSync } from 'node:fs';
 import type { Clock } from '../base/clock.js';
 import { realClock } from '../base/clock.js';
 import { linkedSignal, sleep } from '../base/signals.js';
@@ -362,4 +363,24 @@ export class LeaderElector {
   private setMetric(leading: boolean): void {
     this.options.metrics?.leaderElectionMasterStatus.set({ name: this.reportedName }, leading ? 1 : 0);
   }
+}
+
+export const SERVICE_ACCOUNT_NAMESPACE_FILE = '/var/run/secrets/kubernetes.io/serviceaccount/namespace';
+
+/** The Lease namespace: the flag, else POD_NAMESPACE, else the service account's namespace, else "default". */
+export function leaseNamespace(
+  flag: string,
+  env: NodeJS.ProcessEnv = process.env,
+  readNamespaceFile: () => string = () => readFileSync(SERVICE_ACCOUNT_NAMESPACE_FILE, 'utf8'),
+): string {
+  if (flag !== '') return flag;
+  const fromEnv = env['POD_NAMESPACE'];
+  if (fromEnv) return fromEnv;
+  try {
+    const fromFile = readNamespaceFile().trim();
+    if (fromFile !== '') return fromFile;
+  } catch {
+    // not in a pod
+  }
+  return 'default';
 }

@@ -6,7 +6,7 @@
 // merges by key ends in the order the desired object has, thanks to `$setElementOrder`). The
 // content type travels with the patch type, so no request falls back to a default (the 1.x
 // generated client's default is JSON Patch, which rejects these bodies).
-import { ContentType } from './http.js';
+import { ContentType } from './content-type.js';
 
 export const PatchType = { StrategicMerge: 'strategic', Merge: 'merge' } as const;
 export type PatchType = (typeof PatchType)[keyof typeof PatchType];

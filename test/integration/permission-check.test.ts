@@ -10,7 +10,8 @@ import { clientsFromKubeconfig } from '../cluster/kube.js';
 import { createNamespace } from '../cluster/fixtures.js';
 import { HttpKubeClient } from '../../src/kube/client.js';
 import { loadKubeConfig } from '../../src/kube/kubeconfig.js';
-import { checkPermissions, requiredPermissions } from '../../src/app/permission-check.js';
+import { checkPermissions } from '../../src/app/permission-check.js';
+import { requiredPermissions } from '../../src/kube/required-permissions.js';
 import { createLogger } from '../../src/observability/logger.js';
 
 const cluster = await useCluster();
