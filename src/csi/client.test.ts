@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { status } from '@grpc/grpc-js';
 import { createLogger, silentLogger, type Logger } from '../observability/logger.js';
-import { createMetrics, type Metrics } from '../observability/metrics.js';
+import { createMetrics } from '../observability/metrics.js';
 import { FaultDriver } from '../../test/fakes/fault-driver.js';
 import { eventually } from '../../test/support/eventually.js';
 import { discoverCapabilities, GrpcCsiClient, type GrpcCsiClientOptions } from './client.js';

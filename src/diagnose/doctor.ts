@@ -50,7 +50,7 @@ function via(kube: HttpKubeClient): string {
 }
 
 export async function runDoctor(options: DoctorOptions, signal: AbortSignal): Promise<DoctorReport> {
-  const { config, log } = options;
+  const { config } = options;
   const now = options.now ?? (() => new Date());
   const checks: Check[] = [];
   const claims: ClaimRow[] = [];

@@ -1,11 +1,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { Pvc } from '../model/objects.js';
 import { pv, pvc, volumeAttributesClass } from '../../test/support/builders.js';
 import { explainClaim, type ClaimFacts, type DriverFacts, type EventFacts } from './explain-decision.js';
 
 const NOW = new Date('2026-12-01T10:00:00Z');
-const minutesAgo = (m: number) => new Date(NOW.getTime() - m * 60_000).toISOString();
 
 
 // The claim app/data bound to pv-1: asks for 2Gi, has 1Gi.

@@ -73,7 +73,7 @@ export async function runExplain(
   options: { config: Config; log: Logger; claim: string; now?: () => Date; csiConnectTimeoutMs?: number },
   signal: AbortSignal,
 ): Promise<ExplainResult> {
-  const { config, log } = options;
+  const { config } = options;
   const { namespace, name } = parseClaimKey(options.claim);
   const key = `${namespace}/${name}`;
   const unknown: string[] = [];

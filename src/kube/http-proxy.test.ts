@@ -5,10 +5,9 @@
 // going direct, and proxy credentials kept out of errors.
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import type { LookupFunction } from 'node:net';
+import type { AddressInfo, LookupFunction } from 'node:net';
 import http from 'node:http';
 import https from 'node:https';
-import type { AddressInfo } from 'node:net';
 import { ConnectProxy } from '../../test/fakes/connect-proxy.js';
 import { Socks5Proxy } from '../../test/fakes/socks5-proxy.js';
 import { selfSigned } from '../../test/support/self-signed.js';

@@ -3,11 +3,10 @@ import assert from 'node:assert/strict';
 import { FakeApiServer } from '../../test/fakes/fake-apiserver.js';
 import { eventually } from '../../test/support/eventually.js';
 import { pvc } from '../../test/support/builders.js';
-import type { Pvc } from '../model/objects.js';
 import { createLogger } from '../observability/logger.js';
 import { HttpKubeClient } from './client.js';
 import { Informer } from './informer.js';
-import type { KubeObject } from '../model/objects.js';
+import type { KubeObject, Pvc } from '../model/objects.js';
 import { objectKey } from './keys.js';
 import { Resources } from './resources.js';
 

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { Pv, Pvc, VolumeAttributesClass } from '../model/objects.js';
+import type { Pv } from '../model/objects.js';
 import { createLogger } from '../observability/logger.js';
 import { pvc, volumeAttributesClass } from '../../test/support/builders.js';
 import { classHandlers, pvcHandlers, pvcsWaitingForClass, pvcUpdateWorthModifying } from './handlers.js';

@@ -9,7 +9,7 @@ import { classifyCsiError, type CsiError } from '../csi/errors.js';
 import { Annotation, EventReason, Message } from '../model/names.js';
 import type { Pv, Pvc } from '../model/objects.js';
 import {
-  allocatedBytes, capacityBytes, isFileSystemResizePending, pvBytes, pvClaimedBy, pvcKey, requestedBytes, resizeStatus, STORAGE,
+  allocatedBytes, capacityBytes, isFileSystemResizePending, pvBytes, pvClaimedBy, requestedBytes, resizeStatus, STORAGE,
 } from '../model/pvc.js';
 import { formatBytes } from '../model/quantity.js';
 import { kObj, type Logger } from '../observability/logger.js';

@@ -7,9 +7,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { useCluster } from '../cluster/test-cluster.js';
-import { clientsFromKubeconfig } from '../cluster/kube.js';
+import { clientsFromKubeconfig, patchAs } from '../cluster/kube.js';
 import { createNamespace, createStorageClass, deletePv, deletePvc, provisionVolume, requestPvcSize, uniqueName } from '../cluster/fixtures.js';
-import { patchAs } from '../cluster/kube.js';
 import { asApiBody, pod, pv, pvc } from '../support/builders.js';
 import type { NodeSelectorTerm } from '../../src/model/node-affinity.js';
 import { FaultDriver } from '../fakes/fault-driver.js';
