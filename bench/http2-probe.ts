@@ -1,4 +1,4 @@
-// Evaluation probe for issue 15 (not part of `npm run bench`): the CPU and time one client
+// Evaluation probe (not part of `npm run bench`): the CPU and time one client
 // process spends on K small API requests over node:https with a keep-alive agent versus one
 // node:http2 session, alternating A B A B. Run inside a test cluster:
 //   node --import tsx test/cluster/run-with-cluster.ts -- node --import tsx bench/http2-probe.ts [K] [concurrency] [rounds]

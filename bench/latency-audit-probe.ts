@@ -1,4 +1,4 @@
-// Evaluation probe for issue 15 (not part of `npm run bench`): where a single resize's time goes,
+// Evaluation probe (not part of `npm run bench`): where a single resize's time goes,
 // per implementation, read from the API server's audit log. One resizer runs at a time (ours, then
 // upstream, alternating per round) against one local control plane; each grows one claim SAMPLES
 // times, 1.25 s apart, and each sample's requests are read back from the audit log: every write

@@ -1,4 +1,4 @@
-// Evaluation probe for issue 15 (not part of `npm run bench`): the client CPU of K API requests
+// Evaluation probe (not part of `npm run bench`): the client CPU of K API requests
 // through our request layer (src/kube/http.ts) as it is in the working tree versus as it was at a
 // given commit, alternating A B per round in one process. Run inside a test cluster:
 //   node --import tsx test/cluster/run-with-cluster.ts -- node --import tsx bench/layer-probe.ts COMMIT [K] [concurrency] [rounds]

@@ -23,7 +23,7 @@ import { latency } from './scenarios/latency.js';
 import { startup } from './scenarios/startup.js';
 
 const ALL = ['burst-default', 'burst-high', 'latency', 'startup', 'idle', 'idle-cpu'] as const;
-// Issue 15: the last level is the scale the targets name (20,000 claims, 100,000 pods).
+// The last level is the scale the performance targets name (docs/performance.md).
 const DEFAULT_IDLE = '1000:10000,5000:30000,20000:100000';
 const ALIASES: Record<string, string[]> = { burst: ['burst-default', 'burst-high'], api: ['burst-high'], all: [...ALL] };
 

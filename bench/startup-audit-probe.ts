@@ -1,4 +1,4 @@
-// Evaluation probe for issue 15 (not part of `npm run bench`): the API requests of a start, per
+// Evaluation probe (not part of `npm run bench`): the API requests of a start, per
 // implementation, from the API server's audit log: for each request the resizer made from spawn
 // until its first resize was final, when the API server received it (and, for a watch, when it
 // began streaming), with the resizer's own log lines beside them (klog's timestamps), all in ms

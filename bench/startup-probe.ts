@@ -1,4 +1,4 @@
-// Evaluation probe for issue 15 (not part of `npm run bench`): the start-up of several builds of
+// Evaluation probe (not part of `npm run bench`): the start-up of several builds of
 // our resizer, started alternately against one cluster, with the time after spawn of every log
 // line. Each start is the bench's startup scenario (one claim grown while no resizer runs, the
 // bench's flags, a pod's environment: lib/resizer.ts sidecarEnv) timed to the claim's final

@@ -1,8 +1,9 @@
 // Part of `npm run build` (scripts/build.sh): makes the bundle pure ASCII. esbuild escapes every
 // non-ASCII character in strings, regular expressions and templates (its default charset), so
 // what is left is in comments it keeps (JSDoc: "→", "§", "×"). One such character makes V8 hold the
-// whole 1.6 MB source as a two-byte string (3.1 MiB of heap for the life of the process instead of
-// 1.6). Each UTF-16 unit becomes '?', so every column of the source map stays right.
+// whole source as a two-byte string, twice the heap for the life of the process (docs/performance.md,
+// "Start-up costs behind code choices"). Each UTF-16 unit becomes '?', so every column of the source
+// map stays right.
 import { readFileSync, writeFileSync } from 'node:fs';
 
 const file = process.argv[2];

@@ -2,13 +2,16 @@
 // ("section sign" + 3.5, optionally followed by "step 4") resolves to a heading of
 // docs/behavior.md (or of the docs/ page named earlier on the same line) and to a step listed
 // there; every relative link in docs/ and README.md reaches an existing file and heading; every
-// difference page is linked where readers look for it; and no source cites a document that is
-// not in the repository.
+// difference page is linked where readers look for it; no source cites a document that is not in
+// the repository; no code comment carries a measurement, an issue number or a commit hash (figures
+// live in docs/performance.md beside their result files, history in git and CHANGELOG.md); the
+// README stays at most README_MAX_LINES lines.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, extname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { commentsOf } from './support/code-comments.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const DEFAULT_PAGE = 'docs/behavior.md';
@@ -255,3 +258,63 @@ test('every page of docs/differences is linked from the README and from the beha
     assert.deepEqual(pages.filter((page) => !linked.has(page)), [], `pages not linked from ${from}`);
   }
 });
+
+const README_MAX_LINES = 400;
+
+test(`the README is at most ${README_MAX_LINES} lines`, () => {
+  const lines = readFileSync(join(ROOT, 'README.md'), 'utf8').split('\n').length - 1;
+  assert.ok(lines <= README_MAX_LINES, `README.md has ${lines} lines: move depth into docs/`);
+});
+
+/** History in a comment: an issue or pull request number, a commit hash, the commit messages. */
+const HISTORY =
+  /\b(?:issue|PR|pull request)\s*#?\d+|(?:^|[\s(])#\d{1,5}\b|\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])(?![0-9]+e[0-9]+\b)[0-9a-f]{7,40}\b|commit messages?|measured on Node/i;
+/** A measurement in a comment: an approximate cost, a cost "of CPU/start-up/heap", a percentile, "measured", a runtime version. */
+const FIGURE =
+  /\d\s?µs\b|(?:about|~|≈|roughly|around)\s?\d[\d.,]*\s?(?:ns|µs|ms|s|MiB|KiB|GiB|MB|KB|GB|%)(?![\w^])|\d[\d.,]*\s?(?:ms|µs|s|MiB|KiB|MB|KB)\s+of\s+(?:CPU|start|heap|memory|RSS|the first|every|a start|its)|\b(?:median|p50|p9[059])\b|\bmeasured\b|\bNode(?:\.js)?\s+v?\d{2}\b/i;
+/**
+ * The runtime tuning's modules: whether the tuning stays is being decided, and these files are
+ * cleaned up or removed with that decision.
+ */
+const FIGURES_PENDING_DECISION = new Set(['src/app/runtime-v8-flags.ts', 'src/observability/prom-client.ts']);
+
+test('no code comment carries a measurement (src/), an issue number or a commit hash (src/, scripts/, test/, bench/)', () => {
+  const code = (p: string) => ['.ts', '.js', '.mjs', '.cjs'].includes(extname(p)) && !p.includes(`${join('csi', 'proto', 'gen')}`);
+  const offenders: string[] = [];
+  let scanned = 0;
+  for (const dir of ['src', 'scripts', 'test', 'bench']) {
+    for (const file of walk(join(ROOT, dir), code)) {
+      if (file === fileURLToPath(import.meta.url)) continue;
+      const path = rel(file);
+      const figures = dir === 'src' && !FIGURES_PENDING_DECISION.has(path);
+      for (const comment of commentsOf(readFileSync(file, 'utf8'))) {
+        scanned += 1;
+        if (HISTORY.test(comment.text) || (figures && FIGURE.test(comment.text))) offenders.push(`${path}:${comment.line}: ${comment.text}`);
+      }
+    }
+  }
+  assert.ok(scanned > 1000, `only ${scanned} comment lines found: the scan is broken`);
+  assert.deepEqual(offenders, []);
+});
+
+test('the comment patterns catch what they are for, and not the facts beside them', () => {
+  const caught = [
+    'loading it costs about 5 ms of start-up CPU',
+    'node:child_process costs ~6 ms of start-up',
+    'the position costs 4 µs of the 8 µs a line costs',
+    'which measured 8 ms per second',
+    'p99 of the last run',
+    'CPU time, Node 20, a shared machine',
+  ];
+  for (const text of caught) assert.ok(FIGURE.test(text), text);
+  for (const text of ['the work of issue 10', 'see #28', 'as of a79b99e', 'see the commit messages']) assert.ok(HISTORY.test(text), text);
+  const facts = [
+    "Node runs a timer whose delay exceeds 2^31-1 ms after 1 ms",
+    "gRPC's default 4 MiB receive limit",
+    'client-go: 500 ms',
+    'input such as "1234567890123456789e100000000" costs nothing',
+    'capped at 2 GiB as upstream does',
+  ];
+  for (const text of facts) assert.ok(!FIGURE.test(text) && !HISTORY.test(text), text);
+});
+

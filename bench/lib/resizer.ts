@@ -12,7 +12,7 @@ export const IMPLS: readonly Impl[] = ['ours', 'upstream'];
 /**
  * The environment a process gets in its pod, for the bench's sidecars: the machine's, without the
  * variables that change a runtime's own behaviour and that no pod of ours sets (node's
- * NODE_EXTRA_CA_CERTS makes every TLS context parse that bundle, ~2-3 ms and ~0.5 MiB here;
+ * NODE_EXTRA_CA_CERTS makes every TLS context parse that bundle;
  * NODE_OPTIONS; Go's GOGC, GOMAXPROCS, GODEBUG, GOMEMLIMIT), then `extra`.
  */
 export function podEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {

@@ -16,7 +16,8 @@ export interface Clock {
 
 /**
  * A monotonic clock in milliseconds, for intervals only. Not `performance.now()`: the global
- * `performance` loads node:perf_hooks, about 4 ms of CPU on the way to a first resize.
+ * `performance` loads node:perf_hooks on the way to a first resize (docs/performance.md,
+ * "Start-up costs behind code choices").
  */
 export function monotonicMs(): number {
   return Number(process.hrtime.bigint()) / 1e6;

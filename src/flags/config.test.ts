@@ -226,8 +226,8 @@ test('-h prints the Go sidecar\'s help text, flag by flag (test/reference/upstre
     assert.ok(expected.has(name), `-${name} is not a flag of the Go sidecar`);
     assert.equal(block, expected.get(name), `-${name}`);
   }
-  // The four log output flags are added by the logging work of issue 10 (branch wip/logs); once
-  // defined here they are compared above like every other flag. Nothing else may be missing.
+  // The four log output flags, once defined here, are compared above like every other flag.
+  // Nothing else may be missing.
   const arrivingWithLogging = ['log-json-info-buffer-size', 'log-json-split-stream', 'log-text-info-buffer-size', 'log-text-split-stream'];
   const missing = [...expected.keys()].filter((name) => !ours.has(name));
   assert.deepEqual(missing.filter((name) => !arrivingWithLogging.includes(name)), []);

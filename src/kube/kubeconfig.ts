@@ -2,8 +2,9 @@
 // optional --master that replaces the server URL), else the in-cluster service account.
 //
 // Written here instead of taking @kubernetes/client-node's KubeConfig: that class loads the whole
-// generated API (every model and client) when imported, which cost 2 s of start-up and ~75 MB of
-// resident memory in a sidecar that uses none of it (see README, Benchmarks). What a sidecar
+// generated API (every model and client) when imported, seconds of start-up and tens of MiB of
+// resident memory in a sidecar that uses none of it (docs/performance.md, "Start-up costs behind
+// code choices"). What a sidecar
 // needs is small and stable: a server, TLS material, and one of bearer token, token file
 // (re-read, so bound service-account tokens rotate), client certificate, basic auth or an exec
 // credential plugin. Legacy `auth-provider` plugins (gcp, azure, oidc) are refused by name. A
@@ -115,8 +116,8 @@ function str(map: RawMap, ...keys: string[]): string | undefined {
 
 /**
  * A kubeconfig's document. JSON (what the test clusters and `kubectl config view -o json` write) is
- * YAML too, and JSON.parse reads it natively: js-yaml is loaded (~5 ms of a start: its module set-up
- * and a cold parser) only for a file that is not JSON. A key repeated in JSON takes its last value
+ * YAML too, and JSON.parse reads it natively: js-yaml is loaded (its module set-up and a cold
+ * parser cost a start time) only for a file that is not JSON. A key repeated in JSON takes its last value
  * (js-yaml would refuse the file).
  */
 async function parseKubeconfigText(text: string): Promise<unknown> {

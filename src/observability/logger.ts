@@ -13,10 +13,9 @@
 // `-v` gates `v(n)` lines; --vmodule raises the level per source file (vmodule.ts). The source
 // position comes from one V8 call-site capture, mapped through the source map and cached per
 // call site (log-caller.ts); it is taken only for a line that will be written, and for a `v(n)`
-// line above -v only when --vmodule is set. Measured with bench/logger-cost.ts (CPU time, Node 20,
-// a shared 2-core machine): the position costs about 4 µs of the 8–12 µs a written text or JSON
-// line costs in all (7.5 µs per text line from the compiled dist/); a `v(n)` line below -v costs
-// 0.05 µs without --vmodule and about 4 µs (one position lookup) with it.
+// line above -v only when --vmodule is set: the position is about half of a written line's cost,
+// and a `v(n)` line below -v costs next to nothing without --vmodule (bench/logger-cost.ts;
+// docs/performance.md, "The logger's cost").
 //
 // Logging never throws: a value that can't be encoded is printed as klog and zap print such a
 // value, and any other failure (a stream gone) loses the line, not the caller's work. Fields
@@ -286,7 +285,7 @@ class KlogLogger implements Logger {
 /**
  * Epoch milliseconds with a microsecond fraction: the wall clock read once, then advanced by the
  * monotonic clock, as performance.timeOrigin + performance.now() is. Not through `performance`:
- * its first use loads node:perf_hooks, ~3 ms of CPU on the first log line of every start.
+ * its first use loads node:perf_hooks, on the first log line of every start.
  */
 export function wallClockMs(): () => number {
   const base = process.hrtime.bigint();

@@ -31,8 +31,8 @@ const WORKQUEUE_BUCKETS = Array.from({ length: 10 }, (_, i) => 1e-8 * 10 ** i);
 
 /**
  * How often prom-client's event-loop delay histogram samples (perf_hooks.monitorEventLoopDelay's
- * resolution). Its default, 10 ms, wakes an idle process 100 times a second, which measured about
- * 8 ms of CPU per second at rest: most of our idle cost. Once a second still gives the
+ * resolution). Its default, 10 ms, wakes an idle process 100 times a second, most of our CPU at
+ * rest (docs/performance.md, "CPU at rest"). Once a second still gives the
  * nodejs_eventloop_lag_* gauges a dozen samples per 15 s scrape.
  */
 export const EVENT_LOOP_SAMPLE_MS = 1000;

@@ -1,4 +1,4 @@
-// The faults of the chaos suite, each injected faultAtMs into a burst (issue 14):
+// The faults of the chaos suite, each injected faultAtMs into a burst:
 //   apiserver-kill    kube-apiserver SIGKILLed, down apiserverDownMs, restarted with the same flags and port
 //   etcd-restart      etcd SIGKILLed, down etcdDownMs, restarted on its data
 //   etcd-compaction   etcd compacted past every watcher's resourceVersion and the watches cut: each

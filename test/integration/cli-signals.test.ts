@@ -23,8 +23,8 @@ const GiB = 1n << 30n;
 const LEASE_NAMESPACE = 'default';
 /**
  * How long the process may take to exit once nothing is in flight: well inside Kubernetes' 30 s
- * grace period (measured here: 0.1-0.2 s without the gate, 0.3-1 s with the drain and the Lease
- * release, on 2 shared cores).
+ * grace period, with room for a loaded machine (a drained exit with the Lease release takes
+ * around a second).
  */
 const PROMPT_EXIT_MS = 5_000;
 
