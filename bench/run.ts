@@ -138,7 +138,7 @@ async function main(): Promise<void> {
     kernel: release(),
     loadavgAtStart: readFileSync('/proc/loadavg', 'utf8').trim(),
   };
-  // A private snapshot (see the README) carries the commit it was built from.
+  // A private snapshot (bench/snapshot.sh; docs/performance.md, "The latest full run") carries the commit it was built from.
   const snapCommit = existsSync(join(opts.oursEntry, '..', '..', 'COMMIT')) ? readFileSync(join(opts.oursEntry, '..', '..', 'COMMIT'), 'utf8').trim() : '';
   const versions = {
     ours: snapCommit ? `${JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')).version} (git ${snapCommit}, snapshot)` : `${JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')).version} (git ${tryExec('git', ['-C', repoRoot, 'rev-parse', '--short', 'HEAD'])}${tryExec('git', ['-C', repoRoot, 'status', '--porcelain', 'src']) ? ', src modified' : ''})`,

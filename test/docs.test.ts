@@ -318,3 +318,31 @@ test('the comment patterns catch what they are for, and not the facts beside the
   for (const text of facts) assert.ok(!FIGURE.test(text) && !HISTORY.test(text), text);
 });
 
+test('docs/architecture.md names every folder of src/, test/ and bench/', () => {
+  const architecture = readFileSync(join(ROOT, 'docs', 'architecture.md'), 'utf8');
+  const folders = (dir: string): string[] =>
+    readdirSync(join(ROOT, dir), { withFileTypes: true })
+      .filter((e) => e.isDirectory() && !e.name.startsWith('.') && e.name !== 'node_modules')
+      .flatMap((e) => [`${dir}/${e.name}`, ...folders(`${dir}/${e.name}`)]);
+  // src/ folders are named without the prefix, as the folder table does; a run's own result folders are data.
+  const named = (folder: string) => (folder.startsWith('src/') ? folder.slice(4) : folder) + '/';
+  const missing = ['src', 'test', 'bench']
+    .flatMap(folders)
+    .filter((f) => !f.startsWith('bench/results/'))
+    .filter((f) => !architecture.includes(`\`${named(f)}\``));
+  assert.deepEqual(missing, []);
+});
+
+test('docs/flags.md is what scripts/gen-flags-doc.ts renders from the flag definitions', async () => {
+  const { FLAGS_PAGE, renderFlagsPage } = await import('../scripts/gen-flags-doc.js');
+  assert.equal(readFileSync(FLAGS_PAGE, 'utf8'), renderFlagsPage(), 'run npm run gen:flags');
+});
+
+test("the README's benchmark table is what its result file renders", async () => {
+  const { README, readmeWithBenchTable } = await import('../scripts/gen-bench-table.js');
+  const readme = readFileSync(README, 'utf8');
+  const { text, file } = readmeWithBenchTable(readme);
+  assert.match(file, /^bench\/results\/[\w.-]+\.json$/);
+  assert.equal(readme, text, `run npm run gen:bench-table -- ${file}`);
+});
+

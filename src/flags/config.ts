@@ -2,7 +2,7 @@
 // v2.2 with the same name, type and default, in Go flag syntax. Durations are in ms.
 import { messageOf } from '../base/errors.js';
 import { FeatureGateError, knownFeatures, resolveFeatureGates, type FeatureGates, type GateWarning } from './feature-gates.js';
-import { FlagError, FlagSet, MapStringBoolValue, MapStringStringValue, type FlagValue } from './go-flags.js';
+import { FlagError, FlagSet, MapStringBoolValue, MapStringStringValue, type FlagDescription, type FlagValue } from './go-flags.js';
 import { defineLoggingFlags, type LoggingFlags } from './logging-flags.js';
 
 export type { LoggingFormat } from './logging-flags.js';
@@ -156,6 +156,13 @@ export function parseConfig(args: readonly string[], programName = 'csi-resizer'
     if (!(err instanceof FeatureGateError)) throw err;
     throw new ConfigError(err.message, usageText(programName), false, { cause: err });
   }
+}
+
+/** The sidecar's flags as -h describes them, for the generated docs/flags.md. */
+export function flagDescriptions(programName = 'csi-resizer'): FlagDescription[] {
+  const flags = new FlagSet(programName);
+  defineFlags(flags);
+  return flags.describe();
 }
 
 /** The usage text, for -h. */

@@ -331,6 +331,16 @@ class ScalarValue<T> implements FlagValue {
   }
 }
 
+/** One flag as the usage shows it. */
+export interface FlagDescription {
+  readonly name: string;
+  /** The value's type word (`duration`, `string`, `value`...), '' for a boolean. */
+  readonly typeName: string;
+  readonly usage: string;
+  /** The default as Go prints it, or undefined when it is the type's zero value (not shown). */
+  readonly defaultText: string | undefined;
+}
+
 export class FlagSet {
   private readonly flags = new Map<string, Flag<unknown>>();
 
@@ -430,25 +440,34 @@ export class FlagSet {
     return { rest: args.slice(i) };
   }
 
+  /** Every flag, sorted by name, as PrintDefaults shows it: the value's type word, the usage, the default unless zero. */
+  describe(): FlagDescription[] {
+    return this.sorted().map((flag) => {
+      const { typeName, usage } = unquoteUsage(flag);
+      const zero = flag.holder.zeroString ?? '';
+      const quoted = flag.holder.typeName === 'string' && flag.holder instanceof ScalarValue;
+      const defaultText = flag.defaultString === zero ? undefined : quoted ? goQuote(flag.defaultString) : flag.defaultString;
+      return { name: flag.name, typeName, usage, defaultText };
+    });
+  }
+
   /** Go's PrintDefaults output, flags sorted by name, each entry ending in a newline. */
   printDefaults(): string {
     let out = '';
-    for (const flag of [...this.flags.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {
-      const { typeName, usage } = unquoteUsage(flag);
-      let line = `  -${flag.name}`;
+    for (const { name, typeName, usage, defaultText } of this.describe()) {
+      let line = `  -${name}`;
       if (typeName !== '') line += ` ${typeName}`;
       // A one-letter flag without a type fits on the same line.
       line += line.length <= 4 ? '\t' : '\n    \t';
       line += usage.replaceAll('\n', '\n    \t');
-      const zero = flag.holder.zeroString ?? '';
-      if (flag.defaultString !== zero) {
-        line += flag.holder.typeName === 'string' && flag.holder instanceof ScalarValue
-          ? ` (default ${goQuote(flag.defaultString)})`
-          : ` (default ${flag.defaultString})`;
-      }
+      if (defaultText !== undefined) line += ` (default ${defaultText})`;
       out += line + '\n';
     }
     return out;
+  }
+
+  private sorted(): Flag<unknown>[] {
+    return [...this.flags.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   }
 
   /** Go's default usage message: "Usage of <name>:" and the defaults. */

@@ -21,7 +21,7 @@
 // value, and any other failure (a stream gone) loses the line, not the caller's work. Fields
 // whose key names a secret are printed as `<redacted>`.
 //
-// Hand-written: pino and friends have no verbosity gate and no klog text format (see README).
+// Hand-written: pino and friends have no verbosity gate and no klog text format (docs/architecture.md, "What we write ourselves").
 import { callerOf, type CallerPosition } from './log-caller.js';
 import { createLogOutput, type LogOutput } from './log-output.js';
 import { goQuote } from '../base/go-quote.js';

@@ -85,7 +85,7 @@ async function down(): Promise<void> {
   rmSync(envFile, { force: true });
 }
 
-/** Warm start and stop times of a throwaway cluster (the figures in the README). */
+/** Warm start and stop times of a throwaway cluster (the figures in docs/development.md, "Local control plane"). */
 async function time(): Promise<void> {
   const runs = Number(process.argv[3] ?? '3');
   for (let i = 1; i <= runs; i++) {

@@ -2,7 +2,7 @@
 // real command in a new PID namespace (`unshare --pid --fork`, needs root), leading a Lease on the
 // real control plane for a scripted CSI driver. PID 1 gets no default signal action from the
 // kernel, so a process that installs no handler ignores SIGTERM; each case checks the exit code
-// the README promises and how long it took.
+// docs/command-line.md promises and how long it took.
 //   ReleaseLeaderElectionOnExit on (our default): drain, release the Lease, exit 0; a second
 //     signal while draining exits 1 at once.
 //   ReleaseLeaderElectionOnExit=false: end at once as the Go sidecar's runtime does: as PID 1,
@@ -94,7 +94,7 @@ async function expansionInFlight(admin: KubeClients, leader: Leader, reply: Scri
   await until('ControllerExpandVolume in flight', () => (leader.driver.callsOf('ControllerExpandVolume').length > 0 ? true : undefined));
 }
 
-test('as PID 1: SIGTERM and SIGINT end the resizer as the README says', { timeout: 600_000 }, async (t) => {
+test('as PID 1: SIGTERM and SIGINT end the resizer as docs/command-line.md says', { timeout: 600_000 }, async (t) => {
   const cluster = await useCluster();
   const admin = adminClients(cluster);
   const timings: string[] = [];

@@ -78,13 +78,13 @@ test('the Dockerfile runs dist/main.js as a non-root user from a production-only
 });
 
 /**
- * RSS figures in MiB of our resizer at idle, from the result files of the README's current
- * measurements (the commands in the first code block under "### Measured"; older runs it cites
- * measured earlier versions).
+ * RSS figures in MiB of our resizer at idle, from the result files of the current measurements in
+ * docs/performance.md (the commands in the first code block under "## The latest full run"; older
+ * runs it cites measured earlier versions).
  */
 function idleRssMiB(): Array<{ file: string; scenario: string; name: string; mib: number }> {
-  const readme = readFileSync(join(repoRoot, 'README.md'), 'utf8');
-  const measured = readme.slice(readme.indexOf('\n### Measured'));
+  const performance = readFileSync(join(repoRoot, 'docs', 'performance.md'), 'utf8');
+  const measured = performance.slice(performance.indexOf('\n## The latest full run'));
   const commands = /```\n([\s\S]*?)```/.exec(measured)?.[1] ?? '';
   const files = [...new Set([...commands.matchAll(/bench\/results\/[\w.-]+\.json/g)].map((m) => m[0]))];
   const out = [];
@@ -110,7 +110,7 @@ test('the Deployment\'s memory request covers every idle RSS the benchmarks meas
   const requestMiB = quantityMiB(resizer.resources!.requests!['memory']!);
   const limitMiB = quantityMiB(resizer.resources!.limits!['memory']!);
   const figures = idleRssMiB();
-  assert.ok(figures.length > 0, 'the README cites benchmark results with idle RSS figures');
+  assert.ok(figures.length > 0, 'docs/performance.md cites benchmark results with idle RSS figures');
   for (const f of figures) assert.ok(f.mib <= requestMiB, `${f.file}: ${f.scenario} ${f.name} = ${f.mib.toFixed(1)} MiB > request ${requestMiB} MiB`);
   assert.ok(limitMiB >= 2 * requestMiB, 'the limit leaves room for a burst on top of idle');
 });

@@ -1,7 +1,7 @@
 // The node flags and environment of scripts/node-flags.ts are the ones every way of running the
 // resizer uses: the Dockerfile's ENTRYPOINT and ENV (the OCI image's entry point and Env are built
 // from the same constants and checked in test/integration/image.test.ts; the bench imports them) and
-// the README's deployment text.
+// the image build's description in docs/development.md and the runtime tuning in docs/performance.md.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
@@ -17,11 +17,11 @@ test('the Dockerfile ENTRYPOINT runs dist/main.js with NODE_FLAGS', () => {
   assert.deepEqual(entrypoints, [['node', ...NODE_FLAGS, 'dist/main.js']]);
 });
 
-test('the README names the entry points with NODE_FLAGS', () => {
-  const readme = readFileSync(join(repoRoot, 'README.md'), 'utf8');
+test('docs/development.md names the entry points with NODE_FLAGS', () => {
+  const doc = readFileSync(join(repoRoot, 'docs', 'development.md'), 'utf8');
   const flags = NODE_FLAGS.map((f) => `"${f}", `).join('');
-  assert.ok(readme.includes(`ENTRYPOINT ["node", ${flags}"dist/main.js"]`), 'Dockerfile entry point in README');
-  assert.ok(readme.includes(`["/usr/local/bin/node", ${flags}"/app/dist/main.js"]`), 'OCI entry point in README');
+  assert.ok(doc.includes(`ENTRYPOINT ["node", ${flags}"dist/main.js"]`), 'Dockerfile entry point in docs/development.md');
+  assert.ok(doc.includes(`["/usr/local/bin/node", ${flags}"/app/dist/main.js"]`), 'OCI entry point in docs/development.md');
 });
 
 test('this runtime accepts the flags and they cap the young generation', () => {
@@ -158,9 +158,9 @@ test('the Dockerfile\'s final stage sets RUNTIME_ENV', () => {
   for (const line of runtimeEnvLines()) assert.ok(env.includes(line), `ENV ${line} in the runtime stage (has ${env.join(' ')})`);
 });
 
-test('the README names RUNTIME_ENV where it describes the runtime', () => {
-  const readme = readFileSync(join(repoRoot, 'README.md'), 'utf8');
-  for (const line of runtimeEnvLines()) assert.ok(readme.includes(`\`${line}\``), `${line} in README`);
+test('docs/performance.md names RUNTIME_ENV where it describes the runtime', () => {
+  const doc = readFileSync(join(repoRoot, 'docs', 'performance.md'), 'utf8');
+  for (const line of runtimeEnvLines()) assert.ok(doc.includes(`\`${line}\``), `${line} in docs/performance.md`);
 });
 
 test('with RUNTIME_ENV, glibc keeps the threads\' allocations in at most MALLOC_ARENA_MAX arenas', () => {
