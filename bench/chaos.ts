@@ -38,8 +38,14 @@ async function main(): Promise<void> {
   const { values } = parseArgs({
     args: process.argv.slice(2),
     options: {
-      faults: { type: 'string' }, impls: { type: 'string' }, n: { type: 'string' }, 'n-leader': { type: 'string' },
-      bound: { type: 'string' }, 'driver-delay': { type: 'string' }, 'ours-entry': { type: 'string' }, out: { type: 'string' },
+      faults: { type: 'string' },
+      impls: { type: 'string' },
+      n: { type: 'string' },
+      'n-leader': { type: 'string' },
+      bound: { type: 'string' },
+      'driver-delay': { type: 'string' },
+      'ours-entry': { type: 'string' },
+      out: { type: 'string' },
       help: { type: 'boolean' },
     },
   });
@@ -47,7 +53,10 @@ async function main(): Promise<void> {
     process.stdout.write(HELP);
     return;
   }
-  const wanted = (values.faults ?? FAULTS.map((f) => f.id).join(',')).split(',').map((s) => s.trim()).filter(Boolean);
+  const wanted = (values.faults ?? FAULTS.map((f) => f.id).join(','))
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   for (const id of wanted) if (!FAULTS.some((f) => f.id === id)) throw new Error(`unknown fault ${id}; known: ${FAULTS.map((f) => f.id).join(', ')}`);
   const impls = (values.impls ?? 'ours,upstream').split(',').map((s) => s.trim()) as Impl[];
   for (const i of impls) if (i !== 'ours' && i !== 'upstream') throw new Error(`unknown resizer ${i}: ours or upstream`);
@@ -80,7 +89,9 @@ async function main(): Promise<void> {
     }
   } catch (err) {
     failed = err;
-    log(`FAILED: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}${err instanceof Error && err.cause ? `\ncause: ${String((err.cause as Error).stack ?? err.cause)}` : ''}`);
+    log(
+      `FAILED: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}${err instanceof Error && err.cause ? `\ncause: ${String((err.cause as Error).stack ?? err.cause)}` : ''}`,
+    );
     log(`logs kept in ${env.cluster.dir}`);
   } finally {
     await env.stop({ keepLogs: failed !== undefined });
@@ -103,7 +114,10 @@ async function main(): Promise<void> {
     ...results.flatMap((r) => r.problems.map((p) => `- ${r.fault}/${r.impl}: ${p}`)),
   ].join('\n');
   process.stdout.write(`\n${md}\n`);
-  const stamp = new Date().toISOString().replace(/[:.]/g, '-').replace(/-\d{3}Z$/, 'Z');
+  const stamp = new Date()
+    .toISOString()
+    .replace(/[:.]/g, '-')
+    .replace(/-\d{3}Z$/, 'Z');
   const out = values.out ?? join(repoRoot, 'bench', 'results', `chaos-${stamp}`);
   mkdirSync(join(out, '..'), { recursive: true });
   writeFileSync(`${out}.md`, md + '\n');

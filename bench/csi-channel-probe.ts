@@ -40,9 +40,11 @@ async function round(tree: Tree): Promise<number> {
   const signal = new AbortController().signal;
   let next = 0;
   const before = process.cpuUsage();
-  await Promise.all(Array.from({ length: concurrency }, async () => {
-    while (next++ < calls) await tree.client.getControllerCapabilities(signal);
-  }));
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next++ < calls) await tree.client.getControllerCapabilities(signal);
+    }),
+  );
   const used = process.cpuUsage(before);
   return (used.user + used.system) / calls;
 }
@@ -53,7 +55,9 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
 function startProgram(root: string, name: string, dir: string): string {
   const abs = resolve(root);
   const entry = join(dir, `${name}-entry.ts`);
-  writeFileSync(entry, `
+  writeFileSync(
+    entry,
+    `
 import { GrpcCsiClient } from '${abs}/src/csi/client.ts';
 import { createMetrics } from '${abs}/src/observability/metrics.ts';
 import { silentLogger } from '${abs}/src/observability/logger.ts';
@@ -66,10 +70,17 @@ const ms = performance.now();
 client.close();
 const cpu = process.cpuUsage();
 process.stdout.write(JSON.stringify({ ms, cpuMs: (cpu.user + cpu.system) / 1000, maxRssMiB: process.resourceUsage().maxRSS / 1024 }));
-`);
+`,
+  );
   const outfile = join(dir, `${name}.mjs`);
   buildSync({
-    entryPoints: [entry], bundle: true, platform: 'node', format: 'esm', target: 'node24', outfile, logLevel: 'warning',
+    entryPoints: [entry],
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node24',
+    outfile,
+    logLevel: 'warning',
     banner: { js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);" },
   });
   return outfile;
@@ -82,20 +93,28 @@ try {
   for (const tree of trees) await round(tree); // warm-up
   const perCall = new Map<string, number[]>(trees.map((t) => [t.name, []]));
   for (let r = 0; r < rounds; r++) for (const tree of r % 2 === 0 ? trees : [...trees].reverse()) perCall.get(tree.name)!.push(await round(tree));
-  for (const [name, xs] of perCall) process.stdout.write(`${name}: median ${median(xs).toFixed(1)} µs client CPU per call (rounds: ${xs.map((x) => x.toFixed(1)).join(' ')})\n`);
+  for (const [name, xs] of perCall)
+    process.stdout.write(`${name}: median ${median(xs).toFixed(1)} µs client CPU per call (rounds: ${xs.map((x) => x.toFixed(1)).join(' ')})\n`);
   for (const tree of trees) tree.client.close();
 
-  const programs = [{ name: `other (${otherRoot})`, file: startProgram(otherRoot, 'other', dir) }, { name: 'working tree', file: startProgram('.', 'working', dir) }];
+  const programs = [
+    { name: `other (${otherRoot})`, file: startProgram(otherRoot, 'other', dir) },
+    { name: 'working tree', file: startProgram('.', 'working', dir) },
+  ];
   type Sample = { ms: number; cpuMs: number; maxRssMiB: number };
   const samples = new Map<string, Sample[]>(programs.map((p) => [p.name, []]));
   for (let r = 0; r < starts; r++) {
     for (const program of r % 2 === 0 ? programs : [...programs].reverse()) {
-      samples.get(program.name)!.push(JSON.parse(execFileSync(process.execPath, [program.file, driver.address], { encoding: 'utf8', timeout: 60_000 })) as Sample);
+      samples
+        .get(program.name)!
+        .push(JSON.parse(execFileSync(process.execPath, [program.file, driver.address], { encoding: 'utf8', timeout: 60_000 })) as Sample);
     }
   }
   for (const [name, xs] of samples) {
-    process.stdout.write(`${name}: fresh process, start to 5 CSI calls answered ${median(xs.map((x) => x.ms)).toFixed(0)} ms, ` +
-      `CPU ${median(xs.map((x) => x.cpuMs)).toFixed(0)} ms, peak RSS ${median(xs.map((x) => x.maxRssMiB)).toFixed(1)} MiB (median of ${xs.length})\n`);
+    process.stdout.write(
+      `${name}: fresh process, start to 5 CSI calls answered ${median(xs.map((x) => x.ms)).toFixed(0)} ms, ` +
+        `CPU ${median(xs.map((x) => x.cpuMs)).toFixed(0)} ms, peak RSS ${median(xs.map((x) => x.maxRssMiB)).toFixed(1)} MiB (median of ${xs.length})\n`,
+    );
   }
 } finally {
   await driver.stop();

@@ -1,4 +1,4 @@
-// Evaluation probe for issue 15 (not part of `npm run bench`): where a single resize's time goes,
+// Evaluation probe (not part of `npm run bench`): where a single resize's time goes,
 // per implementation, read from the API server's audit log. One resizer runs at a time (ours, then
 // upstream, alternating per round) against one local control plane; each grows one claim SAMPLES
 // times, 1.25 s apart, and each sample's requests are read back from the audit log: every write
@@ -37,16 +37,26 @@ try {
         addSample(samples, `${impl} FINAL (watch, from the edit sent)`, finalMs);
         await sleep(1250);
         // This sample's requests: from the edit until the claim was seen final.
-        const lines = setup.auditLines().filter((a) => a.stage === 'ResponseComplete'
-          && auditMs(a.requestReceivedTimestamp) >= edited - 1 && auditMs(a.requestReceivedTimestamp) <= edited + finalMs + 2);
+        const lines = setup
+          .auditLines()
+          .filter(
+            (a) =>
+              a.stage === 'ResponseComplete' &&
+              auditMs(a.requestReceivedTimestamp) >= edited - 1 &&
+              auditMs(a.requestReceivedTimestamp) <= edited + finalMs + 2,
+          );
         const edit = lines.find((a) => a.verb === 'patch' && a.requestURI.startsWith(setup.pvcPath) && !a.requestURI.includes('/status') && !byResizer(a));
         if (!edit) continue;
         const t0 = auditMs(edit.stageTimestamp);
-        const writes = lines.filter((a) => byResizer(a) && ['patch', 'create', 'update'].includes(a.verb))
+        const writes = lines
+          .filter((a) => byResizer(a) && ['patch', 'create', 'update'].includes(a.verb))
           .sort((a, b) => auditMs(a.requestReceivedTimestamp) - auditMs(b.requestReceivedTimestamp));
         const counts = new Map<string, number>();
         for (const a of writes) {
-          const what = `${a.verb} ${a.requestURI.replace(/\?.*$/, '').replace(/^\/api\/v1\/(namespaces\/lat\/)?/, '').replace(/\/[^/]*(vol|lat)[^/]*/g, '/*')}`;
+          const what = `${a.verb} ${a.requestURI
+            .replace(/\?.*$/, '')
+            .replace(/^\/api\/v1\/(namespaces\/lat\/)?/, '')
+            .replace(/\/[^/]*(vol|lat)[^/]*/g, '/*')}`;
           const n = (counts.get(what) ?? 0) + 1;
           counts.set(what, n);
           addSample(samples, `${impl} ${what} #${n} received`, auditMs(a.requestReceivedTimestamp) - t0);

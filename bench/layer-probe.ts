@@ -1,4 +1,4 @@
-// Evaluation probe for issue 15 (not part of `npm run bench`): the client CPU of K API requests
+// Evaluation probe (not part of `npm run bench`): the client CPU of K API requests
 // through our request layer (src/kube/http.ts) as it is in the working tree versus as it was at a
 // given commit, alternating A B per round in one process. Run inside a test cluster:
 //   node --import tsx test/cluster/run-with-cluster.ts -- node --import tsx bench/layer-probe.ts COMMIT [K] [concurrency] [rounds]
@@ -13,7 +13,8 @@ import { pathToFileURL } from 'node:url';
 import { parseEnvFile, repoRoot } from '../test/cluster/components.js';
 import { CLUSTER_ENV_VAR } from '../test/cluster/test-cluster.js';
 import { loadKubeConfig } from '../src/kube/kubeconfig.js';
-import { ContentType, KubeHttp } from '../src/kube/http.js';
+import { ContentType } from '../src/kube/content-type.js';
+import { KubeHttp } from '../src/kube/http.js';
 import { getPatchLoop, type LoopRun } from './lib/request-loop.js';
 
 const [commit, ...rest] = process.argv.slice(2);
@@ -52,9 +53,17 @@ const make = (Impl: typeof KubeHttp) => new Impl({ kubeConfig, qps: 0, burst: 1 
 
 // The ConfigMap both read and patch (an existing one from an earlier run is fine).
 const setup = make(KubeHttp);
-await setup.request({
-  method: 'POST', path: '/api/v1/namespaces/default/configmaps', body: { metadata: { name: 'layer-probe' }, data: {} }, contentType: ContentType.Json,
-}, signal).catch(() => undefined);
+await setup
+  .request(
+    {
+      method: 'POST',
+      path: '/api/v1/namespaces/default/configmaps',
+      body: { metadata: { name: 'layer-probe' }, data: {} },
+      contentType: ContentType.Json,
+    },
+    signal,
+  )
+  .catch(() => undefined);
 setup.close();
 
 type Run = LoopRun;

@@ -20,13 +20,27 @@ import { Api, sleep } from './lib/api.js';
 import { commonArgs, podEnv, readProc, type ResizerTargets } from './lib/resizer.js';
 import { GI, Tracker, createNamespace, createPods, ensureStorageClass, growAll, provisionBulk, teardown } from './lib/workload.js';
 
-interface Variant { name: string; nodeArgs: string[]; env?: Record<string, string>; entry?: string }
+interface Variant {
+  name: string;
+  nodeArgs: string[];
+  env?: Record<string, string>;
+  entry?: string;
+}
 
 const { values } = parseArgs({
   options: {
-    variants: { type: 'string' }, idle: { type: 'string', default: '1000:10000' }, n: { type: 'string', default: '1000' },
-    'n-low': { type: 'string', default: '0' }, warmup: { type: 'string', default: '0' }, settle: { type: 'string', default: '0' }, rounds: { type: 'string', default: '2' }, diag: { type: 'boolean', default: false },
-    entry: { type: 'string', default: join(repoRoot, 'dist', 'main.js') }, pagemap: { type: 'string' }, out: { type: 'string' }, 'in-use': { type: 'string', default: 'false' },
+    variants: { type: 'string' },
+    idle: { type: 'string', default: '1000:10000' },
+    n: { type: 'string', default: '1000' },
+    'n-low': { type: 'string', default: '0' },
+    warmup: { type: 'string', default: '0' },
+    settle: { type: 'string', default: '0' },
+    rounds: { type: 'string', default: '2' },
+    diag: { type: 'boolean', default: false },
+    entry: { type: 'string', default: join(repoRoot, 'dist', 'main.js') },
+    pagemap: { type: 'string' },
+    out: { type: 'string' },
+    'in-use': { type: 'string', default: 'false' },
   },
 });
 const variants = JSON.parse(readFileSync(values.variants!, 'utf8')) as Variant[];
@@ -39,9 +53,12 @@ const inUseSettings = values['in-use']!.split(',').map((s) => s === 'true');
 const log = (l: string) => process.stderr.write(`[probe] ${l}\n`);
 const diagDir = mkdtempSync('/tmp/mem-probe-');
 const preload = join(diagDir, 'heap-on-signal.mjs');
-writeFileSync(preload, `import v8 from 'node:v8'; import { writeFileSync, readdirSync } from 'node:fs';
+writeFileSync(
+  preload,
+  `import v8 from 'node:v8'; import { writeFileSync, readdirSync } from 'node:fs';
 process.on('SIGUSR2', () => writeFileSync('${diagDir}/heap-' + process.pid + '.json', JSON.stringify({
-  heap: v8.getHeapStatistics(), spaces: v8.getHeapSpaceStatistics(), mem: process.memoryUsage(), threads: readdirSync('/proc/self/task').length })));\n`);
+  heap: v8.getHeapStatistics(), spaces: v8.getHeapSpaceStatistics(), mem: process.memoryUsage(), threads: readdirSync('/proc/self/task').length })));\n`,
+);
 
 /** RSS by where it lives, from /proc/PID/smaps (KiB). */
 function smapsBreakdown(pid: number): Record<string, number> {
@@ -49,16 +66,21 @@ function smapsBreakdown(pid: number): Record<string, number> {
   const maps: Array<{ start: number; end: number; perms: string; name: string; rss: number; anon: number }> = [];
   for (const line of text.split('\n')) {
     const head = /^([0-9a-f]+)-([0-9a-f]+) (\S+) \S+ \S+ \S+\s*(.*)$/.exec(line);
-    if (head) { maps.push({ start: parseInt(head[1]!, 16), end: parseInt(head[2]!, 16), perms: head[3]!, name: head[4]!, rss: 0, anon: 0 }); continue; }
+    if (head) {
+      maps.push({ start: parseInt(head[1]!, 16), end: parseInt(head[2]!, 16), perms: head[3]!, name: head[4]!, rss: 0, anon: 0 });
+      continue;
+    }
     const kv = /^(Rss|Anonymous):\s+(\d+) kB/.exec(line);
     if (kv && maps.length) maps[maps.length - 1]![kv[1] === 'Rss' ? 'rss' : 'anon'] += Number(kv[2]);
   }
   const out: Record<string, number> = {};
-  const add = (k: string, v: number) => { out[k] = (out[k] ?? 0) + v; };
+  const add = (k: string, v: number) => {
+    out[k] = (out[k] ?? 0) + v;
+  };
   const ARENA = 64 * 1024 * 1024;
   for (let i = 0; i < maps.length; i++) {
     const m = maps[i]!;
-    if (m.name.endsWith('/node')) add(`node binary ${m.perms} (file)`, m.rss - m.anon), add('node binary (anon: relocations, .data/.bss)', m.anon);
+    if (m.name.endsWith('/node')) (add(`node binary ${m.perms} (file)`, m.rss - m.anon), add('node binary (anon: relocations, .data/.bss)', m.anon));
     else if (m.name === '[heap]') add('malloc main arena ([heap])', m.rss);
     else if (m.name === '[stack]') add('stacks', m.rss);
     else if (m.name.startsWith('/')) add('other files (libs, ICU)', m.rss);
@@ -79,11 +101,22 @@ async function diagnose(pid: number): Promise<Record<string, unknown>> {
   process.kill(pid, 'SIGUSR2');
   for (let i = 0; i < 50 && !existsSync(file); i++) await sleep(100);
   const heap = existsSync(file) ? JSON.parse(readFileSync(file, 'utf8')) : {};
-  const rollup = Object.fromEntries(readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8').split('\n')
-    .map((l) => /^(\w+):\s+(\d+) kB/.exec(l)).filter((m) => m !== null).map((m) => [m![1], Number(m![2])]));
+  const rollup = Object.fromEntries(
+    readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8')
+      .split('\n')
+      .map((l) => /^(\w+):\s+(\d+) kB/.exec(l))
+      .filter((m) => m !== null)
+      .map((m) => [m![1], Number(m![2])]),
+  );
   const threads = readdirSync(`/proc/${pid}/task`).map((t) => readFileSync(`/proc/${pid}/task/${t}/comm`, 'utf8').trim());
   // An external script that attributes the node binary's resident pages to symbols (slow: diag only).
-  const pagemap = values.pagemap ? execFileSync(values.pagemap.endsWith('.py') ? 'python3' : values.pagemap, values.pagemap.endsWith('.py') ? [values.pagemap, String(pid)] : [String(pid)], { encoding: 'utf8', timeout: 120_000 }) : undefined;
+  const pagemap = values.pagemap
+    ? execFileSync(
+        values.pagemap.endsWith('.py') ? 'python3' : values.pagemap,
+        values.pagemap.endsWith('.py') ? [values.pagemap, String(pid)] : [String(pid)],
+        { encoding: 'utf8', timeout: 120_000 },
+      )
+    : undefined;
   return { rollup, smaps: smapsBreakdown(pid), threads, v8: heap, pagemap };
 }
 
@@ -95,7 +128,9 @@ function threadCpuS(pid: number): Map<string, number> {
       const ns = Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[0]);
       const name = tid === String(pid) ? 'main' : readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim();
       out.set(name, (out.get(name) ?? 0) + ns / 1e9);
-    } catch { /* the thread ended */ }
+    } catch {
+      /* the thread ended */
+    }
   }
   return out;
 }
@@ -106,7 +141,8 @@ async function stableRssKiB(pid: number): Promise<number> {
   for (;;) {
     window.push(readProc(pid).rssKiB);
     if (window.length > 6) window.shift();
-    const lo = Math.min(...window), hi = Math.max(...window);
+    const lo = Math.min(...window),
+      hi = Math.max(...window);
     if ((window.length === 6 && hi - lo <= lo * 0.02) || Date.now() - t0 > 60_000) return window[window.length - 1]!;
     await sleep(500);
   }
@@ -116,7 +152,13 @@ async function main(): Promise<void> {
   const cluster = await startCluster({ progress: (l) => log(`cluster: ${l}`) });
   const api = new Api(cluster.adminKubeconfigPath, { maxSockets: 16 });
   const logDir = mkdtempSync(join(cluster.dir, 'resizers-'));
-  const targets: ResizerTargets = { kubeconfig: cluster.resizerKubeconfigPath, csiAddress: cluster.csiAddress, oursEntry: values.entry!, upstreamBin: '', logDir };
+  const targets: ResizerTargets = {
+    kubeconfig: cluster.resizerKubeconfigPath,
+    csiAddress: cluster.csiAddress,
+    oursEntry: values.entry!,
+    upstreamBin: '',
+    logDir,
+  };
   const results: Array<Record<string, unknown>> = [];
   let launches = 0;
   const start = (v: Variant, qps: number, burst: number, inUse: boolean): Managed => {
@@ -124,8 +166,11 @@ async function main(): Promise<void> {
     const args = commonArgs(targets, { workers: 10, qps, burst, timeout: '10s', handleVolumeInUseError: inUse });
     const nodeArgs = [...v.nodeArgs, ...(values.diag ? ['--import', preload] : [])];
     return spawnLogged({
-      name: `ours ${v.name}`, command: process.execPath, args: [...nodeArgs, v.entry ?? values.entry!, ...args],
-      logPath: join(logDir, `${launches}-${v.name.replace(/\W+/g, '_')}.log`), env: podEnv(v.env),
+      name: `ours ${v.name}`,
+      command: process.execPath,
+      args: [...nodeArgs, v.entry ?? values.entry!, ...args],
+      logPath: join(logDir, `${launches}-${v.name.replace(/\W+/g, '_')}.log`),
+      env: podEnv(v.env),
     });
   };
   const storageClass = 'probe';
@@ -143,7 +188,9 @@ async function main(): Promise<void> {
     type Space = Awaited<ReturnType<typeof space>>;
     const sync = async (s: Space, p: Managed) => {
       s.canaryGi++;
-      await api.mergePatch(`/api/v1/namespaces/${s.ns}/persistentvolumeclaims/${s.canary}`, { spec: { resources: { requests: { storage: `${s.canaryGi}Gi` } } } });
+      await api.mergePatch(`/api/v1/namespaces/${s.ns}/persistentvolumeclaims/${s.canary}`, {
+        spec: { resources: { requests: { storage: `${s.canaryGi}Gi` } } },
+      });
       const r = await Promise.race([s.tracker.waitAll([s.canary], BigInt(s.canaryGi) * GI, 180_000).then(() => 'ok'), p.exited.then((c) => `exited ${c}`)]);
       if (r !== 'ok') throw new Error(`resizer ${r} (log ${p.logPath})`);
     };
@@ -163,16 +210,33 @@ async function main(): Promise<void> {
               const settled = settleS > 0 ? (await sleep(settleS * 1000), readProc(p.pid).rssKiB / 1024) : undefined;
               const proc = readProc(p.pid);
               const d = values.diag ? await diagnose(p.pid) : {};
-              results.push({ scenario: 'idle', inUse, variant: v.name, round, rssMiB: rss / 1024, ...(settled === undefined ? {} : { rssSettledMiB: settled }), hwmMiB: proc.hwmKiB / 1024, cpuS: proc.cpuSeconds, ...d });
-              log(`idle inuse=${inUse} ${v.name} r${round}: rss ${(rss / 1024).toFixed(1)} MiB${settled === undefined ? '' : ` (${settleS} s later ${settled.toFixed(1)})`} hwm ${(proc.hwmKiB / 1024).toFixed(1)} cpu ${proc.cpuSeconds.toFixed(2)}`);
-            } finally { await p.stop(15_000); }
+              results.push({
+                scenario: 'idle',
+                inUse,
+                variant: v.name,
+                round,
+                rssMiB: rss / 1024,
+                ...(settled === undefined ? {} : { rssSettledMiB: settled }),
+                hwmMiB: proc.hwmKiB / 1024,
+                cpuS: proc.cpuSeconds,
+                ...d,
+              });
+              log(
+                `idle inuse=${inUse} ${v.name} r${round}: rss ${(rss / 1024).toFixed(1)} MiB${settled === undefined ? '' : ` (${settleS} s later ${settled.toFixed(1)})`} hwm ${(proc.hwmKiB / 1024).toFixed(1)} cpu ${proc.cpuSeconds.toFixed(2)}`,
+              );
+            } finally {
+              await p.stop(15_000);
+            }
           }
         }
       }
       s.tracker.stop();
       await teardown(api, s.ns, { concurrency: 16, deadlineMs: 10 * 60_000 });
     }
-    for (const [label, count, qps, burst] of [['burst-high', n, 200, 400], ['burst-low', nLow, 5, 10]] as const) {
+    for (const [label, count, qps, burst] of [
+      ['burst-high', n, 200, 400],
+      ['burst-low', nLow, 5, 10],
+    ] as const) {
       if (count <= 0) continue;
       const s = await space(`probe-${label}`, count);
       for (let round = 1; round <= rounds; round++) {
@@ -195,11 +259,28 @@ async function main(): Promise<void> {
             await s.tracker.waitAll(s.claims, BigInt(s.sizeGi) * GI, 20 * 60_000);
             await sleep(1500);
             const after = readProc(p.pid);
-            const threadCpu = Object.fromEntries([...threadCpuS(p.pid)].map(([k, v]) => [k, Number((v - (threadsBefore.get(k) ?? 0)).toFixed(4))]).filter(([, v]) => (v as number) > 0));
+            const threadCpu = Object.fromEntries(
+              [...threadCpuS(p.pid)].map(([k, v]) => [k, Number((v - (threadsBefore.get(k) ?? 0)).toFixed(4))]).filter(([, v]) => (v as number) > 0),
+            );
             const d = values.diag ? await diagnose(p.pid) : {};
-            results.push({ scenario: label, variant: v.name, round, warmups, cpuS: after.cpuSeconds - before.cpuSeconds, sysS: after.sysSeconds - before.sysSeconds, hwmMiB: after.hwmKiB / 1024, rssAfterMiB: after.rssKiB / 1024, threadCpuS: threadCpu, ...d });
-            log(`${label} ${v.name} r${round}: cpu ${(after.cpuSeconds - before.cpuSeconds).toFixed(2)} s (sys ${(after.sysSeconds - before.sysSeconds).toFixed(2)}), hwm ${(after.hwmKiB / 1024).toFixed(1)} MiB, rss after ${(after.rssKiB / 1024).toFixed(1)}, load ${readFileSync('/proc/loadavg', 'utf8').split(' ')[0]}, threads ${JSON.stringify(threadCpu)}`);
-          } finally { await p.stop(15_000); }
+            results.push({
+              scenario: label,
+              variant: v.name,
+              round,
+              warmups,
+              cpuS: after.cpuSeconds - before.cpuSeconds,
+              sysS: after.sysSeconds - before.sysSeconds,
+              hwmMiB: after.hwmKiB / 1024,
+              rssAfterMiB: after.rssKiB / 1024,
+              threadCpuS: threadCpu,
+              ...d,
+            });
+            log(
+              `${label} ${v.name} r${round}: cpu ${(after.cpuSeconds - before.cpuSeconds).toFixed(2)} s (sys ${(after.sysSeconds - before.sysSeconds).toFixed(2)}), hwm ${(after.hwmKiB / 1024).toFixed(1)} MiB, rss after ${(after.rssKiB / 1024).toFixed(1)}, load ${readFileSync('/proc/loadavg', 'utf8').split(' ')[0]}, threads ${JSON.stringify(threadCpu)}`,
+            );
+          } finally {
+            await p.stop(15_000);
+          }
         }
       }
       s.tracker.stop();
@@ -222,4 +303,7 @@ async function main(): Promise<void> {
 }
 
 for (const sig of ['SIGINT', 'SIGTERM'] as const) process.once(sig, () => process.exit(130));
-main().catch((err: unknown) => { process.stderr.write(`[probe] ${err instanceof Error ? err.stack ?? err.message : String(err)}\n`); process.exit(1); });
+main().catch((err: unknown) => {
+  process.stderr.write(`[probe] ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+  process.exit(1);
+});

@@ -24,9 +24,13 @@ import { createNamespace, createPods, ensureStorageClass, GI, growAll, provision
 
 const { values } = parseArgs({
   options: {
-    entries: { type: 'string', default: join(repoRoot, 'dist', 'main.js') }, mode: { type: 'string', default: 'node' },
-    n: { type: 'string', default: '2000' }, pods: { type: 'string', default: '0' }, replicas: { type: 'string', default: '20' },
-    rounds: { type: 'string', default: '2' }, out: { type: 'string' },
+    entries: { type: 'string', default: join(repoRoot, 'dist', 'main.js') },
+    mode: { type: 'string', default: 'node' },
+    n: { type: 'string', default: '2000' },
+    pods: { type: 'string', default: '0' },
+    replicas: { type: 'string', default: '20' },
+    rounds: { type: 'string', default: '2' },
+    out: { type: 'string' },
   },
 });
 const entries = values.entries!.split(',').map((e) => resolve(e));
@@ -36,9 +40,12 @@ for (const e of entries) if (!existsSync(e)) throw new Error(`${e} does not exis
 const log = (l: string) => process.stderr.write(`[heap-probe] ${l}\n`);
 const diagDir = mkdtempSync('/tmp/node-local-heap-');
 const preload = join(diagDir, 'heap-on-signal.mjs');
-writeFileSync(preload, `import v8 from 'node:v8'; import { writeFileSync } from 'node:fs';
+writeFileSync(
+  preload,
+  `import v8 from 'node:v8'; import { writeFileSync } from 'node:fs';
 const reading = () => ({ heap: v8.getHeapStatistics(), spaces: v8.getHeapSpaceStatistics(), mem: process.memoryUsage() });
-process.on('SIGUSR2', () => { const before = reading(); globalThis.gc(); writeFileSync('${diagDir}/heap-' + process.pid + '.json', JSON.stringify({ before, after: reading() })); });\n`);
+process.on('SIGUSR2', () => { const before = reading(); globalThis.gc(); writeFileSync('${diagDir}/heap-' + process.pid + '.json', JSON.stringify({ before, after: reading() })); });\n`,
+);
 
 const mib = (bytes: number) => Math.round((bytes / 2 ** 20) * 10) / 10;
 
@@ -70,8 +77,14 @@ async function sample(pid: number): Promise<Record<string, unknown>> {
   const spaces = (s: Array<{ space_name: string; space_used_size: number; space_size: number }>) =>
     Object.fromEntries(s.filter((x) => x.space_size > 0).map((x) => [x.space_name, `${mib(x.space_used_size)}/${mib(x.space_size)}`]));
   return {
-    rssMiB: Math.round(rssMiB * 10) / 10, mappings,
-    v8: { heapTotalMiB: mib(before.heap.total_heap_size), usedMiB: mib(before.heap.used_heap_size), externalMiB: mib(before.mem.external), spaces: spaces(before.spaces) },
+    rssMiB: Math.round(rssMiB * 10) / 10,
+    mappings,
+    v8: {
+      heapTotalMiB: mib(before.heap.total_heap_size),
+      usedMiB: mib(before.heap.used_heap_size),
+      externalMiB: mib(before.mem.external),
+      spaces: spaces(before.spaces),
+    },
     afterFullGc: { usedMiB: mib(after.heap.used_heap_size), rssMiB: Math.round((readProc(pid).rssKiB / 1024) * 10) / 10 },
   };
 }
@@ -90,21 +103,35 @@ try {
   });
   await createNamespace(api, ns);
   const common = {
-    ns, sizeGi: 1, storageClass: 'bench-expandable', driverName: cluster.driverName, concurrency: 16, deadlineMs: 30 * 60_000,
-    csi: { protoPath: cluster.driver.protoPath, address: cluster.csiAddress }, nodeOf: (i: number) => nodes[i % nodes.length]!,
+    ns,
+    sizeGi: 1,
+    storageClass: 'bench-expandable',
+    driverName: cluster.driverName,
+    concurrency: 16,
+    deadlineMs: 30 * 60_000,
+    csi: { protoPath: cluster.driver.protoPath, address: cluster.csiAddress },
+    nodeOf: (i: number) => nodes[i % nodes.length]!,
   };
   tracker = await Tracker.start(api, ns);
   await sleep(1500); // the resize admission plugin's StorageClass informer
   const [canary] = await provisionBulk(api, { ...common, count: 1, prefix: 'canary', nodeOf: () => nodes[0]! });
   let canaryGi = 1;
   const args = [
-    `--kubeconfig=${cluster.resizerKubeconfigPath}`, `--csi-address=${cluster.csiAddress}`, '--leader-election=false',
-    '--kube-api-qps=200', '--kube-api-burst=400', '--v=1', ...(central ? [] : ['--node-deployment']),
+    `--kubeconfig=${cluster.resizerKubeconfigPath}`,
+    `--csi-address=${cluster.csiAddress}`,
+    '--leader-election=false',
+    '--kube-api-qps=200',
+    '--kube-api-burst=400',
+    '--v=1',
+    ...(central ? [] : ['--node-deployment']),
   ];
   const measure = async (cluster: 'empty' | 'full', round: number, entry: string) => {
     const proc = spawnLogged({
-      name: `csi-resizer ${cluster}`, command: process.execPath, args: [...NODE_FLAGS, '--expose-gc', '--import', preload, entry, ...args],
-      env: sidecarEnv('ours', { NODE_NAME: nodes[0] }), logPath: join(diagDir, `${cluster}-${round}-${samples.length}.log`),
+      name: `csi-resizer ${cluster}`,
+      command: process.execPath,
+      args: [...NODE_FLAGS, '--expose-gc', '--import', preload, entry, ...args],
+      env: sidecarEnv('ours', { NODE_NAME: nodes[0] }),
+      logPath: join(diagDir, `${cluster}-${round}-${samples.length}.log`),
     });
     try {
       canaryGi += 1;
@@ -122,7 +149,13 @@ try {
   const volumes = await provisionBulk(api, { ...common, count: n, prefix: 'vol', progress: (d) => log(`${d}/${n} volumes`) });
   if (pods > 0) {
     await createPods(api, {
-      ns, count: pods, prefix: 'pod', claims: volumes.map((v) => v.pvc), concurrency: 16, deadlineMs: 30 * 60_000, nodeOf: (i) => common.nodeOf(i % n),
+      ns,
+      count: pods,
+      prefix: 'pod',
+      claims: volumes.map((v) => v.pvc),
+      concurrency: 16,
+      deadlineMs: 30 * 60_000,
+      nodeOf: (i) => common.nodeOf(i % n),
     });
   }
   for (let round = 0; round < rounds; round++) {
@@ -134,9 +167,15 @@ try {
   api.close();
   await cluster.stop({ keepLogs: false });
 }
-const result = `${JSON.stringify({
-  command: `tsx bench/node-local-heap-probe.ts ${process.argv.slice(2).join(' ')}`.trim(), date: new Date().toISOString(),
-  settings: { entries, mode: values.mode, n, pods, replicas, rounds }, samples,
-}, null, 2)}\n`;
+const result = `${JSON.stringify(
+  {
+    command: `tsx bench/node-local-heap-probe.ts ${process.argv.slice(2).join(' ')}`.trim(),
+    date: new Date().toISOString(),
+    settings: { entries, mode: values.mode, n, pods, replicas, rounds },
+    samples,
+  },
+  null,
+  2,
+)}\n`;
 if (values.out) writeFileSync(values.out, result);
 else process.stdout.write(result);

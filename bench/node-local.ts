@@ -54,8 +54,15 @@ function parseOptions(argv: string[]): Options {
   const { values } = parseArgs({
     args: argv,
     options: {
-      replicas: { type: 'string' }, n: { type: 'string' }, qps: { type: 'string' }, burst: { type: 'string' },
-      'latency-samples': { type: 'string' }, concurrency: { type: 'string' }, pods: { type: 'string' }, 'ours-entry': { type: 'string' }, out: { type: 'string' },
+      replicas: { type: 'string' },
+      n: { type: 'string' },
+      qps: { type: 'string' },
+      burst: { type: 'string' },
+      'latency-samples': { type: 'string' },
+      concurrency: { type: 'string' },
+      pods: { type: 'string' },
+      'ours-entry': { type: 'string' },
+      out: { type: 'string' },
     },
   });
   return {
@@ -112,20 +119,33 @@ async function main(): Promise<void> {
     });
     await createNamespace(api, ns);
     const common = {
-      ns, sizeGi: 1, storageClass: 'bench-expandable', driverName: cluster.driverName,
-      csi: { protoPath: cluster.driver.protoPath, address: cluster.csiAddress }, concurrency: o.concurrency, deadlineMs: 30 * 60_000,
+      ns,
+      sizeGi: 1,
+      storageClass: 'bench-expandable',
+      driverName: cluster.driverName,
+      csi: { protoPath: cluster.driver.protoPath, address: cluster.csiAddress },
+      concurrency: o.concurrency,
+      deadlineMs: 30 * 60_000,
       nodeOf: (i: number) => nodes[i % nodes.length]!,
     };
     const args = [
-      `--kubeconfig=${cluster.resizerKubeconfigPath}`, `--csi-address=${cluster.csiAddress}`, '--leader-election=false',
-      `--kube-api-qps=${o.qps}`, `--kube-api-burst=${o.burst}`, '--v=1',
+      `--kubeconfig=${cluster.resizerKubeconfigPath}`,
+      `--csi-address=${cluster.csiAddress}`,
+      '--leader-election=false',
+      `--kube-api-qps=${o.qps}`,
+      `--kube-api-burst=${o.burst}`,
+      '--v=1',
     ];
     // Started as the image starts it: its node flags and environment.
     const nodeArgv = (entryArgs: string[]) => [...NODE_FLAGS, ...(o.oursEntry.endsWith('.ts') ? ['--import', 'tsx'] : []), o.oursEntry, ...entryArgs];
-    const nodeReplica = (name: string, logName = name) => spawnLogged({
-      name: `csi-resizer ${logName}`, command: process.execPath, args: nodeArgv([...args, '--node-deployment']),
-      env: sidecarEnv('ours', { NODE_NAME: name }), logPath: join(logDir, `${logName}.log`),
-    });
+    const nodeReplica = (name: string, logName = name) =>
+      spawnLogged({
+        name: `csi-resizer ${logName}`,
+        command: process.execPath,
+        args: nodeArgv([...args, '--node-deployment']),
+        env: sidecarEnv('ours', { NODE_NAME: name }),
+        logPath: join(logDir, `${logName}.log`),
+      });
     const tracker = await Tracker.start(api, ns);
     await sleep(1500); // the resize admission plugin's StorageClass informer
 
@@ -148,16 +168,23 @@ async function main(): Promise<void> {
 
     const t0 = Date.now();
     // One canary per node: all of them final means every replica has synced and works.
-    const canaries = [firstCanary, ...await provisionBulk(api, { ...common, count: o.replicas - 1, prefix: 'canary', nodeOf: (i) => nodes[i + 1]! })];
+    const canaries = [firstCanary, ...(await provisionBulk(api, { ...common, count: o.replicas - 1, prefix: 'canary', nodeOf: (i) => nodes[i + 1]! }))];
     const volumes: Volume[] = await provisionBulk(api, { ...common, count: o.n, prefix: 'vol', progress: (d) => log(`${d}/${o.n} volumes`) });
     if (o.pods > 0) {
       // Pod i mounts claim i mod N, which is on node (i mod N) mod R.
       await createPods(api, {
-        ns, count: o.pods, prefix: 'pod', claims: volumes.map((v) => v.pvc), concurrency: o.concurrency, deadlineMs: 30 * 60_000,
+        ns,
+        count: o.pods,
+        prefix: 'pod',
+        claims: volumes.map((v) => v.pvc),
+        concurrency: o.concurrency,
+        deadlineMs: 30 * 60_000,
         nodeOf: (i) => common.nodeOf(i % o.n),
       });
     }
-    log(`${o.n} volumes, ${o.pods} pods and ${o.replicas} canaries on ${o.replicas} nodes provisioned in ${((Date.now() - t0) / 1000).toFixed(0)}s (not timed)`);
+    log(
+      `${o.n} volumes, ${o.pods} pods and ${o.replicas} canaries on ${o.replicas} nodes provisioned in ${((Date.now() - t0) / 1000).toFixed(0)}s (not timed)`,
+    );
     const baseWatches = await openWatches(api);
     let sizeGi = 1;
     let canaryGi = 2; // the first canary is at 2Gi already, the others at 1Gi
@@ -165,17 +192,33 @@ async function main(): Promise<void> {
     const measure = async (mode: 'central' | 'node') => {
       audit.skipToEnd();
       const spawnAt = Date.now();
-      const procs: Managed[] = mode === 'central'
-        ? [spawnLogged({
-          name: 'csi-resizer central', command: process.execPath, args: nodeArgv(args),
-          env: sidecarEnv('ours'), logPath: join(logDir, 'central.log'),
-        })]
-        : nodes.map((name) => nodeReplica(name));
+      const procs: Managed[] =
+        mode === 'central'
+          ? [
+              spawnLogged({
+                name: 'csi-resizer central',
+                command: process.execPath,
+                args: nodeArgv(args),
+                env: sidecarEnv('ours'),
+                logPath: join(logDir, 'central.log'),
+              }),
+            ]
+          : nodes.map((name) => nodeReplica(name));
       const m: Mode = { name: mode, procs };
       try {
         canaryGi += 1;
-        await growAll(api, ns, canaries.map((c) => c.pvc), canaryGi, o.concurrency);
-        await tracker.waitAll(canaries.map((c) => c.pvc), BigInt(canaryGi) * GI, 10 * 60_000);
+        await growAll(
+          api,
+          ns,
+          canaries.map((c) => c.pvc),
+          canaryGi,
+          o.concurrency,
+        );
+        await tracker.waitAll(
+          canaries.map((c) => c.pvc),
+          BigInt(canaryGi) * GI,
+          10 * 60_000,
+        );
         const syncedS = (Date.now() - spawnAt) / 1000;
         await sleep(3000); // let RSS settle after the initial lists
         audit.poll();
@@ -187,8 +230,18 @@ async function main(): Promise<void> {
         sizeGi += 1;
         const burstStart = Date.now();
         const t = performance.now();
-        await growAll(api, ns, volumes.map((v) => v.pvc), sizeGi, o.concurrency);
-        const states = await tracker.waitAll(volumes.map((v) => v.pvc), BigInt(sizeGi) * GI, 30 * 60_000);
+        await growAll(
+          api,
+          ns,
+          volumes.map((v) => v.pvc),
+          sizeGi,
+          o.concurrency,
+        );
+        const states = await tracker.waitAll(
+          volumes.map((v) => v.pvc),
+          BigInt(sizeGi) * GI,
+          30 * 60_000,
+        );
         const allFinalS = (Math.max(...states.map((s) => Math.max(s.pvAt, s.pvcAt))) - t) / 1000;
         const cpu = m.procs.reduce((s, p) => s + readProc(p.pid).cpuSeconds, 0) - cpuBefore;
         await sleep(2000);
@@ -208,7 +261,9 @@ async function main(): Promise<void> {
           await sleep(500);
         }
         sizeGi += 1; // the sampled claims are one size ahead; the next burst passes them
-        log(`${mode}: synced in ${syncedS.toFixed(1)}s, ${o.n} resizes in ${allFinalS.toFixed(1)}s, cpu ${cpu.toFixed(1)}s, watches ${watches}, rss median ${median(rss).toFixed(0)} MiB`);
+        log(
+          `${mode}: synced in ${syncedS.toFixed(1)}s, ${o.n} resizes in ${allFinalS.toFixed(1)}s, cpu ${cpu.toFixed(1)}s, watches ${watches}, rss median ${median(rss).toFixed(0)} MiB`,
+        );
         return { syncedS, startupRequests, rss, watches, cpu, allFinalS, burstRequests, peak, latencies };
       } finally {
         await Promise.all(m.procs.map((p) => p.stop(15_000)));
@@ -238,7 +293,7 @@ async function main(): Promise<void> {
     tracker.stop();
   } catch (err) {
     failed = err;
-    log(`FAILED: ${err instanceof Error ? err.stack ?? err.message : String(err)}`);
+    log(`FAILED: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
     log(`resizer logs kept in ${logDir}`);
   } finally {
     await teardown(api, ns, { concurrency: o.concurrency, deadlineMs: 10 * 60_000 }).catch(() => {});
@@ -255,16 +310,27 @@ async function main(): Promise<void> {
   process.stdout.write(`machine: ${cpus()[0]?.model ?? '?'}, ${cpus().length} cores, ${Math.round(totalmem() / 2 ** 30)} GiB; node ${process.version}\n`);
   process.stdout.write(`settings: N ${o.n}, ${o.pods} pods, ${o.replicas} nodes, QPS ${o.qps}/${o.burst} per replica\n\n${lines.join('\n')}\n`);
   mkdirSync(join(repoRoot, 'bench', 'results'), { recursive: true });
-  writeFileSync(o.out, `${JSON.stringify({
-    command: `tsx bench/node-local.ts ${process.argv.slice(2).join(' ')}`.trim(), date: new Date().toISOString(),
-    durationS: Math.round((Date.now() - started) / 1000), settings: o, complete: failed === undefined, rows,
-  }, null, 2)}\n`);
+  writeFileSync(
+    o.out,
+    `${JSON.stringify(
+      {
+        command: `tsx bench/node-local.ts ${process.argv.slice(2).join(' ')}`.trim(),
+        date: new Date().toISOString(),
+        durationS: Math.round((Date.now() - started) / 1000),
+        settings: o,
+        complete: failed === undefined,
+        rows,
+      },
+      null,
+      2,
+    )}\n`,
+  );
   process.stdout.write(`\nwritten to ${o.out}\n`);
   if (failed !== undefined) process.exitCode = 1;
 }
 
 for (const sig of ['SIGINT', 'SIGTERM'] as const) process.once(sig, () => process.exit(130));
 main().catch((err: unknown) => {
-  process.stderr.write(`[node-local] ${err instanceof Error ? err.stack ?? err.message : String(err)}\n`);
+  process.stderr.write(`[node-local] ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
   process.exit(1);
 });

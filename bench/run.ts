@@ -23,7 +23,7 @@ import { latency } from './scenarios/latency.js';
 import { startup } from './scenarios/startup.js';
 
 const ALL = ['burst-default', 'burst-high', 'latency', 'startup', 'idle', 'idle-cpu'] as const;
-// Issue 15: the last level is the scale the targets name (20,000 claims, 100,000 pods).
+// The last level is the scale the performance targets name (docs/performance.md).
 const DEFAULT_IDLE = '1000:10000,5000:30000,20000:100000';
 const ALIASES: Record<string, string[]> = { burst: ['burst-default', 'burst-high'], api: ['burst-high'], all: [...ALL] };
 
@@ -59,9 +59,21 @@ function parseOptions(argv: string[]): BenchOptions & { out: string } {
   const { values } = parseArgs({
     args: argv,
     options: {
-      scenarios: { type: 'string' }, rounds: { type: 'string' }, n: { type: 'string' }, 'n-low': { type: 'string' },
-      idle: { type: 'string' }, 'idle-cpu': { type: 'string' }, pods: { type: 'string' }, 'latency-samples': { type: 'string' }, 'startup-starts': { type: 'string' }, workers: { type: 'string' },
-      timeout: { type: 'string' }, concurrency: { type: 'string' }, 'ours-entry': { type: 'string' }, 'ours-node-args': { type: 'string' }, out: { type: 'string' },
+      scenarios: { type: 'string' },
+      rounds: { type: 'string' },
+      n: { type: 'string' },
+      'n-low': { type: 'string' },
+      idle: { type: 'string' },
+      'idle-cpu': { type: 'string' },
+      pods: { type: 'string' },
+      'latency-samples': { type: 'string' },
+      'startup-starts': { type: 'string' },
+      workers: { type: 'string' },
+      timeout: { type: 'string' },
+      concurrency: { type: 'string' },
+      'ours-entry': { type: 'string' },
+      'ours-node-args': { type: 'string' },
+      out: { type: 'string' },
       help: { type: 'boolean' },
     },
   });
@@ -70,7 +82,10 @@ function parseOptions(argv: string[]): BenchOptions & { out: string } {
     process.exit(0);
   }
   const scenarios = new Set<string>();
-  for (const s of (values.scenarios ?? 'all').split(',').map((x) => x.trim()).filter(Boolean)) {
+  for (const s of (values.scenarios ?? 'all')
+    .split(',')
+    .map((x) => x.trim())
+    .filter(Boolean)) {
     const expanded = ALIASES[s] ?? [s];
     for (const e of expanded) {
       if (!(ALL as readonly string[]).includes(e)) throw new Error(`unknown scenario ${e}; known: ${ALL.join(', ')}`);
@@ -92,7 +107,10 @@ function parseOptions(argv: string[]): BenchOptions & { out: string } {
   if (!Number.isInteger(cpuClaims) || !Number.isInteger(cpuSeconds) || cpuClaims! < 0 || cpuClaims! > 20_000 || cpuSeconds! < 5 || cpuSeconds! > 600) {
     throw new Error('--idle-cpu: want claims:seconds with claims in [0, 20000] and seconds in [5, 600]');
   }
-  const stamp = new Date().toISOString().replace(/[:.]/g, '-').replace(/-\d{3}Z$/, 'Z');
+  const stamp = new Date()
+    .toISOString()
+    .replace(/[:.]/g, '-')
+    .replace(/-\d{3}Z$/, 'Z');
   return {
     scenarios,
     rounds: intFlag(values.rounds, 3, 1, 20, 'rounds'),
@@ -138,10 +156,12 @@ async function main(): Promise<void> {
     kernel: release(),
     loadavgAtStart: readFileSync('/proc/loadavg', 'utf8').trim(),
   };
-  // A private snapshot (see the README) carries the commit it was built from.
+  // A private snapshot (bench/snapshot.sh; docs/performance.md, "The latest full run") carries the commit it was built from.
   const snapCommit = existsSync(join(opts.oursEntry, '..', '..', 'COMMIT')) ? readFileSync(join(opts.oursEntry, '..', '..', 'COMMIT'), 'utf8').trim() : '';
   const versions = {
-    ours: snapCommit ? `${JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')).version} (git ${snapCommit}, snapshot)` : `${JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')).version} (git ${tryExec('git', ['-C', repoRoot, 'rev-parse', '--short', 'HEAD'])}${tryExec('git', ['-C', repoRoot, 'status', '--porcelain', 'src']) ? ', src modified' : ''})`,
+    ours: snapCommit
+      ? `${JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')).version} (git ${snapCommit}, snapshot)`
+      : `${JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')).version} (git ${tryExec('git', ['-C', repoRoot, 'rev-parse', '--short', 'HEAD'])}${tryExec('git', ['-C', repoRoot, 'status', '--porcelain', 'src']) ? ', src modified' : ''})`,
     node: process.version,
     upstream: `${env.get('UPSTREAM_RESIZER_VERSION') ?? '?'} (${/^\s*go\s+go[\d.]+|go[\d.]+/m.exec(upstreamDeps)?.[0]?.trim() ?? 'go ?'}, client-go ${/k8s\.io\/client-go\s+(v\S+)/.exec(upstreamDeps)?.[1] ?? '?'})`,
     kubernetes: env.get('K8S_VERSION') ?? '?',
@@ -159,8 +179,22 @@ async function main(): Promise<void> {
   const notes: string[] = [];
   const storageClass = 'bench-expandable';
   const ctx: Ctx = {
-    cluster, api, audit, figures, opts, notes, storageClass, log,
-    targets: { kubeconfig: cluster.resizerKubeconfigPath, csiAddress: cluster.csiAddress, oursEntry: opts.oursEntry, oursNodeArgs: opts.oursNodeArgs, upstreamBin: opts.upstreamBin, logDir },
+    cluster,
+    api,
+    audit,
+    figures,
+    opts,
+    notes,
+    storageClass,
+    log,
+    targets: {
+      kubeconfig: cluster.resizerKubeconfigPath,
+      csiAddress: cluster.csiAddress,
+      oursEntry: opts.oursEntry,
+      oursNodeArgs: opts.oursNodeArgs,
+      upstreamBin: opts.upstreamBin,
+      logDir,
+    },
   };
   const started = Date.now();
   const namespaces: string[] = [];
@@ -188,7 +222,7 @@ async function main(): Promise<void> {
     await run('idle-cpu', 'bench-idle-cpu', () => idleCpu(ctx));
   } catch (err) {
     failed = err;
-    log(`FAILED: ${err instanceof Error ? err.stack ?? err.message : String(err)}`);
+    log(`FAILED: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
     log(`resizer logs kept in ${logDir}`);
   } finally {
     api.close();
@@ -199,20 +233,38 @@ async function main(): Promise<void> {
     command: `tsx bench/run.ts ${process.argv.slice(2).join(' ')}`.trim(),
     date: new Date().toISOString(),
     durationS: Math.round((Date.now() - started) / 1000),
-    machine, versions,
+    machine,
+    versions,
     settings: {
-      rounds: opts.rounds, n: opts.n, nLow: opts.nLow, idle: opts.idle, idleCpu: opts.idleCpu, latencySamples: opts.latencySamples, startupStarts: opts.startupStarts,
-      workers: opts.workers, timeout: opts.timeout, defaultRate: DEFAULT_FLAGS, highRate: HIGH_FLAGS, order: 'ours, upstream per round; latency: both running, samples alternating ABBA; startup: starts alternating ABBA',
+      rounds: opts.rounds,
+      n: opts.n,
+      nLow: opts.nLow,
+      idle: opts.idle,
+      idleCpu: opts.idleCpu,
+      latencySamples: opts.latencySamples,
+      startupStarts: opts.startupStarts,
+      workers: opts.workers,
+      timeout: opts.timeout,
+      defaultRate: DEFAULT_FLAGS,
+      highRate: HIGH_FLAGS,
+      order: 'ours, upstream per round; latency: both running, samples alternating ABBA; startup: starts alternating ABBA',
     },
     notes,
     complete: failed === undefined,
     figures: figures.list.map((f) => ({
-      ...f, ours: summarize(f, 'ours'), upstream: summarize(f, 'upstream'), ratio: ratio(f),
+      ...f,
+      ours: summarize(f, 'ours'),
+      upstream: summarize(f, 'upstream'),
+      ratio: ratio(f),
     })),
   };
   process.stdout.write(`\nmachine: ${machine.cpu}, ${machine.cores} cores, ${machine.memoryGiB} GiB, Linux ${machine.kernel}\n`);
-  process.stdout.write(`versions: ours ${versions.ours} on node ${versions.node}; upstream ${versions.upstream}; kube-apiserver ${versions.kubernetes}; etcd ${versions.etcd}\n`);
-  process.stdout.write(`settings: rounds ${opts.rounds}, N ${opts.n} (QPS ${HIGH_FLAGS.qps}/${HIGH_FLAGS.burst}), N ${opts.nLow} (QPS ${DEFAULT_FLAGS.qps}/${DEFAULT_FLAGS.burst}), idle ${opts.idle.map(([c, p]) => `${c}:${p}`).join(',')}, workers ${opts.workers}, timeout ${opts.timeout}\n\n`);
+  process.stdout.write(
+    `versions: ours ${versions.ours} on node ${versions.node}; upstream ${versions.upstream}; kube-apiserver ${versions.kubernetes}; etcd ${versions.etcd}\n`,
+  );
+  process.stdout.write(
+    `settings: rounds ${opts.rounds}, N ${opts.n} (QPS ${HIGH_FLAGS.qps}/${HIGH_FLAGS.burst}), N ${opts.nLow} (QPS ${DEFAULT_FLAGS.qps}/${DEFAULT_FLAGS.burst}), idle ${opts.idle.map(([c, p]) => `${c}:${p}`).join(',')}, workers ${opts.workers}, timeout ${opts.timeout}\n\n`,
+  );
   process.stdout.write(table(figures.list) + '\n');
   for (const n of notes) process.stdout.write(`note: ${n}\n`);
   mkdirSync(join(repoRoot, 'bench', 'results'), { recursive: true });
@@ -226,6 +278,6 @@ async function main(): Promise<void> {
 for (const sig of ['SIGINT', 'SIGTERM'] as const) process.once(sig, () => process.exit(130));
 
 main().catch((err: unknown) => {
-  process.stderr.write(`[bench] ${err instanceof Error ? err.stack ?? err.message : String(err)}\n`);
+  process.stderr.write(`[bench] ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
   process.exit(1);
 });

@@ -1,4 +1,4 @@
-// Evaluation probe for issue 15 (not part of `npm run bench`): the API requests of a start, per
+// Evaluation probe (not part of `npm run bench`): the API requests of a start, per
 // implementation, from the API server's audit log: for each request the resizer made from spawn
 // until its first resize was final, when the API server received it (and, for a watch, when it
 // began streaming), with the resizer's own log lines beside them (klog's timestamps), all in ms
@@ -30,15 +30,19 @@ try {
       const finalMs = seen!.pvcAt - r.spawnedAt;
       await r.stop();
       await sleep(300);
-      const mine = setup.auditLines()
+      const mine = setup
+        .auditLines()
         // One line per request: a watch when it began streaming, anything else when it was answered.
         .filter((a) => byResizer(a) && a.stage === (a.verb === 'watch' ? 'ResponseStarted' : 'ResponseComplete'))
         .filter((a) => auditMs(a.requestReceivedTimestamp) >= spawned && auditMs(a.requestReceivedTimestamp) <= spawned + finalMs + 2)
         .sort((a, b) => auditMs(a.requestReceivedTimestamp) - auditMs(b.requestReceivedTimestamp));
       const counts = new Map<string, number>();
       for (const a of mine) {
-        const path = a.requestURI.replace(/^\/apis?\//, '').replace(/\?.*$/, (q) => (/watch=(1|true)|sendInitialEvents/.test(q) ? ' (watch)' : ''))
-          .replace(/namespaces\/su\//, '').replace(/\/[^/ ]*vol-[^/ ]*/g, '/*');
+        const path = a.requestURI
+          .replace(/^\/apis?\//, '')
+          .replace(/\?.*$/, (q) => (/watch=(1|true)|sendInitialEvents/.test(q) ? ' (watch)' : ''))
+          .replace(/namespaces\/su\//, '')
+          .replace(/\/[^/ ]*vol-[^/ ]*/g, '/*');
         const what = a.verb === 'watch' ? `${a.verb} ${path}, streaming` : `${a.verb} ${path}`;
         const n = (counts.get(what) ?? 0) + 1;
         counts.set(what, n);

@@ -1,4 +1,4 @@
-// Evaluation probe for issue 15 (not part of `npm run bench`): the start-up of several builds of
+// Evaluation probe (not part of `npm run bench`): the start-up of several builds of
 // our resizer, started alternately against one cluster, with the time after spawn of every log
 // line. Each start is the bench's startup scenario (one claim grown while no resizer runs, the
 // bench's flags, a pod's environment: lib/resizer.ts sidecarEnv) timed to the claim's final
@@ -56,8 +56,15 @@ try {
   const ns = 'startup-probe';
   await createNamespace(api, ns);
   const [volume] = await provisionBulk(api, {
-    ns, sizeGi: 1, storageClass: 'startup-probe', driverName: cluster.driverName,
-    csi: { protoPath: cluster.driver.protoPath, address: cluster.csiAddress }, concurrency: 4, deadlineMs: 60_000, count: 1, prefix: 'vol',
+    ns,
+    sizeGi: 1,
+    storageClass: 'startup-probe',
+    driverName: cluster.driverName,
+    csi: { protoPath: cluster.driver.protoPath, address: cluster.csiAddress },
+    concurrency: 4,
+    deadlineMs: 60_000,
+    count: 1,
+    prefix: 'vol',
   });
   const tracker = await Tracker.start(api, ns);
   const targets = { kubeconfig: cluster.resizerKubeconfigPath, csiAddress: cluster.csiAddress, oursEntry: '', upstreamBin: '', logDir: '' };
@@ -74,7 +81,8 @@ try {
       // A V8 startup snapshot blob (`snapshot:<blob>`) runs as `node --snapshot-blob <blob> -- args`.
       const target = entry!.startsWith('snapshot:') ? ['--snapshot-blob', entry!.slice('snapshot:'.length), '--'] : [entry!];
       const child = spawn(process.execPath, [...NODE_FLAGS, ...entryFlags, ...extraNodeArgs, ...target, ...args], {
-        env: sidecarEnv('ours'), stdio: ['ignore', 'pipe', 'pipe'],
+        env: sidecarEnv('ours'),
+        stdio: ['ignore', 'pipe', 'pipe'],
       });
       const lines: [number, string][] = [];
       let pending = '';
@@ -94,7 +102,16 @@ try {
       const exited = new Promise((resolve) => child.once('exit', resolve));
       child.kill('SIGTERM');
       await exited;
-      const start: Start = { entry: spec, round, ms: Math.round(seen!.pvcAt - spawnedAt), cpuSeconds, rssKiB, hwmKiB, load: readFileSync('/proc/loadavg', 'utf8').split(' ')[0]!, lines };
+      const start: Start = {
+        entry: spec,
+        round,
+        ms: Math.round(seen!.pvcAt - spawnedAt),
+        cpuSeconds,
+        rssKiB,
+        hwmKiB,
+        load: readFileSync('/proc/loadavg', 'utf8').split(' ')[0]!,
+        lines,
+      };
       starts.push(start);
       process.stderr.write(`${spec} round ${round}: ${start.ms} ms, ${cpuSeconds} CPU-s, load ${start.load}\n`);
     }
@@ -109,8 +126,10 @@ try {
 for (const spec of entries) {
   const mine = starts.filter((s) => s.entry === spec);
   const version = mine.map((s) => lineAt(s, /"Version"/));
-  process.stdout.write(`${spec}: ${mine.length} starts, load ${mine.map((s) => s.load).join(' ')}\n` +
-    `  spawn to first resize final ${median(mine.map((s) => s.ms))} ms, CPU ${median(mine.map((s) => s.cpuSeconds)).toFixed(3)} s, ` +
-    `RSS ${(median(mine.map((s) => s.rssKiB)) / 1024).toFixed(1)} MiB (peak ${(median(mine.map((s) => s.hwmKiB)) / 1024).toFixed(1)}) then (medians)\n` +
-    `  Version line ${median(version)} ms after spawn; Version to ServeMux listening ${median(mine.map((s, i) => lineAt(s, /"ServeMux listening"/) - version[i]!))} ms, to first resize final ${median(mine.map((s, i) => s.ms - version[i]!))} ms\n`);
+  process.stdout.write(
+    `${spec}: ${mine.length} starts, load ${mine.map((s) => s.load).join(' ')}\n` +
+      `  spawn to first resize final ${median(mine.map((s) => s.ms))} ms, CPU ${median(mine.map((s) => s.cpuSeconds)).toFixed(3)} s, ` +
+      `RSS ${(median(mine.map((s) => s.rssKiB)) / 1024).toFixed(1)} MiB (peak ${(median(mine.map((s) => s.hwmKiB)) / 1024).toFixed(1)}) then (medians)\n` +
+      `  Version line ${median(version)} ms after spawn; Version to ServeMux listening ${median(mine.map((s, i) => lineAt(s, /"ServeMux listening"/) - version[i]!))} ms, to first resize final ${median(mine.map((s, i) => s.ms - version[i]!))} ms\n`,
+  );
 }

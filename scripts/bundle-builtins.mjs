@@ -2,7 +2,8 @@
 // builtins (`import http from "node:http"`, `import { a as b } from "node:fs"`) into require() calls
 // through the bundle's createRequire banner. An ESM import of a builtin copies every export into a
 // module namespace, running each lazy getter: node:http's then loads undici (fetch, WebSocket),
-// which the resizer never uses, for about 0.1 CPU-seconds and 19 MiB RSS at start-up (Node 26).
+// which the resizer never uses, at a start-up cost in CPU and RSS (docs/performance.md, "Start-up
+// costs behind code choices").
 // Any import of a builtin this cannot rewrite fails the build rather than slipping through.
 import { readFileSync, writeFileSync } from 'node:fs';
 
@@ -20,11 +21,15 @@ const out = source.replace(/^import (.+) from "((?:node:)?[a-z0-9_/]+)";$/gm, (l
   } else if (/^\* as [A-Za-z_$][\w$]*$/.test(clause)) {
     binding = clause.slice(5);
   } else if (named) {
-    const parts = named[1].split(',').map((p) => p.trim()).filter(Boolean).map((p) => {
-      const m = /^([A-Za-z_$][\w$]*)(?: as ([A-Za-z_$][\w$]*))?$/.exec(p);
-      if (!m) throw new Error(`bundle-builtins: cannot rewrite ${line}`);
-      return m[2] ? `${m[1]}: ${m[2]}` : m[1];
-    });
+    const parts = named[1]
+      .split(',')
+      .map((p) => p.trim())
+      .filter(Boolean)
+      .map((p) => {
+        const m = /^([A-Za-z_$][\w$]*)(?: as ([A-Za-z_$][\w$]*))?$/.exec(p);
+        if (!m) throw new Error(`bundle-builtins: cannot rewrite ${line}`);
+        return m[2] ? `${m[1]}: ${m[2]}` : m[1];
+      });
     binding = `{ ${parts.join(', ')} }`;
   } else {
     throw new Error(`bundle-builtins: cannot rewrite ${line}`);

@@ -87,29 +87,50 @@ async function main(): Promise<void> {
     createStorageClass(admin, { name: 'demo-node', provisioner: NODE_DRIVER, allowVolumeExpansion: true }),
   ]);
   const provision = (driver: string, address: string, sc: k8s.V1StorageClass) =>
-    provisionVolume(admin, address, { namespace: NAMESPACE, size: '1Gi', storageClassName: sc.metadata!.name!, driverName: driver, csiProtoPath: cluster.driver.protoPath });
+    provisionVolume(admin, address, {
+      namespace: NAMESPACE,
+      size: '1Gi',
+      storageClassName: sc.metadata!.name!,
+      driverName: driver,
+      csiProtoPath: cluster.driver.protoPath,
+    });
   const [grow, node, backfill] = await Promise.all([
     provision(cluster.driverName, cluster.csiAddress, scMain),
     provision(NODE_DRIVER, nodeDriver.address, scNode),
     provision(cluster.driverName, cluster.csiAddress, scMain),
   ]);
-  const names = new Map<string, string>([[grow.pvc.metadata!.name!, 'grow'], [node.pvc.metadata!.name!, 'node'], [backfill.pvc.metadata!.name!, 'backfill']]);
+  const names = new Map<string, string>([
+    [grow.pvc.metadata!.name!, 'grow'],
+    [node.pvc.metadata!.name!, 'node'],
+    [backfill.pvc.metadata!.name!, 'backfill'],
+  ]);
   for (const [real, label] of names) say(`           ${label.padEnd(9)} = PVC ${NAMESPACE}/${real}`);
   const csi = csiTestClient(cluster.driver.protoPath, cluster.csiAddress);
   await csi.call('Controller', 'ControllerExpandVolume', { volume_id: backfill.volumeId, capacity_range: { required_bytes: quantityBytes('5Gi').toString() } });
   csi.close();
-  say('           backfill: its backend volume was grown to 5Gi behind Kubernetes\' back');
+  say("           backfill: its backend volume was grown to 5Gi behind Kubernetes' back");
 
   step('starting our csi-resizer, one per driver (the real command, RBAC identity from deploy/kubernetes/rbac.yaml)');
   const logDir = mkdtempSync('/tmp/rz-demo-');
   const resizers: Array<{ name: string; proc: CliProcess; port: number }> = [];
-  for (const [driver, address] of [[cluster.driverName, cluster.csiAddress], [NODE_DRIVER, nodeDriver.address]] as const) {
+  for (const [driver, address] of [
+    [cluster.driverName, cluster.csiAddress],
+    [NODE_DRIVER, nodeDriver.address],
+  ] as const) {
     const port = await freePort();
     const logPath = join(logDir, `csi-resizer-${driver}.log`);
-    const proc = new CliProcess([
-      `--kubeconfig=${cluster.resizerKubeconfigPath}`, `--csi-address=${address}`, `--http-endpoint=127.0.0.1:${port}`,
-      '--leader-election', '--leader-election-namespace=default', '--v=2', '--retry-interval-start=500ms',
-    ], { logPath, env: { CSI_RESIZER_LEADER_ELECTION_IDENTITY: `demo-${driver}` } });
+    const proc = new CliProcess(
+      [
+        `--kubeconfig=${cluster.resizerKubeconfigPath}`,
+        `--csi-address=${address}`,
+        `--http-endpoint=127.0.0.1:${port}`,
+        '--leader-election',
+        '--leader-election-namespace=default',
+        '--v=2',
+        '--retry-interval-start=500ms',
+      ],
+      { logPath, env: { CSI_RESIZER_LEADER_ELECTION_IDENTITY: `demo-${driver}` } },
+    );
     cleanups.push(async () => {
       proc.kill('SIGTERM');
       const exit = await proc.exited;
@@ -182,19 +203,27 @@ async function main(): Promise<void> {
   const rows = final.map((pvc) => {
     const d = describe(pvc);
     const pv = pvs.get(pvc.spec.volumeName ?? '');
-    return [names.get(pvc.metadata.name) ?? pvc.metadata.name, pv?.spec?.csi?.driver ?? '-', d.requested, d.allocated, d.capacity,
-      pv?.spec?.capacity?.['storage'] ?? '-', d.state, pvc.status?.allocatedResourceStatuses?.['storage'] ?? '-'];
+    return [
+      names.get(pvc.metadata.name) ?? pvc.metadata.name,
+      pv?.spec?.csi?.driver ?? '-',
+      d.requested,
+      d.allocated,
+      d.capacity,
+      pv?.spec?.capacity?.['storage'] ?? '-',
+      d.state,
+      pvc.status?.allocatedResourceStatuses?.['storage'] ?? '-',
+    ];
   });
   const header = ['PVC', 'DRIVER', 'REQUESTED', 'ALLOCATED', 'CAPACITY', 'PV SIZE', 'STATE', 'RESIZE STATUS'];
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => String(r[i]).length)));
   for (const row of [header, ...rows]) say(`  ${row.map((c, i) => String(c).padEnd(widths[i]!)).join('  ')}`);
 
-  say('\n  from the resizers\' /metrics (csi_resizer_pvcs is ours; csi_sidecar_operations_seconds is upstream\'s):');
+  say("\n  from the resizers' /metrics (csi_resizer_pvcs is ours; csi_sidecar_operations_seconds is upstream's):");
   for (const r of resizers) {
     const text = await (await fetch(`http://127.0.0.1:${r.port}/metrics`)).text();
-    const pick = text.split('\n').filter((l) =>
-      (/^csi_resizer_pvcs\{/.test(l) && !/ 0$/.test(l)) ||
-      /^csi_sidecar_operations_seconds_count\{.*ControllerExpandVolume/.test(l));
+    const pick = text
+      .split('\n')
+      .filter((l) => (/^csi_resizer_pvcs\{/.test(l) && !/ 0$/.test(l)) || /^csi_sidecar_operations_seconds_count\{.*ControllerExpandVolume/.test(l));
     say(`  ${r.name}:`);
     for (const l of pick) say(`    ${l}`);
   }
@@ -202,12 +231,14 @@ async function main(): Promise<void> {
   step('stopping everything the demo started');
   await cleanup();
   say(`           resizer logs kept in ${logDir}`);
-  say(`\ntimings: control plane ${(cluster.startupMs / 1000).toFixed(1)}s, grow finished ${(growMs / 1000).toFixed(1)}s after the request, ` +
-    `backfill recovered ${(recoverMs / 1000).toFixed(1)}s after the new request, whole demo ${elapsed()}`);
+  say(
+    `\ntimings: control plane ${(cluster.startupMs / 1000).toFixed(1)}s, grow finished ${(growMs / 1000).toFixed(1)}s after the request, ` +
+      `backfill recovered ${(recoverMs / 1000).toFixed(1)}s after the new request, whole demo ${elapsed()}`,
+  );
 }
 
 main().catch(async (err: unknown) => {
-  say(`\ndemo failed: ${err instanceof Error ? err.stack ?? err.message : String(err)}`);
+  say(`\ndemo failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
   await cleanup();
   process.exit(1);
 });

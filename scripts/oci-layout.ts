@@ -159,7 +159,7 @@ async function main(): Promise<void> {
       rootfs: { type: 'layers', diff_ids: imageLayers.map((l) => l.diffId) },
       history: [
         { created, created_by: `scripts/image.sh: Node.js ${opts.nodeVersion}, its shared libraries, CA certificates, passwd/group` },
-        { created, created_by: 'scripts/image.sh: /app (package.json, dist/, the bundled dependencies\' license files)' },
+        { created, created_by: "scripts/image.sh: /app (package.json, dist/, the bundled dependencies' license files)" },
       ].slice(0, imageLayers.length),
     });
     const manifest = layout.writeJson(MediaType.manifest, {

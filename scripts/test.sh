@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The one test command (`npm test`): installs the pinned Node.js runtime and the dependencies,
-# builds the real components (all cached outside the repository), type-checks, then runs every
+# builds the real components (all cached outside the repository), type-checks, checks the layer
+# map, the lint rules and the format (npm run lint), then runs every
 # unit and integration test with node's own test runner against one local control plane started
 # for this run. Everything from here on runs on the pinned runtime, whatever node started
 # `npm test`: it comes first on PATH, and the tests spawn node through PATH or process.execPath.
@@ -15,6 +16,10 @@ bash scripts/setup.sh --image-tools --arch=amd64,arm64
 
 echo "== type check"
 npx tsc -p tsconfig.json --noEmit
+
+# The layer map (dependency-cruiser), the lint rules (oxlint) and the format (prettier): seconds.
+echo "== lint"
+npm run --silent lint
 
 mapfile -t files < <(find src test -name '*.test.ts' -not -path '*/node_modules/*' | sort)
 if [ "${#files[@]}" -eq 0 ]; then

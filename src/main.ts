@@ -5,5 +5,12 @@ import { endProcess } from './app/exit.js';
 import { runCommand } from './app/run.js';
 const stdout = (text: string) => void process.stdout.write(text);
 const stderr = (text: string) => void process.stderr.write(text);
-const { end, log } = await runCommand({ args: process.argv.slice(2), scriptPath: process.argv[1], entryUrl: import.meta.url, stdout, stderr, signals: process });
+const { end, log } = await runCommand({
+  args: process.argv.slice(2),
+  scriptPath: process.argv[1],
+  entryUrl: import.meta.url,
+  stdout,
+  stderr,
+  signals: process,
+});
 process.exit(endProcess(end, { log, stdout, stderr }));

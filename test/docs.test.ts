@@ -2,13 +2,16 @@
 // ("section sign" + 3.5, optionally followed by "step 4") resolves to a heading of
 // docs/behavior.md (or of the docs/ page named earlier on the same line) and to a step listed
 // there; every relative link in docs/ and README.md reaches an existing file and heading; every
-// difference page is linked where readers look for it; and no source cites a document that is
-// not in the repository.
+// difference page is linked where readers look for it; no source cites a document that is not in
+// the repository; no code comment carries a measurement, an issue number or a commit hash (figures
+// live in docs/performance.md beside their result files, history in git and CHANGELOG.md); the
+// README stays at most README_MAX_LINES lines.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, extname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { commentsOf } from './support/code-comments.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const DEFAULT_PAGE = 'docs/behavior.md';
@@ -124,15 +127,17 @@ function sectionRefs(): SectionRef[] {
   ];
   const refs: SectionRef[] = [];
   for (const file of files) {
-    readFileSync(file, 'utf8').split('\n').forEach((line, i) => {
-      for (const match of line.matchAll(SECTION_REF)) {
-        // A docs/ page named earlier on the same line is the target; otherwise the behaviour contract.
-        const before = line.slice(0, match.index);
-        const named = [...before.matchAll(DOC_PATH)].at(-1)?.[0];
-        const steps = stepsNamedAfter(line.slice((match.index ?? 0) + match[0].length));
-        refs.push({ file: rel(file), line: i + 1, page: named ?? DEFAULT_PAGE, section: match[1] ?? '', steps });
-      }
-    });
+    readFileSync(file, 'utf8')
+      .split('\n')
+      .forEach((line, i) => {
+        for (const match of line.matchAll(SECTION_REF)) {
+          // A docs/ page named earlier on the same line is the target; otherwise the behaviour contract.
+          const before = line.slice(0, match.index);
+          const named = [...before.matchAll(DOC_PATH)].at(-1)?.[0];
+          const steps = stepsNamedAfter(line.slice((match.index ?? 0) + match[0].length));
+          refs.push({ file: rel(file), line: i + 1, page: named ?? DEFAULT_PAGE, section: match[1] ?? '', steps });
+        }
+      });
   }
   return refs;
 }
@@ -192,7 +197,10 @@ test('slugOf makes the anchors GitHub makes', () => {
 test('every section reference in src/, test/ and docs/ resolves to a heading (and step) of the page it cites', () => {
   const refs = sectionRefs();
   assert.ok(refs.length > 0, 'the scan found no section references at all: the pattern is broken');
-  assert.ok(refs.some((r) => r.steps.length > 0), 'the scan found no step references at all: the pattern is broken');
+  assert.ok(
+    refs.some((r) => r.steps.length > 0),
+    'the scan found no step references at all: the pattern is broken',
+  );
   const pages = new Map<string, Map<string, Set<number>> | undefined>();
   const unresolved: string[] = [];
   for (const ref of refs) {
@@ -219,9 +227,11 @@ test('no source cites a document outside the repository', () => {
   for (const dir of ['src', 'test']) {
     for (const file of walk(join(ROOT, dir), (p) => SOURCE_EXTENSIONS.has(extname(p)))) {
       if (file === fileURLToPath(import.meta.url)) continue;
-      readFileSync(file, 'utf8').split('\n').forEach((line, i) => {
-        if (outside.test(line)) offenders.push(`${rel(file)}:${i + 1}: ${line.trim()}`);
-      });
+      readFileSync(file, 'utf8')
+        .split('\n')
+        .forEach((line, i) => {
+          if (outside.test(line)) offenders.push(`${rel(file)}:${i + 1}: ${line.trim()}`);
+        });
     }
   }
   assert.deepEqual(offenders, []);
@@ -252,6 +262,92 @@ test('every page of docs/differences is linked from the README and from the beha
   assert.ok(pages.length > 0, 'docs/differences has no pages');
   for (const from of ['README.md', DEFAULT_PAGE]) {
     const linked = new Set(linkedPaths(join(ROOT, from)));
-    assert.deepEqual(pages.filter((page) => !linked.has(page)), [], `pages not linked from ${from}`);
+    assert.deepEqual(
+      pages.filter((page) => !linked.has(page)),
+      [],
+      `pages not linked from ${from}`,
+    );
   }
+});
+
+const README_MAX_LINES = 400;
+
+test(`the README is at most ${README_MAX_LINES} lines`, () => {
+  const lines = readFileSync(join(ROOT, 'README.md'), 'utf8').split('\n').length - 1;
+  assert.ok(lines <= README_MAX_LINES, `README.md has ${lines} lines: move depth into docs/`);
+});
+
+/** History in a comment: an issue or pull request number, a commit hash, the commit messages. */
+const HISTORY =
+  /\b(?:issue|PR|pull request)\s*#?\d+|(?:^|[\s(])#\d{1,5}\b|\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])(?![0-9]+e[0-9]+\b)[0-9a-f]{7,40}\b|commit messages?|measured on Node/i;
+/** A measurement in a comment: an approximate cost, a cost "of CPU/start-up/heap", a percentile, "measured", a runtime version. */
+const FIGURE =
+  /\d\s?µs\b|(?:about|~|≈|roughly|around)\s?\d[\d.,]*\s?(?:ns|µs|ms|s|MiB|KiB|GiB|MB|KB|GB|%)(?![\w^])|\d[\d.,]*\s?(?:ms|µs|s|MiB|KiB|MB|KB)\s+of\s+(?:CPU|start|heap|memory|RSS|the first|every|a start|its)|\b(?:median|p50|p9[059])\b|\bmeasured\b|\bNode(?:\.js)?\s+v?\d{2}\b/i;
+
+test('no code comment carries a measurement (src/), an issue number or a commit hash (src/, scripts/, test/, bench/)', () => {
+  const code = (p: string) => ['.ts', '.js', '.mjs', '.cjs'].includes(extname(p)) && !p.includes(`${join('csi', 'proto', 'gen')}`);
+  const offenders: string[] = [];
+  let scanned = 0;
+  for (const dir of ['src', 'scripts', 'test', 'bench']) {
+    for (const file of walk(join(ROOT, dir), code)) {
+      if (file === fileURLToPath(import.meta.url)) continue;
+      const path = rel(file);
+      const figures = dir === 'src';
+      for (const comment of commentsOf(readFileSync(file, 'utf8'))) {
+        scanned += 1;
+        if (HISTORY.test(comment.text) || (figures && FIGURE.test(comment.text))) offenders.push(`${path}:${comment.line}: ${comment.text}`);
+      }
+    }
+  }
+  assert.ok(scanned > 1000, `only ${scanned} comment lines found: the scan is broken`);
+  assert.deepEqual(offenders, []);
+});
+
+test('the comment patterns catch what they are for, and not the facts beside them', () => {
+  const caught = [
+    'loading it costs about 5 ms of start-up CPU',
+    'node:child_process costs ~6 ms of start-up',
+    'the position costs 4 µs of the 8 µs a line costs',
+    'which measured 8 ms per second',
+    'p99 of the last run',
+    'CPU time, Node 20, a shared machine',
+  ];
+  for (const text of caught) assert.ok(FIGURE.test(text), text);
+  for (const text of ['the work of issue 10', 'see #28', 'as of a79b99e', 'see the commit messages']) assert.ok(HISTORY.test(text), text);
+  const facts = [
+    'Node runs a timer whose delay exceeds 2^31-1 ms after 1 ms',
+    "gRPC's default 4 MiB receive limit",
+    'client-go: 500 ms',
+    'input such as "1234567890123456789e100000000" costs nothing',
+    'capped at 2 GiB as upstream does',
+  ];
+  for (const text of facts) assert.ok(!FIGURE.test(text) && !HISTORY.test(text), text);
+});
+
+test('docs/architecture.md names every folder of src/, test/ and bench/', () => {
+  const architecture = readFileSync(join(ROOT, 'docs', 'architecture.md'), 'utf8');
+  const folders = (dir: string): string[] =>
+    readdirSync(join(ROOT, dir), { withFileTypes: true })
+      .filter((e) => e.isDirectory() && !e.name.startsWith('.') && e.name !== 'node_modules')
+      .flatMap((e) => [`${dir}/${e.name}`, ...folders(`${dir}/${e.name}`)]);
+  // src/ folders are named without the prefix, as the folder table does; a run's own result folders are data.
+  const named = (folder: string) => (folder.startsWith('src/') ? folder.slice(4) : folder) + '/';
+  const missing = ['src', 'test', 'bench']
+    .flatMap(folders)
+    .filter((f) => !f.startsWith('bench/results/'))
+    .filter((f) => !architecture.includes(`\`${named(f)}\``));
+  assert.deepEqual(missing, []);
+});
+
+test('docs/flags.md is what scripts/gen-flags-doc.ts renders from the flag definitions', async () => {
+  const { FLAGS_PAGE, renderFlagsPage } = await import('../scripts/gen-flags-doc.js');
+  assert.equal(readFileSync(FLAGS_PAGE, 'utf8'), renderFlagsPage(), 'run npm run gen:flags');
+});
+
+test("the README's benchmark table is what its result file renders", async () => {
+  const { README, readmeWithBenchTable } = await import('../scripts/gen-bench-table.js');
+  const readme = readFileSync(README, 'utf8');
+  const { text, file } = readmeWithBenchTable(readme);
+  assert.match(file, /^bench\/results\/[\w.-]+\.json$/);
+  assert.equal(readme, text, `run npm run gen:bench-table -- ${file}`);
 });

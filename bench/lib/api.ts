@@ -11,7 +11,11 @@ export interface ApiOptions {
 }
 
 export class ApiError extends Error {
-  constructor(readonly status: number, readonly body: string, what: string) {
+  constructor(
+    readonly status: number,
+    readonly body: string,
+    what: string,
+  ) {
     super(`${what}: HTTP ${status} ${body.slice(0, 300)}`);
     this.name = 'ApiError';
   }
@@ -88,16 +92,20 @@ export class Api {
   /** A GET whose answer is plain text (the API server's /metrics). */
   callText(path: string, timeoutMs = 60_000): Promise<string> {
     return new Promise<string>((resolve, reject) => {
-      const req = request(new URL(path, this.server), { method: 'GET', agent: this.agent, timeout: timeoutMs, headers: { authorization: `Bearer ${this.token}`, accept: 'text/plain' } }, (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => {
-          const text = Buffer.concat(chunks).toString('utf8');
-          if ((res.statusCode ?? 0) !== 200) reject(new ApiError(res.statusCode ?? 0, text, `GET ${path}`));
-          else resolve(text);
-        });
-        res.on('error', reject);
-      });
+      const req = request(
+        new URL(path, this.server),
+        { method: 'GET', agent: this.agent, timeout: timeoutMs, headers: { authorization: `Bearer ${this.token}`, accept: 'text/plain' } },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () => {
+            const text = Buffer.concat(chunks).toString('utf8');
+            if ((res.statusCode ?? 0) !== 200) reject(new ApiError(res.statusCode ?? 0, text, `GET ${path}`));
+            else resolve(text);
+          });
+          res.on('error', reject);
+        },
+      );
       req.on('timeout', () => req.destroy(new Error(`GET ${path}: timed out after ${timeoutMs}ms`)));
       req.on('error', reject);
       req.end();

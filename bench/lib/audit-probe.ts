@@ -52,14 +52,29 @@ export async function startOneClaim(ns: string, oursEntry: string, upstreamBin: 
     await sleep(1500); // the resize admission plugin reads StorageClasses from an informer
     await createNamespace(api, ns);
     const [volume] = await provisionBulk(api, {
-      ns, sizeGi: 1, storageClass: ns, driverName: cluster.driverName,
-      csi: { protoPath: cluster.driver.protoPath, address: cluster.csiAddress }, concurrency: 1, deadlineMs: 60_000, count: 1, prefix: 'vol',
+      ns,
+      sizeGi: 1,
+      storageClass: ns,
+      driverName: cluster.driverName,
+      csi: { protoPath: cluster.driver.protoPath, address: cluster.csiAddress },
+      concurrency: 1,
+      deadlineMs: 60_000,
+      count: 1,
+      prefix: 'vol',
     });
     tracker = await Tracker.start(api, ns);
     return {
-      cluster, api, tracker, pvc: volume!.pvc, pvcPath: `/api/v1/namespaces/${ns}/persistentvolumeclaims/${volume!.pvc}`,
+      cluster,
+      api,
+      tracker,
+      pvc: volume!.pvc,
+      pvcPath: `/api/v1/namespaces/${ns}/persistentvolumeclaims/${volume!.pvc}`,
       targets: { kubeconfig: cluster.resizerKubeconfigPath, csiAddress: cluster.csiAddress, oursEntry, upstreamBin, logDir: cluster.dir },
-      auditLines: () => readFileSync(cluster.auditLogPath!, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as AuditLine),
+      auditLines: () =>
+        readFileSync(cluster.auditLogPath!, 'utf8')
+          .trim()
+          .split('\n')
+          .map((l) => JSON.parse(l) as AuditLine),
       stop,
     };
   } catch (err) {

@@ -8,10 +8,7 @@ export const AUDIT_POLICY = JSON.stringify({
   apiVersion: 'audit.k8s.io/v1',
   kind: 'Policy',
   omitStages: ['RequestReceived'],
-  rules: [
-    { level: 'Metadata', users: [RESIZER_USER] },
-    { level: 'None' },
-  ],
+  rules: [{ level: 'Metadata', users: [RESIZER_USER] }, { level: 'None' }],
 });
 
 export interface AuditEntry {

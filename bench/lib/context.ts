@@ -77,14 +77,17 @@ export async function makeWorkspace(ctx: Ctx, ns: string, count: number, driver?
   await createNamespace(ctx.api, ns);
   const t0 = Date.now();
   const common = {
-    ns, sizeGi: 1, storageClass: driver?.storageClass ?? ctx.storageClass, driverName: driver?.name ?? ctx.cluster.driverName,
+    ns,
+    sizeGi: 1,
+    storageClass: driver?.storageClass ?? ctx.storageClass,
+    driverName: driver?.name ?? ctx.cluster.driverName,
     csi: { protoPath: ctx.cluster.driver.protoPath, address: driver?.address ?? ctx.cluster.csiAddress },
-    concurrency: ctx.opts.concurrency, deadlineMs: 30 * 60_000,
+    concurrency: ctx.opts.concurrency,
+    deadlineMs: 30 * 60_000,
   };
   const [canary] = await provisionBulk(ctx.api, { ...common, count: 1, prefix: 'canary' });
-  const volumes = count > 0
-    ? await provisionBulk(ctx.api, { ...common, count, prefix: 'vol', progress: (d) => ctx.log(`  ${ns}: ${d}/${count} volumes`) })
-    : [];
+  const volumes =
+    count > 0 ? await provisionBulk(ctx.api, { ...common, count, prefix: 'vol', progress: (d) => ctx.log(`  ${ns}: ${d}/${count} volumes`) }) : [];
   ctx.log(`  ${ns}: ${count} volumes + canary provisioned in ${((Date.now() - t0) / 1000).toFixed(1)}s (not timed)`);
   const tracker = await Tracker.start(ctx.api, ns);
   return { ns, volumes, canary: canary!, sizeGi: 1, canaryGi: 1, tracker };

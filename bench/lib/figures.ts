@@ -29,9 +29,12 @@ export function median(values: readonly number[]): number {
 
 export function summarize(f: Figure, impl: Impl): number {
   switch (f.summary) {
-    case 'p90': return quantile(f.samples[impl], 0.9);
-    case 'p99': return quantile(f.samples[impl], 0.99);
-    default: return median(f.samples[impl]);
+    case 'p90':
+      return quantile(f.samples[impl], 0.9);
+    case 'p99':
+      return quantile(f.samples[impl], 0.99);
+    default:
+      return median(f.samples[impl]);
   }
 }
 
@@ -64,8 +67,14 @@ export function table(figures: readonly Figure[]): string {
   const rows = [['scenario', 'figure', 'unit', 'ours', 'upstream', 'ours/upstream', 'better', 'n']];
   for (const f of figures) {
     rows.push([
-      f.scenario, f.name, f.unit, fmt(summarize(f, 'ours')), fmt(summarize(f, 'upstream')), fmt(ratio(f)),
-      f.better, `${f.samples.ours.length}/${f.samples.upstream.length}`,
+      f.scenario,
+      f.name,
+      f.unit,
+      fmt(summarize(f, 'ours')),
+      fmt(summarize(f, 'upstream')),
+      fmt(ratio(f)),
+      f.better,
+      `${f.samples.ours.length}/${f.samples.upstream.length}`,
     ]);
   }
   const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => r[c]!.length)));

@@ -12,13 +12,14 @@ export const IMPLS: readonly Impl[] = ['ours', 'upstream'];
 /**
  * The environment a process gets in its pod, for the bench's sidecars: the machine's, without the
  * variables that change a runtime's own behaviour and that no pod of ours sets (node's
- * NODE_EXTRA_CA_CERTS makes every TLS context parse that bundle, ~2-3 ms and ~0.5 MiB here;
+ * NODE_EXTRA_CA_CERTS makes every TLS context parse that bundle;
  * NODE_OPTIONS; Go's GOGC, GOMAXPROCS, GODEBUG, GOMEMLIMIT), then `extra`.
  */
 export function podEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
   return { ...Object.fromEntries(Object.entries(process.env).filter(([name]) => !RUNTIME_SPECIFIC_ENV.test(name))), ...extra };
 }
-const RUNTIME_SPECIFIC_ENV = /^(NODE_(EXTRA_CA_CERTS|OPTIONS|COMPILE_CACHE|DEBUG|DEBUG_NATIVE)|UV_THREADPOOL_SIZE|GOGC|GOMAXPROCS|GODEBUG|GOMEMLIMIT|GOTRACEBACK)$/;
+const RUNTIME_SPECIFIC_ENV =
+  /^(NODE_(EXTRA_CA_CERTS|OPTIONS|COMPILE_CACHE|DEBUG|DEBUG_NATIVE)|UV_THREADPOOL_SIZE|GOGC|GOMAXPROCS|GODEBUG|GOMEMLIMIT|GOTRACEBACK)$/;
 
 /** A sidecar's pod environment: the same for both (the image sets no runtime variables). */
 export function sidecarEnv(_impl: Impl, extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
@@ -109,13 +110,15 @@ export function startResizer(impl: Impl, t: ResizerTargets, f: ResizerFlags, lab
   const spawnedAt = performance.now();
   // Ours from its TypeScript sources runs under tsx; the compiled build runs as the image runs it
   // (its entry point's node flags).
-  const [command, ...argv] = impl === 'ours'
-    ? [process.execPath, ...NODE_FLAGS, ...(t.oursNodeArgs ?? []), ...(t.oursEntry.endsWith('.ts') ? ['--import', 'tsx'] : []), t.oursEntry, ...args]
-    : [t.upstreamBin, ...args];
+  const [command, ...argv] =
+    impl === 'ours'
+      ? [process.execPath, ...NODE_FLAGS, ...(t.oursNodeArgs ?? []), ...(t.oursEntry.endsWith('.ts') ? ['--import', 'tsx'] : []), t.oursEntry, ...args]
+      : [t.upstreamBin, ...args];
   // unshare execs sh, which execs the resizer: the pid stays the resizer's.
-  const wrapped = launch.hostname === undefined
-    ? { command: command!, args: argv }
-    : { command: 'unshare', args: ['--uts', 'sh', '-c', 'hostname "$0" && exec "$@"', launch.hostname, command!, ...argv] };
+  const wrapped =
+    launch.hostname === undefined
+      ? { command: command!, args: argv }
+      : { command: 'unshare', args: ['--uts', 'sh', '-c', 'hostname "$0" && exec "$@"', launch.hostname, command!, ...argv] };
   const env = sidecarEnv(impl, launch.env);
   const proc = spawnLogged({ name: `csi-resizer (${impl})`, ...wrapped, logPath, env });
   return {

@@ -94,9 +94,13 @@ export async function provisionBulk(api: Api, o: ProvisionOptions): Promise<Volu
           storageClassName: o.storageClass,
           volumeMode: 'Filesystem',
           csi: { driver: o.driverName, volumeHandle: handle },
-          ...(o.nodeOf ? {
-            nodeAffinity: { required: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: [o.nodeOf(index)] }] }] } },
-          } : {}),
+          ...(o.nodeOf
+            ? {
+                nodeAffinity: {
+                  required: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: [o.nodeOf(index)] }] }] },
+                },
+              }
+            : {}),
           claimRef: { kind: 'PersistentVolumeClaim', apiVersion: 'v1', namespace: o.ns, name: v.pvc, uid: pvc.metadata.uid },
         },
       });
@@ -120,8 +124,14 @@ export async function provisionBulk(api: Api, o: ProvisionOptions): Promise<Volu
 export async function createPods(
   api: Api,
   o: {
-    ns: string; count: number; prefix: string; claims: readonly string[]; concurrency: number; deadlineMs: number;
-    progress?: (n: number) => void; nodeOf?: (i: number) => string;
+    ns: string;
+    count: number;
+    prefix: string;
+    claims: readonly string[];
+    concurrency: number;
+    deadlineMs: number;
+    progress?: (n: number) => void;
+    nodeOf?: (i: number) => string;
   },
 ): Promise<number> {
   const until = Date.now() + o.deadlineMs;
@@ -133,13 +143,15 @@ export async function createPods(
     await api.callRetry('POST', `/api/v1/namespaces/${o.ns}/pods`, {
       metadata: { name: `${o.prefix}-${i}`, labels: { [LABEL]: o.ns, app: `bench-${i % 50}` } },
       spec: {
-        containers: [{
-          name: 'app',
-          image: 'registry.invalid/bench/app:1',
-          command: ['/bin/app', '--serve'],
-          resources: { requests: { cpu: '10m', memory: '16Mi' } },
-          volumeMounts: [{ name: 'data', mountPath: '/data' }],
-        }],
+        containers: [
+          {
+            name: 'app',
+            image: 'registry.invalid/bench/app:1',
+            command: ['/bin/app', '--serve'],
+            resources: { requests: { cpu: '10m', memory: '16Mi' } },
+            volumeMounts: [{ name: 'data', mountPath: '/data' }],
+          },
+        ],
         volumes: [{ name: 'data', persistentVolumeClaim: { claimName: claim } }],
         terminationGracePeriodSeconds: 0,
         ...(o.nodeOf ? { nodeName: o.nodeOf(i) } : {}),
@@ -177,7 +189,10 @@ export class Tracker {
   private stopped = false;
   private waiters: Array<() => void> = [];
 
-  private constructor(private readonly api: Api, readonly ns: string) {}
+  private constructor(
+    private readonly api: Api,
+    readonly ns: string,
+  ) {}
 
   /**
    * Lists, then watches from the list's resourceVersion. A watch that ends (the apiserver went

@@ -34,9 +34,14 @@ export async function idle(ctx: Ctx): Promise<void> {
       if (wantClaims > claims.length) {
         const t0 = Date.now();
         const more = await provisionBulk(ctx.api, {
-          ns: ws.ns, count: wantClaims - claims.length, prefix: `idle${claims.length}`, sizeGi: 1,
-          storageClass: ctx.storageClass, driverName: ctx.cluster.driverName,
-          concurrency: ctx.opts.concurrency, deadlineMs: 20 * 60_000,
+          ns: ws.ns,
+          count: wantClaims - claims.length,
+          prefix: `idle${claims.length}`,
+          sizeGi: 1,
+          storageClass: ctx.storageClass,
+          driverName: ctx.cluster.driverName,
+          concurrency: ctx.opts.concurrency,
+          deadlineMs: 20 * 60_000,
         });
         claims = claims.concat(more.map((v) => v.pvc));
         ctx.log(`  ${claims.length} claims ready (${((Date.now() - t0) / 1000).toFixed(0)}s, not timed)`);
@@ -45,8 +50,13 @@ export async function idle(ctx: Ctx): Promise<void> {
         const t0 = Date.now();
         // Bounded in time: whatever exists at the deadline is what the level measures (the table says how many).
         const made = await createPods(ctx.api, {
-          ns: ws.ns, count: wantPods - pods, prefix: `pod${pods}`, claims, concurrency: ctx.opts.concurrency,
-          deadlineMs: 20 * 60_000, progress: (m) => ctx.log(`  ${pods + m}/${wantPods} pods`),
+          ns: ws.ns,
+          count: wantPods - pods,
+          prefix: `pod${pods}`,
+          claims,
+          concurrency: ctx.opts.concurrency,
+          deadlineMs: 20 * 60_000,
+          progress: (m) => ctx.log(`  ${pods + m}/${wantPods} pods`),
         });
         pods += made;
         const s = (Date.now() - t0) / 1000;
@@ -67,7 +77,9 @@ export async function idle(ctx: Ctx): Promise<void> {
               ctx.figures.add(scenario, `peak RSS (VmHWM), ${label}`, 'MiB', 'lower', impl, m.hwmMiB);
               ctx.figures.add(scenario, `start to synced (canary done), ${label}`, 's', 'lower', impl, syncMs / 1000);
               ctx.figures.add(scenario, `CPU start to steady, ${label}`, 'cpu-s', 'lower', impl, cpu);
-              ctx.log(`  round ${round} ${impl} ${label}: RSS ${m.rssMiB.toFixed(1)}MiB (hwm ${m.hwmMiB.toFixed(1)}), synced ${(syncMs / 1000).toFixed(1)}s, cpu ${cpu.toFixed(1)}s`);
+              ctx.log(
+                `  round ${round} ${impl} ${label}: RSS ${m.rssMiB.toFixed(1)}MiB (hwm ${m.hwmMiB.toFixed(1)}), synced ${(syncMs / 1000).toFixed(1)}s, cpu ${cpu.toFixed(1)}s`,
+              );
             } finally {
               await r.stop();
             }

@@ -18,9 +18,7 @@ import { appendFileSync, readdirSync, readFileSync, readlinkSync } from 'node:fs
 import { startMockDriver, type MockDriver } from '../../test/cluster/mock-driver.js';
 import { sleep } from '../lib/api.js';
 import { IMPLS, pairOrder, type Impl, type RunningResizer } from '../lib/resizer.js';
-import {
-  DEFAULT_FLAGS, flags, gi, makeWorkspace, start, syncViaCanary, type Ctx, type Workspace, type WorkspaceDriver,
-} from '../lib/context.js';
+import { DEFAULT_FLAGS, flags, gi, makeWorkspace, start, syncViaCanary, type Ctx, type Workspace, type WorkspaceDriver } from '../lib/context.js';
 import { ensureStorageClass, teardown, type Volume } from '../lib/workload.js';
 
 /** One implementation's turn: resumed, RESUME_SETTLE_MS to catch up, one sample, then held. */
@@ -87,8 +85,22 @@ export async function latency(ctx: Ctx): Promise<void> {
             const s = await sampleOne(ctx, ws, ws.volumes[i]!, r);
             const machine = TRACE_FILE ? machineDelta(machineBefore!, machineTimes()) : undefined;
             if (machine) foreignMs[impl].push(machine.foreignMs);
-            if (TRACE_FILE) traceSample({ impl, round, sample: i + 1, startUs, startWallMs, harnessMs: +slotStart.toFixed(1), ns: ws.ns, pvc: ws.volumes[i]!.pvc, pvMs: s.pv, pvcMs: s.pvc, threads: threadDelta(before!, threadTimes(r.proc.pid)),
-              newSockets: [...sockets(r.proc.pid)].filter((x) => !socketsBefore!.has(x)).length, machine: machine! });
+            if (TRACE_FILE)
+              traceSample({
+                impl,
+                round,
+                sample: i + 1,
+                startUs,
+                startWallMs,
+                harnessMs: +slotStart.toFixed(1),
+                ns: ws.ns,
+                pvc: ws.volumes[i]!.pvc,
+                pvMs: s.pv,
+                pvcMs: s.pvc,
+                threads: threadDelta(before!, threadTimes(r.proc.pid)),
+                newSockets: [...sockets(r.proc.pid)].filter((x) => !socketsBefore!.has(x)).length,
+                machine: machine!,
+              });
             pvMs[impl].push(s.pv);
             pvcMs[impl].push(s.pvc);
             // Its trailing work (the success event) goes out before it is held.
@@ -101,14 +113,18 @@ export async function latency(ctx: Ctx): Promise<void> {
           record(ctx, scenario, 'edit to PVC final', impl, pvcMs[impl]);
           const med = (a: number[]) => [...a].sort((x, y) => x - y)[Math.floor(a.length / 2)]!;
           const slowest = pvcMs[impl].indexOf(Math.max(...pvcMs[impl]));
-          ctx.log(`  round ${round} ${impl}: PV ${med(pvMs[impl]).toFixed(0)}ms, PVC ${med(pvcMs[impl]).toFixed(0)}ms (medians of ${k}); ` +
-            `slowest PVC final ${pvcMs[impl][slowest]!.toFixed(1)}ms, sample ${slowest + 1}, ${ageS[impl][slowest]!.toFixed(1)}s after spawn`);
+          ctx.log(
+            `  round ${round} ${impl}: PV ${med(pvMs[impl]).toFixed(0)}ms, PVC ${med(pvcMs[impl]).toFixed(0)}ms (medians of ${k}); ` +
+              `slowest PVC final ${pvcMs[impl][slowest]!.toFixed(1)}ms, sample ${slowest + 1}, ${ageS[impl][slowest]!.toFixed(1)}s after spawn`,
+          );
           if (TRACE_FILE) {
             const clean = pvcMs[impl].filter((_, n) => foreignMs[impl][n]! < FOREIGN_MS);
             const sorted = [...clean].sort((x, y) => x - y);
             const p90 = sorted[Math.max(0, Math.ceil(0.9 * sorted.length) - 1)];
-            ctx.log(`  round ${round} ${impl} (trace): ${k - clean.length} of ${k} samples met >= ${FOREIGN_MS}ms of CPU from processes outside the bench; ` +
-              `the other ${clean.length}: PVC final p90 ${p90?.toFixed(1) ?? '-'}ms, max ${sorted.at(-1)?.toFixed(1) ?? '-'}ms, ${clean.filter((x) => x > 35).length} over 35ms`);
+            ctx.log(
+              `  round ${round} ${impl} (trace): ${k - clean.length} of ${k} samples met >= ${FOREIGN_MS}ms of CPU from processes outside the bench; ` +
+                `the other ${clean.length}: PVC final p90 ${p90?.toFixed(1) ?? '-'}ms, max ${sorted.at(-1)?.toFixed(1) ?? '-'}ms, ${clean.filter((x) => x > 35).length} over 35ms`,
+            );
           }
         }
       } finally {
@@ -122,8 +138,9 @@ export async function latency(ctx: Ctx): Promise<void> {
     for (const lane of lanes) lane.ws.tracker.stop();
     // The runner tears down bench-latency; the second namespace is this scenario's own.
     if (lanes.length > 1) {
-      await teardown(ctx.api, SECOND_NS, { concurrency: ctx.opts.concurrency, deadlineMs: 5 * 60_000 })
-        .catch((e: unknown) => ctx.log(`teardown of ${SECOND_NS}: ${String(e)}`));
+      await teardown(ctx.api, SECOND_NS, { concurrency: ctx.opts.concurrency, deadlineMs: 5 * 60_000 }).catch((e: unknown) =>
+        ctx.log(`teardown of ${SECOND_NS}: ${String(e)}`),
+      );
     }
     await second?.stop();
   }
@@ -240,10 +257,7 @@ async function sampleOne(ctx: Ctx, ws: Workspace, v: Volume, r: RunningResizer):
   await ctx.api.mergePatch(`/api/v1/namespaces/${ws.ns}/persistentvolumeclaims/${v.pvc}`, {
     spec: { resources: { requests: { storage: `${ws.sizeGi}Gi` } } },
   });
-  const race = await Promise.race([
-    ws.tracker.waitAll([v.pvc], gi(ws.sizeGi), 60_000),
-    r.proc.exited.then((code) => `exited ${code}` as const),
-  ]);
+  const race = await Promise.race([ws.tracker.waitAll([v.pvc], gi(ws.sizeGi), 60_000), r.proc.exited.then((code) => `exited ${code}` as const)]);
   if (typeof race === 'string') throw new Error(`${r.impl} resizer ${race} during the latency samples (log: ${r.proc.logPath})`);
   const [s] = race;
   return { pv: s!.pvAt - t0, pvc: s!.pvcAt - t0 };

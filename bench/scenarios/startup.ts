@@ -41,7 +41,9 @@ export async function startup(ctx: Ctx): Promise<void> {
           if (versionAt === undefined) throw new Error(`no Version line in ${r.proc.logPath}`);
           ctx.figures.add(scenario, 'start to Version line (runtime start, program load)', 'ms', 'lower', impl, versionAt - spawnWallMs);
           ctx.figures.add(scenario, 'Version line to first resize final', 'ms', 'lower', impl, pvc - (versionAt - spawnWallMs));
-          ctx.log(`  round ${round} ${impl}: first resize final ${pvc.toFixed(0)}ms after spawn, ${cpu.toFixed(2)} cpu-s, loadavg ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}`);
+          ctx.log(
+            `  round ${round} ${impl}: first resize final ${pvc.toFixed(0)}ms after spawn, ${cpu.toFixed(2)} cpu-s, loadavg ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}`,
+          );
         } finally {
           await r.stop();
         }

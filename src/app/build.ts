@@ -10,18 +10,17 @@ import { discoverCapabilities, DriverNameError, GrpcCsiClient, type DriverCapabi
 import { ApiEventRecorder } from '../kube/events.js';
 import { HttpKubeClient } from '../kube/client.js';
 import { Informer } from '../kube/informer.js';
-import { LeaderElectionConfigError, LeaderElector, leaseNameForDriver, type LeaderCallbacks } from '../kube/leader-election.js';
+import { LeaderElectionConfigError, LeaderElector, leaseNameForDriver, leaseNamespace, type LeaderCallbacks } from '../kube/leader-election.js';
 import { loadKubeConfig, type ClientConfig } from '../kube/kubeconfig.js';
 import { clientRateLimit, ClientRateLimitError } from '../kube/rate-limiter.js';
-import type { KubeObject } from '../model/objects.js';
-import { resourcePath, Resources } from '../kube/resources.js';
+import { Resources } from '../kube/resources.js';
 import { StringPool } from '../kube/string-pool.js';
 import { everyVolume, type VolumeScope } from '../model/volume-scope.js';
 import { NodeVolumeScope } from './node-volume-scope.js';
 import { NodeLocalCaches } from './node-local-caches.js';
 import { scopedResizer } from '../resize/resizer.js';
 import { volumeApi } from '../kube/volume-api.js';
-import type { Pv, Pvc, VolumeAttributesClass } from '../model/objects.js';
+import type { KubeObject, Pv, Pvc, VolumeAttributesClass } from '../model/objects.js';
 import { requestedBytes } from '../model/pvc.js';
 import type { HealthResult } from '../observability/http-server.js';
 import type { Logger } from '../observability/logger.js';
@@ -39,9 +38,9 @@ import { ClaimUsage, toPodClaimUsage, type PodClaimUsage } from '../resize/in-us
 import { ResizeReconciler } from '../resize/reconcile.js';
 import { selectBackends } from './select-backends.js';
 import { StartupError } from './startup-error.js';
-import type { Config } from './config.js';
-import { withGate, type FeatureGates } from './feature-gates.js';
-import { leaderIdentity, leaseNamespace } from './lifecycle.js';
+import type { Config } from '../flags/config.js';
+import { withGate, type FeatureGates } from '../flags/feature-gates.js';
+import { leaderIdentity } from './lifecycle.js';
 import { checkPermissions } from './permission-check.js';
 
 export interface AppDeps {
@@ -211,11 +210,17 @@ function assemble(parts: {
   const nodeLocal = scope instanceof NodeVolumeScope ? new NodeLocalCaches({ scope, driverName }) : undefined;
 
   const pvs = new Informer<Pv>({
-    listWatcher: kube.listWatcher(Resources.persistentVolumes), log: informerLog, resyncPeriodMs, skippedObjects: metrics.informerObjectsSkipped,
+    listWatcher: kube.listWatcher(Resources.persistentVolumes),
+    log: informerLog,
+    resyncPeriodMs,
+    skippedObjects: metrics.informerObjectsSkipped,
     transform: nodeLocal ? nodeLocal.pvTransform(forCache<Pv>(strings)) : forCache<Pv>(strings),
   });
   const pvcs = new Informer<Pvc>({
-    listWatcher: kube.listWatcher(Resources.persistentVolumeClaims), log: informerLog, resyncPeriodMs, skippedObjects: metrics.informerObjectsSkipped,
+    listWatcher: kube.listWatcher(Resources.persistentVolumeClaims),
+    log: informerLog,
+    resyncPeriodMs,
+    skippedObjects: metrics.informerObjectsSkipped,
     transform: nodeLocal ? nodeLocal.pvcTransform(forCache<Pvc>(strings), pvs.store) : forCache<Pvc>(strings),
   });
   nodeLocal?.connect(pvs, pvcs);
@@ -224,7 +229,9 @@ function assemble(parts: {
     informerRunnable('pv-informer', pvs),
   ];
   let cachesSynced!: () => void;
-  const synced = new Promise<void>((resolve) => { cachesSynced = resolve; });
+  const synced = new Promise<void>((resolve) => {
+    cachesSynced = resolve;
+  });
 
   // One recorder per controller, as upstream's controllers each have their own broadcaster (so
   // their event correlation and spam budgets are separate). No source.host: upstream names only the component.
@@ -232,12 +239,13 @@ function assemble(parts: {
   const resizeEvents = newEventRecorder();
   const modifyEvents = newEventRecorder();
   const queueName = `${driverName}-pvc`;
-  const newQueue = () => new RateLimitingQueue<string>({
-    name: queueName,
-    clock,
-    metrics: metrics.workqueue,
-    rateLimiter: new ItemExponentialFailureRateLimiter({ baseDelayMs: config.retryIntervalStartMs, maxDelayMs: config.retryIntervalMaxMs }),
-  });
+  const newQueue = () =>
+    new RateLimitingQueue<string>({
+      name: queueName,
+      clock,
+      metrics: metrics.workqueue,
+      rateLimiter: new ItemExponentialFailureRateLimiter({ baseDelayMs: config.retryIntervalStartMs, maxDelayMs: config.retryIntervalMaxMs }),
+    });
 
   const keyLock = new KeyLock();
   const api = volumeApi(kube);
@@ -252,7 +260,10 @@ function assemble(parts: {
     if (config.handleVolumeInUseError) {
       const usage = (claimUsage = new ClaimUsage());
       podInformer = new Informer<PodClaimUsage>({
-        listWatcher: kube.listWatcher(Resources.pods), log: informerLog, resyncPeriodMs, skippedObjects: metrics.informerObjectsSkipped,
+        listWatcher: kube.listWatcher(Resources.pods),
+        log: informerLog,
+        resyncPeriodMs,
+        skippedObjects: metrics.informerObjectsSkipped,
         fieldSelector: nodeLocal?.podFieldSelector,
         transform: (obj, key) => toPodClaimUsage(obj, key, (claim) => usage.intern(claim)),
       });
@@ -273,18 +284,20 @@ function assemble(parts: {
       clock,
       log,
     });
-    controllers.push(new ResizeController({
-      pvcInformer: pvcs,
-      pvInformer: pvs,
-      podInformer,
-      claimUsage,
-      queue: resizeQueue,
-      reconciler,
-      workers: config.workers,
-      recoverVolumeExpansionFailure: gates.recoverVolumeExpansionFailure,
-      controllerName: resizer.name,
-      log,
-    }));
+    controllers.push(
+      new ResizeController({
+        pvcInformer: pvcs,
+        pvInformer: pvs,
+        podInformer,
+        claimUsage,
+        queue: resizeQueue,
+        reconciler,
+        workers: config.workers,
+        recoverVolumeExpansionFailure: gates.recoverVolumeExpansionFailure,
+        controllerName: resizer.name,
+        log,
+      }),
+    );
   }
 
   if (backends.canModify && gates.volumeAttributesClass) {
@@ -292,7 +305,11 @@ function assemble(parts: {
     // the resize controller's) and slow set, sharing the PVC/PV informers and the
     // KeyLock with the resize controller (see src/modify/reconcile.ts for why the lock).
     const vacs = new Informer<VolumeAttributesClass>({
-      listWatcher: kube.listWatcher(Resources.volumeAttributesClasses), log: informerLog, resyncPeriodMs, skippedObjects: metrics.informerObjectsSkipped, transform: forCache<VolumeAttributesClass>(strings),
+      listWatcher: kube.listWatcher(Resources.volumeAttributesClasses),
+      log: informerLog,
+      resyncPeriodMs,
+      skippedObjects: metrics.informerObjectsSkipped,
+      transform: forCache<VolumeAttributesClass>(strings),
     });
     informers.push(informerRunnable('vac-informer', vacs));
     const slowSet = new SlowSet<string>({ retentionMs: config.retryIntervalMaxMs, clock });
@@ -311,22 +328,28 @@ function assemble(parts: {
       log: modifyLog,
       scope,
     });
-    controllers.push(new ModifyController({
-      pvcInformer: pvcs,
-      pvInformer: pvs,
-      vacInformer: vacs,
-      queue: newQueue(),
-      reconciler,
-      workers: config.workers,
-      controllerName: driverName,
-      log: modifyLog,
-    }));
+    controllers.push(
+      new ModifyController({
+        pvcInformer: pvcs,
+        pvInformer: pvs,
+        vacInformer: vacs,
+        queue: newQueue(),
+        reconciler,
+        workers: config.workers,
+        controllerName: driverName,
+        log: modifyLog,
+      }),
+    );
   }
 
   // The resize-state gauges (§5.4) read the caches the controllers keep; a changed request
   // starts a PVC's clock.
   const resizeCensus = new ResizeStateCensus({
-    driverName, pvcs: pvcs.store, pvs: pvs.store, requeues: (key) => resizeQueue?.numRequeues(key) ?? 0, scope,
+    driverName,
+    pvcs: pvcs.store,
+    pvs: pvs.store,
+    requeues: (key) => resizeQueue?.numRequeues(key) ?? 0,
+    scope,
   });
   registerResizeStateMetrics({ registry: metrics.registry, snapshot: () => resizeCensus.count() });
   pvcs.addEventHandler({
@@ -344,7 +367,10 @@ function assemble(parts: {
   const newClient = (purpose: string, minBurst = 0) => {
     const rateLimit = clientRateLimit(config.kubeApiQps, config.kubeApiBurst);
     return new HttpKubeClient({
-      kubeConfig: clientConfig, qps: rateLimit.qps, burst: Math.max(rateLimit.burst, minBurst), userAgent: `csi-resizer/${purpose}`,
+      kubeConfig: clientConfig,
+      qps: rateLimit.qps,
+      burst: Math.max(rateLimit.burst, minBurst),
+      userAgent: `csi-resizer/${purpose}`,
       ...(deps.env ? { env: deps.env } : {}),
     });
   };
@@ -379,12 +405,17 @@ function assemble(parts: {
       // resizes need.
       const client = newClient('permission-check', 20);
       try {
-        await checkPermissions(client, {
-          pods: resizer !== undefined && config.handleVolumeInUseError,
-          volumeAttributesClasses: backends.canModify && gates.volumeAttributesClass,
-          leaseNamespace: config.leaderElection ? leaseNamespace(config.leaderElectionNamespace) : undefined,
-          node: config.nodeDeployment,
-        }, log, signal);
+        await checkPermissions(
+          client,
+          {
+            pods: resizer !== undefined && config.handleVolumeInUseError,
+            volumeAttributesClasses: backends.canModify && gates.volumeAttributesClass,
+            leaseNamespace: config.leaderElection ? leaseNamespace(config.leaderElectionNamespace) : undefined,
+            node: config.nodeDeployment,
+          },
+          log,
+          signal,
+        );
       } finally {
         client.close();
       }
@@ -441,9 +472,9 @@ async function nodeScope(kube: HttpKubeClient, env: NodeJS.ProcessEnv, log: Logg
   if (name === '') {
     throw new StartupError('--node-deployment needs the node name in the NODE_NAME environment variable (fieldRef spec.nodeName in the DaemonSet)', 1);
   }
-  let node: { metadata?: { labels?: Record<string, string> } };
+  let node: KubeObject;
   try {
-    node = await kube.http.request({ method: 'GET', path: resourcePath(Resources.nodes, { name }) }, signal);
+    node = await kube.getNode(name, signal);
   } catch (err) {
     throw new StartupError(`Failed to get node ${name} for --node-deployment`, 1, { cause: err });
   }

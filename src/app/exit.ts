@@ -5,8 +5,8 @@
 // `dieOnSignals` in lifecycle.ts.)
 import type { StartupError } from './startup-error.js';
 import { createLogger, type Logger } from '../observability/logger.js';
-import type { ConfigError } from './config.js';
-import type { FeatureGateError } from './feature-gates.js';
+import type { ConfigError } from '../flags/config.js';
+import type { FeatureGateError } from '../flags/feature-gates.js';
 
 export const ExitCode = {
   Ok: 0,

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { EventEmitter } from 'node:events';
-import { dieOnSignals, eitherSignal, EXIT_CODE_SIGNAL_IGNORED, handleShutdownSignals, leaderIdentity, leaseNamespace, Lifecycle, settleWithin } from './lifecycle.js';
+import { dieOnSignals, eitherSignal, EXIT_CODE_SIGNAL_IGNORED, handleShutdownSignals, leaderIdentity, Lifecycle, settleWithin } from './lifecycle.js';
 
 test('lifecycle: running → draining aborts only the work signal; finish aborts the root signal', async () => {
   const l = new Lifecycle();
@@ -22,7 +22,9 @@ test('lifecycle: running → draining aborts only the work signal; finish aborts
 test('signals: the first calls onShutdown, the second forces an exit', () => {
   const proc = new EventEmitter() as EventEmitter & { exit(code: number): never };
   const exits: number[] = [];
-  proc.exit = ((code: number) => { exits.push(code); }) as never;
+  proc.exit = ((code: number) => {
+    exits.push(code);
+  }) as never;
   const seen: string[] = [];
   const dispose = handleShutdownSignals({ onShutdown: (s) => seen.push(s), proc: proc as never });
   proc.emit('SIGTERM', 'SIGTERM');
@@ -42,7 +44,9 @@ test('without the gate a signal re-raises itself with no listener left, then exi
     calls.push(`kill ${pid} ${s} listeners=${proc.listenerCount('SIGTERM') + proc.listenerCount('SIGINT')}`);
     return true;
   };
-  proc.exit = ((code: number) => { calls.push(`exit ${code}`); }) as never;
+  proc.exit = ((code: number) => {
+    calls.push(`exit ${code}`);
+  }) as never;
   dieOnSignals({ proc: proc as never });
   assert.equal(proc.listenerCount('SIGTERM'), 1);
   assert.equal(proc.listenerCount('SIGINT'), 1);
@@ -57,19 +61,19 @@ test('settleWithin: settled work, failed work, and work that outlives the bound'
   assert.equal(await settleWithin(new Promise(() => {}), 10), 'timedOut');
 });
 
-test('lease namespace: flag, then POD_NAMESPACE, then the service account file, then default', () => {
-  const noFile = () => { throw new Error('ENOENT'); };
-  assert.equal(leaseNamespace('flag-ns', { POD_NAMESPACE: 'pod-ns' }, () => 'sa-ns'), 'flag-ns');
-  assert.equal(leaseNamespace('', { POD_NAMESPACE: 'pod-ns' }, () => 'sa-ns'), 'pod-ns');
-  assert.equal(leaseNamespace('', {}, () => 'sa-ns\n'), 'sa-ns');
-  assert.equal(leaseNamespace('', {}, noFile), 'default');
-  assert.equal(leaseNamespace('', { POD_NAMESPACE: '' }, () => ''), 'default');
-});
-
 test('identity: the sanitized hostname, or the override', () => {
-  assert.equal(leaderIdentity({}, () => 'node-1.example.com'), 'node-1-example-com');
-  assert.equal(leaderIdentity({}, () => 'pod_'), 'pod-X');
-  assert.equal(leaderIdentity({ CSI_RESIZER_LEADER_ELECTION_IDENTITY: 'replica.b' }, () => 'host'), 'replica-b');
+  assert.equal(
+    leaderIdentity({}, () => 'node-1.example.com'),
+    'node-1-example-com',
+  );
+  assert.equal(
+    leaderIdentity({}, () => 'pod_'),
+    'pod-X',
+  );
+  assert.equal(
+    leaderIdentity({ CSI_RESIZER_LEADER_ELECTION_IDENTITY: 'replica.b' }, () => 'host'),
+    'replica-b',
+  );
 });
 
 test('eitherSignal aborts with whichever parent aborts first and unlinks on dispose', () => {

@@ -3,7 +3,6 @@
 // identity). The states are a closed set: running → draining (first signal: stop taking work,
 // let in-flight work finish) → stopped (release the lease, exit 0). A second signal while
 // draining exits 1 at once, as the Go sidecar's SetupSignalHandler does.
-import { readFileSync } from 'node:fs';
 import os from 'node:os';
 import { sanitizeName } from '../kube/leader-election.js';
 import type { TimerHandle } from '../base/clock.js';
@@ -139,30 +138,16 @@ export async function settleWithin(work: Promise<unknown>, ms: number): Promise<
     timer = setLongTimeout(() => resolve('timedOut'), ms, { unref: false });
   });
   try {
-    return await Promise.race([work.then(() => 'settled' as const, () => 'settled' as const), timeout]);
+    return await Promise.race([
+      work.then(
+        () => 'settled' as const,
+        () => 'settled' as const,
+      ),
+      timeout,
+    ]);
   } finally {
     timer?.cancel();
   }
-}
-
-export const SERVICE_ACCOUNT_NAMESPACE_FILE = '/var/run/secrets/kubernetes.io/serviceaccount/namespace';
-
-/** The Lease namespace: the flag, else POD_NAMESPACE, else the service account's namespace, else "default". */
-export function leaseNamespace(
-  flag: string,
-  env: NodeJS.ProcessEnv = process.env,
-  readNamespaceFile: () => string = () => readFileSync(SERVICE_ACCOUNT_NAMESPACE_FILE, 'utf8'),
-): string {
-  if (flag !== '') return flag;
-  const fromEnv = env['POD_NAMESPACE'];
-  if (fromEnv) return fromEnv;
-  try {
-    const fromFile = readNamespaceFile().trim();
-    if (fromFile !== '') return fromFile;
-  } catch {
-    // not in a pod
-  }
-  return 'default';
 }
 
 /**

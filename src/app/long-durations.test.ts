@@ -12,7 +12,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { status } from '@grpc/grpc-js';
-import { parseConfig } from './config.js';
+import { parseConfig } from '../flags/config.js';
 import { settleWithin } from './lifecycle.js';
 import { realClock } from '../base/clock.js';
 import { Informer } from '../kube/informer.js';
@@ -27,7 +27,7 @@ import { Controller } from '../csi/proto/gen/csi_pb.js';
 import { silentLogger } from '../observability/logger.js';
 import { MemoryLeases } from '../../test/fakes/memory-leases.js';
 import { createLogOutput } from '../observability/log-output.js';
-import { runSubcommand, subcommandDeadline } from './commands.js';
+import { runSubcommand, subcommandDeadline } from '../diagnose/subcommands.js';
 import { createMetrics } from '../observability/metrics.js';
 
 const HOUR_MS = 3_600_000;
@@ -60,13 +60,20 @@ test('--resync-period=600h: the informer resyncs after 600h, not before', async 
     watch: async (_options, signal) => quietWatch(signal),
   };
   const informer = new Informer({
-    listWatcher, log: silentLogger, resyncPeriodMs: config.resyncPeriodMs, watchList: false, inactivityTimeoutMs: 10 * H600_MS,
+    listWatcher,
+    log: silentLogger,
+    resyncPeriodMs: config.resyncPeriodMs,
+    watchList: false,
+    inactivityTimeoutMs: 10 * H600_MS,
   });
   let resyncs = 0;
   informer.addEventHandler({ update: () => resyncs++ });
   const stop = new AbortController();
   const running = informer.run(stop.signal);
-  t.after(async () => { stop.abort(); await running.catch(() => {}); });
+  t.after(async () => {
+    stop.abort();
+    await running.catch(() => {});
+  });
   await informer.waitForSync(stop.signal);
   await advanceHours(t, 599);
   assert.equal(resyncs, 0, 'resynced before 600h');
@@ -166,10 +173,26 @@ test('--timeout=600h: a CSI call is ended at 600h, not before, and the driver is
 
   mockTime(t);
   let outcome: unknown = 'pending';
-  const call = connection.unary(Controller.method.controllerExpandVolume, { volumeId: 'v', capacityRange: { requiredBytes: 1n } }, { timeoutMs: config.timeoutMs }, new AbortController().signal)
-    .then(() => { outcome = 'answered'; }, (err: unknown) => { outcome = err; });
+  const call = connection
+    .unary(
+      Controller.method.controllerExpandVolume,
+      { volumeId: 'v', capacityRange: { requiredBytes: 1n } },
+      { timeoutMs: config.timeoutMs },
+      new AbortController().signal,
+    )
+    .then(
+      () => {
+        outcome = 'answered';
+      },
+      (err: unknown) => {
+        outcome = err;
+      },
+    );
   // grpc-js starts a call from zero-delay timers, which the mock runs only when told.
-  await until(() => timeoutHeaders.length === 1, () => t.mock.timers.tick(0));
+  await until(
+    () => timeoutHeaders.length === 1,
+    () => t.mock.timers.tick(0),
+  );
   assert.equal(timeoutHeaders[0], '2160000S');
   await advanceHours(t, 599);
   assert.equal(outcome, 'pending', 'the call ended before its 600h deadline');
@@ -182,7 +205,9 @@ test('--timeout=600h: shutdown waits up to 600h for work in flight, not less', a
   const config = parseConfig(['--timeout=600h']);
   mockTime(t);
   let result: string | undefined;
-  const waiting = settleWithin(new Promise(() => {}), config.timeoutMs).then((r) => { result = r; });
+  const waiting = settleWithin(new Promise(() => {}), config.timeoutMs).then((r) => {
+    result = r;
+  });
   await advanceHours(t, 599);
   assert.equal(result, undefined);
   await advanceHours(t, 5);
@@ -195,7 +220,13 @@ test('--log-flush-frequency=600h: buffered info lines are written after 600h, no
   assert.equal(config.logFlushFrequencyMs, H600_MS);
   mockTime(t);
   const stdout: string[] = [];
-  const output = createLogOutput({ splitStream: true, infoBufferBytes: 1024, flushIntervalMs: config.logFlushFrequencyMs, stdout: (text) => stdout.push(text), stderr: () => {} });
+  const output = createLogOutput({
+    splitStream: true,
+    infoBufferBytes: 1024,
+    flushIntervalMs: config.logFlushFrequencyMs,
+    stdout: (text) => stdout.push(text),
+    stderr: () => {},
+  });
   t.after(() => output.close());
   output.write('held back', true);
   await advanceHours(t, 599);
@@ -209,7 +240,9 @@ test('doctor --timeout=600h: runs its checks under a deadline of 3 x 600h, not b
   // The whole command with nothing to reach: it reports, it does not throw.
   const out: string[] = [];
   const code = await runSubcommand('doctor', ['--timeout=600h', '--kubeconfig=/nonexistent/kubeconfig', '--csi-address=/nonexistent/csi.sock'], {
-    program: 'csi-resizer', out: (s) => out.push(s), err: (s) => out.push(s),
+    program: 'csi-resizer',
+    out: (s) => out.push(s),
+    err: (s) => out.push(s),
   });
   assert.equal(code, 1, out.join(''));
   assert.match(out.join(''), /\[FAIL\] API server: no client configuration/);
@@ -236,16 +269,26 @@ function startElector(t: TestContext, leases: MemoryLeases, identity: string, co
   let stoppedLeading = false;
   const elector = new LeaderElector({
     client: leases as never,
-    namespace: 'ns', name: 'lease', identity,
+    namespace: 'ns',
+    name: 'lease',
+    identity,
     leaseDurationMs: config.leaderElectionLeaseDurationMs,
     renewDeadlineMs: config.leaderElectionRenewDeadlineMs,
     retryPeriodMs: config.leaderElectionRetryPeriodMs,
-    callbacks: { onStartedLeading: () => {}, onStoppedLeading: () => { stoppedLeading = true; } },
+    callbacks: {
+      onStartedLeading: () => {},
+      onStoppedLeading: () => {
+        stoppedLeading = true;
+      },
+    },
     log: silentLogger,
   });
   const controller = new AbortController();
   const running = elector.run(controller.signal).catch(() => {});
-  t.after(async () => { controller.abort(); await running; });
+  t.after(async () => {
+    controller.abort();
+    await running;
+  });
   return { elector, stop: () => controller.abort(), stopped: () => stoppedLeading };
 }
 

@@ -25,7 +25,12 @@ const on = (node: string): NodeSelectorTerm[] => [{ matchExpressions: [{ key: 'k
 
 /** A PV of the driver on `node` (no node affinity when undefined), bound to `claim` in ns when given. */
 function volume(name: string, node: string | undefined, claim?: string, driver = DRIVER): Pv {
-  return pv({ name, driver, nodeAffinity: node === undefined ? undefined : on(node), claim: claim === undefined ? undefined : { namespace: 'ns', name: claim } });
+  return pv({
+    name,
+    driver,
+    nodeAffinity: node === undefined ? undefined : on(node),
+    claim: claim === undefined ? undefined : { namespace: 'ns', name: claim },
+  });
 }
 
 /** A claim in ns bound to `volumeName` (unbound when null). */
@@ -42,7 +47,11 @@ async function setup(t: { after: (fn: () => unknown) => void }, before?: (s: Fak
   const caches = new NodeLocalCaches({ scope: new NodeVolumeScope({ name: NODE, labels: { 'kubernetes.io/hostname': NODE } }, log), driverName: DRIVER });
   const options = { log, watchList: false, backoff: { initialMs: 10, maxMs: 50 } };
   const pvs = new Informer<Pv>({ ...options, listWatcher: client.listWatcher(Resources.persistentVolumes), transform: caches.pvTransform((o) => o as Pv) });
-  const pvcs = new Informer<Pvc>({ ...options, listWatcher: client.listWatcher(Resources.persistentVolumeClaims), transform: caches.pvcTransform((o) => o as Pvc, pvs.store) });
+  const pvcs = new Informer<Pvc>({
+    ...options,
+    listWatcher: client.listWatcher(Resources.persistentVolumeClaims),
+    transform: caches.pvcTransform((o) => o as Pvc, pvs.store),
+  });
   caches.connect(pvs, pvcs);
   const claimEvents: string[] = [];
   pvcs.addEventHandler({
@@ -57,15 +66,22 @@ async function setup(t: { after: (fn: () => unknown) => void }, before?: (s: Fak
   });
   await Promise.all([pvs.waitForSync(AbortSignal.timeout(5000)), pvcs.waitForSync(AbortSignal.timeout(5000))]);
   /** Lists of one claim's name: the reads of claims whose PV arrived after them. */
-  const claimReads = () => server.listRequests().filter((r) => r.path.includes('persistentvolumeclaims') && r.query.get('fieldSelector')?.startsWith('metadata.name='));
+  const claimReads = () =>
+    server.listRequests().filter((r) => r.path.includes('persistentvolumeclaims') && r.query.get('fieldSelector')?.startsWith('metadata.name='));
   return { server, pvs, pvcs, lines, claimEvents, claimReads };
 }
 
 const keys = (informer: Informer<KubeObject>) => informer.store.keys().sort();
 
-test('at start-up only this node\'s PVs and the claims bound to them are cached, with no read per claim', async (t) => {
+test("at start-up only this node's PVs and the claims bound to them are cached, with no read per claim", async (t) => {
   const { server, pvs, pvcs, claimReads } = await setup(t, (s) => {
-    for (const [name, node] of [['pv-a1', NODE], ['pv-a2', NODE], ['pv-b1', 'node-b'], ['pv-b2', 'node-b'], ['pv-none', undefined]] as const) {
+    for (const [name, node] of [
+      ['pv-a1', NODE],
+      ['pv-a2', NODE],
+      ['pv-b1', 'node-b'],
+      ['pv-b2', 'node-b'],
+      ['pv-none', undefined],
+    ] as const) {
       s.put(PVS, volume(name, node, `c-${name}`));
       s.put(PVCS, claim(`c-${name}`, name));
     }
@@ -81,7 +97,7 @@ test('at start-up only this node\'s PVs and the claims bound to them are cached,
   assert.ok(paths.findIndex((p) => p.includes('persistentvolumeclaims')) > paths.findIndex((p) => p.endsWith('/persistentvolumes')));
 });
 
-test('a PV of the driver without node affinity is reported once; another driver\'s is not reported', async (t) => {
+test("a PV of the driver without node affinity is reported once; another driver's is not reported", async (t) => {
   const { server, lines } = await setup(t, (s) => {
     s.put(PVS, volume('pv-none', undefined));
     s.put(PVS, volume('pv-other-driver', undefined, undefined, 'other.csi.example.com'));
@@ -103,7 +119,10 @@ test('claim first, then its PV: the claim is read again and cached when the PV a
   server.put(PVS, volume('pv-late', NODE, 'early'));
   await eventually('the claim cached', () => pvcs.store.get('ns/early'));
   assert.deepEqual(claimEvents, ['add ns/early']);
-  assert.deepEqual(claimReads().map((r) => [r.path, r.query.get('fieldSelector')]), [['/api/v1/namespaces/ns/persistentvolumeclaims', 'metadata.name=early']]);
+  assert.deepEqual(
+    claimReads().map((r) => [r.path, r.query.get('fieldSelector')]),
+    [['/api/v1/namespaces/ns/persistentvolumeclaims', 'metadata.name=early']],
+  );
 });
 
 test('PV first, then its claim: the claim is cached from the watch', async (t) => {
@@ -180,7 +199,7 @@ test('a PV that gains node affinity for this node is cached, with its claim', as
   assert.deepEqual(keys(pvs), ['pv-x']);
 });
 
-test('a cached claim bound again to another node\'s PV leaves the cache', async (t) => {
+test("a cached claim bound again to another node's PV leaves the cache", async (t) => {
   const { server, pvcs, claimEvents } = await setup(t, (s) => {
     s.put(PVS, volume('pv-a', NODE, 'moving'));
     s.put(PVS, volume('pv-b', 'node-b'));

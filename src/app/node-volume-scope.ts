@@ -10,7 +10,10 @@ export class NodeVolumeScope implements VolumeScope {
   /** PV names already reported as having no node affinity (a PV is reported once per process). */
   private readonly reported = new Set<string>();
 
-  constructor(readonly node: NodeIdentity, private readonly log: Logger) {}
+  constructor(
+    readonly node: NodeIdentity,
+    private readonly log: Logger,
+  ) {}
 
   includes(pv: Pv): boolean {
     const decision = nodeScopeDecision(pv, this.node);

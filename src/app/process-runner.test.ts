@@ -6,7 +6,7 @@ import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { EventEmitter } from 'node:events';
 import type { App, Elector } from './build.js';
-import { parseConfig } from './config.js';
+import { parseConfig } from '../flags/config.js';
 import { endProcess, type ProcessEnd } from './exit.js';
 import type { ProcessSignals } from './lifecycle.js';
 import { runProcess, type PermissionCheckTiming, type ProcessParts } from './process-runner.js';
@@ -54,7 +54,10 @@ class InFlight {
 class FakeElector implements Elector {
   private leading = new AbortController();
   private lost = () => {};
-  constructor(private readonly callbacks: LeaderCallbacks, private readonly events: string[]) {}
+  constructor(
+    private readonly callbacks: LeaderCallbacks,
+    private readonly events: string[],
+  ) {}
   run(signal: AbortSignal): Promise<void> {
     return new Promise((resolve) => {
       const stop = (how: string) => {
@@ -92,17 +95,24 @@ class FakeApp implements App {
   private failRun: (err: Error) => void = () => {};
   private runStarted = () => {};
   /** Resolves once the controllers run and their reconcile is in flight. */
-  readonly running = new Promise<void>((resolve) => { this.runStarted = resolve; });
+  readonly running = new Promise<void>((resolve) => {
+    this.runStarted = resolve;
+  });
 
   async run(signal: AbortSignal, cancelSignal: AbortSignal = signal): Promise<void> {
     this.runs++;
     const done = this.reconcile.start(cancelSignal, this.events);
-    const failed = new Promise<never>((_resolve, reject) => { this.failRun = reject; });
+    const failed = new Promise<never>((_resolve, reject) => {
+      this.failRun = reject;
+    });
     this.runStarted();
-    await Promise.race([failed, new Promise<void>((resolve) => {
-      if (signal.aborted) resolve();
-      signal.addEventListener('abort', () => resolve(), { once: true });
-    })]);
+    await Promise.race([
+      failed,
+      new Promise<void>((resolve) => {
+        if (signal.aborted) resolve();
+        signal.addEventListener('abort', () => resolve(), { once: true });
+      }),
+    ]);
     this.events.push('stopped taking work');
     await done;
   }
@@ -110,7 +120,9 @@ class FakeApp implements App {
     this.fatal = listener;
   }
   private cachesSynced = () => {};
-  private readonly synced = new Promise<void>((resolve) => { this.cachesSynced = resolve; });
+  private readonly synced = new Promise<void>((resolve) => {
+    this.cachesSynced = resolve;
+  });
   /** The test's stand-in for the informers' first lists. */
   syncCaches(): void {
     this.cachesSynced();
@@ -146,11 +158,15 @@ class FakeApp implements App {
 /** Long enough that no test meets the RBAC check unless it asks for it. */
 const NO_PERMISSION_CHECK: PermissionCheckTiming = { afterSyncMs: 3_600_000, latestMs: 3_600_000 };
 
-function setup(t: TestContext, args: string[], options: {
-  startApp?: ProcessParts['startApp'];
-  startHttpServer?: ProcessParts['startHttpServer'];
-  permissionCheckTiming?: PermissionCheckTiming;
-} = {}) {
+function setup(
+  t: TestContext,
+  args: string[],
+  options: {
+    startApp?: ProcessParts['startApp'];
+    startHttpServer?: ProcessParts['startHttpServer'];
+    permissionCheckTiming?: PermissionCheckTiming;
+  } = {},
+) {
   const config = parseConfig(args);
   const logs: string[] = [];
   const log = createLogger({ verbosity: 0, format: 'text', write: (line) => logs.push(line) });
@@ -168,7 +184,12 @@ function setup(t: TestContext, args: string[], options: {
     isStartupError: (err): err is StartupError => err instanceof StartupError,
   };
   const ended = runProcess({
-    config, log, version: 'test', signals: proc as unknown as ProcessSignals, parts, permissionCheckTiming: options.permissionCheckTiming ?? NO_PERMISSION_CHECK,
+    config,
+    log,
+    version: 'test',
+    signals: proc as unknown as ProcessSignals,
+    parts,
+    permissionCheckTiming: options.permissionCheckTiming ?? NO_PERMISSION_CHECK,
   });
   // A case that failed half-way leaves no runner behind (its keep-alive timer would hold the test process).
   t.after(() => {
@@ -254,7 +275,7 @@ test('without leader election, the first signal drains the same way and exits 0'
   assert.deepEqual(app.events, ['stopped taking work', 'reconcile finished', 'app closed']);
 });
 
-test('ReleaseLeaderElectionOnExit=false: a signal re-raises itself, then exits 2 (Go\'s runtime as PID 1)', async (t) => {
+test("ReleaseLeaderElectionOnExit=false: a signal re-raises itself, then exits 2 (Go's runtime as PID 1)", async (t) => {
   const { app, proc } = setup(t, [...LEADER, '--feature-gates=ReleaseLeaderElectionOnExit=false']);
   await app.running;
   proc.send('SIGTERM');
@@ -278,10 +299,18 @@ test('the driver coming back under another name exits 1 at once', async (t) => {
   assert.ok(logs.some((l) => l.includes('"CSI driver name changed, exiting" err="driver name changed from a to b"')));
 });
 
-test('typed startup failures end with their own exit code and upstream\'s line', async (t) => {
+test("typed startup failures end with their own exit code and upstream's line", async (t) => {
   const cases = [
-    { error: new StartupError('CSI driver does not support resize nor modify', 255), code: 255, line: /^F\d{4} .*\] CSI driver does not support resize nor modify$/ },
-    { error: new StartupError('Failed to create CSI client', 1, { cause: new Error('no socket') }), code: 1, line: /^E\d{4} .*\] "Failed to create CSI client" err="no socket"$/ },
+    {
+      error: new StartupError('CSI driver does not support resize nor modify', 255),
+      code: 255,
+      line: /^F\d{4} .*\] CSI driver does not support resize nor modify$/,
+    },
+    {
+      error: new StartupError('Failed to create CSI client', 1, { cause: new Error('no socket') }),
+      code: 1,
+      line: /^E\d{4} .*\] "Failed to create CSI client" err="no socket"$/,
+    },
   ];
   for (const c of cases) {
     await t.test(c.error.message, async (t) => {
@@ -294,7 +323,9 @@ test('typed startup failures end with their own exit code and upstream\'s line',
 
 test('an elector the flags make invalid is a startup failure with its code (2, a Go panic)', async (t) => {
   const app = Object.assign(new FakeApp(), {
-    createElector: () => { throw new StartupError('Invalid leader election configuration', 2, { cause: new Error('leaseDuration must be greater than renewDeadline') }); },
+    createElector: () => {
+      throw new StartupError('Invalid leader election configuration', 2, { cause: new Error('leaseDuration must be greater than renewDeadline') });
+    },
   });
   const { logs, exit } = setup(t, LEADER, { startApp: async () => app });
   assert.deepEqual(await exit(), { end: 'startupFailed', code: 2 });
@@ -378,7 +409,10 @@ test('process metrics (process_*, nodejs_*): set up with the RBAC check after st
       assert.equal(processMetrics.registered, 0, 'not on the way to the first resizes');
       app.syncCaches();
       await seen(app, 'permissions checked');
-      assert.deepEqual(app.events.filter((e) => e !== 'stopped taking work'), ['process metrics', 'permissions checked']);
+      assert.deepEqual(
+        app.events.filter((e) => e !== 'stopped taking work'),
+        ['process metrics', 'permissions checked'],
+      );
       server.scrape();
       assert.equal(processMetrics.registered, 1, 'once');
     });

@@ -14,7 +14,7 @@
 // This module imports the app's modules only when it runs (loadProcessParts): it is loaded on the
 // path that answers -h, --version and flag errors, which must not depend on them.
 import type { App, AppDeps, Elector } from './build.js';
-import type { Config } from './config.js';
+import type { Config } from '../flags/config.js';
 import type { ProcessEnd } from './exit.js';
 import { linkedSignal, sleep } from '../base/signals.js';
 import { dieOnSignals, eitherSignal, handleShutdownSignals, Lifecycle, settleWithin, type ProcessSignals } from './lifecycle.js';
@@ -101,7 +101,9 @@ export async function runProcess(options: ProcessRunnerOptions): Promise<Process
   const { config, log } = options;
   const lifecycle = options.lifecycle ?? new Lifecycle();
   let endAtOnce!: (end: ProcessEnd) => void;
-  const endedAtOnce = new Promise<ProcessEnd>((resolve) => { endAtOnce = resolve; });
+  const endedAtOnce = new Promise<ProcessEnd>((resolve) => {
+    endAtOnce = resolve;
+  });
 
   // The process lives until it decides to end, whatever else holds the event loop.
   const keepAlive = setInterval(() => {}, 2 ** 30);
@@ -109,16 +111,16 @@ export async function runProcess(options: ProcessRunnerOptions): Promise<Process
   // without a handler is ignored by the kernel, and Node installs none that exits.
   const stopListening = config.gates.releaseLeaderElectionOnExit
     ? handleShutdownSignals({
-      proc: options.signals,
-      onShutdown: (signalName) => {
-        log.infof('Received SIGTERM or SIGINT signal, shutting down controller.');
-        lifecycle.beginShutdown(signalName);
-      },
-      onForce: (signal) => endAtOnce({ kind: 'forced', signal }),
-    })
-    // Without the gate, SIGTERM and SIGINT end the process at once as the Go sidecar's runtime
-    // does (killed by the signal; exit 2 as PID 1), and the Lease expires instead of being released.
-    : dieOnSignals({ proc: options.signals });
+        proc: options.signals,
+        onShutdown: (signalName) => {
+          log.infof('Received SIGTERM or SIGINT signal, shutting down controller.');
+          lifecycle.beginShutdown(signalName);
+        },
+        onForce: (signal) => endAtOnce({ kind: 'forced', signal }),
+      })
+    : // Without the gate, SIGTERM and SIGINT end the process at once as the Go sidecar's runtime
+      // does (killed by the signal; exit 2 as PID 1), and the Lease expires instead of being released.
+      dieOnSignals({ proc: options.signals });
   try {
     return await Promise.race([endedAtOnce, run(options, lifecycle, endAtOnce)]);
   } finally {
@@ -134,13 +136,14 @@ async function run(options: ProcessRunnerOptions, lifecycle: Lifecycle, endAtOnc
   const address = config.metricsAddress || config.httpEndpoint;
   // Set up once (a scrape during the set-up waits for the same promise); never when nothing could read them.
   let processMetrics: Promise<void> | undefined = address === '' ? Promise.resolve() : undefined;
-  const registerProcessMetrics = (): Promise<void> => (processMetrics ??= (async () => {
-    try {
-      await parts.registerProcessMetrics(metrics.registry);
-    } catch (err) {
-      log.error('Setting up the process metrics failed', { err });
-    }
-  })());
+  const registerProcessMetrics = (): Promise<void> =>
+    (processMetrics ??= (async () => {
+      try {
+        await parts.registerProcessMetrics(metrics.registry);
+      } catch (err) {
+        log.error('Setting up the process metrics failed', { err });
+      }
+    })());
 
   let app: App;
   try {
@@ -160,22 +163,27 @@ async function run(options: ProcessRunnerOptions, lifecycle: Lifecycle, endAtOnc
 
   let running: Promise<void> | undefined;
   let leadershipLost!: () => void;
-  const lost = new Promise<'leadershipLost'>((resolve) => { leadershipLost = () => resolve('leadershipLost'); });
+  const lost = new Promise<'leadershipLost'>((resolve) => {
+    leadershipLost = () => resolve('leadershipLost');
+  });
   /** The controllers, until `leading` aborts (leadership ended) or the process stops. */
   const runControllers = (leading: AbortSignal) => {
     // Stop taking work on shutdown or when leadership ends; cut in-flight work short only when
     // leadership ends or the drain bound has passed (the root signal).
     const work = eitherSignal(leading, lifecycle.workSignal);
     const cancel = eitherSignal(leading, lifecycle.rootSignal);
-    running = app.run(work.signal, cancel.signal).then(
-      () => undefined,
-      (error: unknown) => {
-        if (!lifecycle.shuttingDown && !leading.aborted) endAtOnce({ kind: 'controllersFailed', error });
-      },
-    ).finally(() => {
-      work.dispose();
-      cancel.dispose();
-    });
+    running = app
+      .run(work.signal, cancel.signal)
+      .then(
+        () => undefined,
+        (error: unknown) => {
+          if (!lifecycle.shuttingDown && !leading.aborted) endAtOnce({ kind: 'controllersFailed', error });
+        },
+      )
+      .finally(() => {
+        work.dispose();
+        cancel.dispose();
+      });
   };
 
   let elector: Elector | undefined;
@@ -203,7 +211,12 @@ async function run(options: ProcessRunnerOptions, lifecycle: Lifecycle, endAtOnc
     try {
       log.info('ServeMux listening', { address });
       server = await parts.startHttpServer({
-        address, metricsPath: config.metricsPath, registry: metrics.registry, leaderHealth, beforeScrape: registerProcessMetrics, log,
+        address,
+        metricsPath: config.metricsPath,
+        registry: metrics.registry,
+        leaderHealth,
+        beforeScrape: registerProcessMetrics,
+        log,
       });
     } catch (error) {
       return { kind: 'httpServerFailed', error, address, metricsPath: config.metricsPath };

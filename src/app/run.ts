@@ -3,11 +3,11 @@
 // check and the feature gates; then the process runner. -h, --version and flag errors answer
 // before the controllers' modules are even imported. app/exit.ts reports the ending.
 import { basename } from 'node:path';
-import { applyFeatureGates, ConfigError, parseCommandLine, type CommandLine, type Config } from './config.js';
+import { applyFeatureGates, ConfigError, parseCommandLine, type CommandLine, type Config } from '../flags/config.js';
 import type { ProcessEnd } from './exit.js';
-import { FeatureGateError } from './feature-gates.js';
+import { FeatureGateError } from '../flags/feature-gates.js';
 import type { ProcessSignals } from './lifecycle.js';
-import { LoggingConfigError, type LoggingFlags } from './logging-flags.js';
+import { LoggingConfigError, type LoggingFlags } from '../flags/logging-flags.js';
 import { runProcess, type ProcessParts } from './process-runner.js';
 import { readVersion } from './version.js';
 import { createLogOutput } from '../observability/log-output.js';
@@ -54,7 +54,7 @@ export async function runCommand(host: CommandHost): Promise<CommandResult> {
   const program = programName(host.scriptPath);
   const [first, ...rest] = host.args;
   if (first === 'doctor' || first === 'explain') {
-    const { runSubcommand } = await import('./commands.js');
+    const { runSubcommand } = await import('../diagnose/subcommands.js');
     const code = await runSubcommand(first, rest, { program, out: host.stdout, err: host.stderr });
     return { end: { kind: 'subcommandDone', code }, log: undefined };
   }

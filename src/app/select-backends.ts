@@ -15,12 +15,7 @@ export interface Backends {
   canModify: boolean;
 }
 
-export function selectBackends(options: {
-  capabilities: DriverCapabilities;
-  csi: CsiClient;
-  secrets: SecretReader;
-  log: Logger;
-}): Backends {
+export function selectBackends(options: { capabilities: DriverCapabilities; csi: CsiClient; secrets: SecretReader; log: Logger }): Backends {
   const { capabilities: caps, csi, log } = options;
   const driverName = csi.driverName;
   if (!caps.controllerService) {

@@ -45,10 +45,14 @@ function fromGit(root: string): SourceCommit | undefined {
   // Only our own checkout: a copy vendored inside some other repository must not report its commit.
   if (!existsSync(`${root}/.git`)) return undefined;
   try {
-    // Loaded here: a build never asks git, and node:child_process costs ~6 ms of start-up.
+    // Loaded here: a build never asks git, and loading node:child_process costs every start-up
+    // time (docs/performance.md, "Start-up costs behind code choices").
     const { execFileSync } = process.getBuiltinModule('node:child_process');
     const out = execFileSync('git', ['describe', '--always', '--dirty', '--abbrev=40', '--exclude=*'], {
-      cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], timeout: 5_000,
+      cwd: root,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+      timeout: 5_000,
     });
     return parseDescribe(out);
   } catch {

@@ -1,10 +1,8 @@
 // Time as a dependency, so queues, backoffs and slow sets are tested with a fake clock
 // (test/fakes/fake-clock.ts) instead of real waiting.
-import { setLongTimeout } from './long-timer.js';
+import { setLongTimeout, type TimerHandle } from './long-timer.js';
 
-export interface TimerHandle {
-  cancel(): void;
-}
+export type { TimerHandle } from './long-timer.js';
 
 export interface Clock {
   /** Milliseconds since the epoch. */
@@ -18,7 +16,8 @@ export interface Clock {
 
 /**
  * A monotonic clock in milliseconds, for intervals only. Not `performance.now()`: the global
- * `performance` loads node:perf_hooks, about 4 ms of CPU on the way to a first resize.
+ * `performance` loads node:perf_hooks on the way to a first resize (docs/performance.md,
+ * "Start-up costs behind code choices").
  */
 export function monotonicMs(): number {
   return Number(process.hrtime.bigint()) / 1e6;

@@ -24,7 +24,12 @@ const rows: Array<{ name: string; in: string | Uint8Array; quote: string; ascii:
   { name: 'bytes: an invalid byte is \\x', in: Uint8Array.from([0x61, 0xff, 0x62]), quote: '"a\\xffb"', ascii: '"a\\xffb"' },
   { name: 'bytes: a lone continuation byte', in: Uint8Array.from([0x80, 0x41]), quote: '"\\x80A"', ascii: '"\\x80A"' },
   { name: 'bytes: a sequence cut short', in: Uint8Array.from([0xe2, 0x82]), quote: '"\\xe2\\x82"', ascii: '"\\xe2\\x82"' },
-  { name: 'bytes: an overlong form', in: Uint8Array.from([0xc0, 0x80, 0xe0, 0x80, 0x80]), quote: '"\\xc0\\x80\\xe0\\x80\\x80"', ascii: '"\\xc0\\x80\\xe0\\x80\\x80"' },
+  {
+    name: 'bytes: an overlong form',
+    in: Uint8Array.from([0xc0, 0x80, 0xe0, 0x80, 0x80]),
+    quote: '"\\xc0\\x80\\xe0\\x80\\x80"',
+    ascii: '"\\xc0\\x80\\xe0\\x80\\x80"',
+  },
   { name: 'bytes: an encoded surrogate', in: Uint8Array.from([0xed, 0xa0, 0x80]), quote: '"\\xed\\xa0\\x80"', ascii: '"\\xed\\xa0\\x80"' },
   { name: 'bytes: beyond U+10FFFF', in: Uint8Array.from([0xf4, 0x90, 0x80, 0x80]), quote: '"\\xf4\\x90\\x80\\x80"', ascii: '"\\xf4\\x90\\x80\\x80"' },
   { name: 'bytes: U+FFFD itself is valid', in: Uint8Array.from([0xef, 0xbf, 0xbd]), quote: '"\ufffd"', ascii: '"\\ufffd"' },
@@ -39,6 +44,6 @@ for (const row of rows) {
   });
 }
 
-test('the time package\'s quote: every non-ASCII byte and control character as \\x', () => {
+test("the time package's quote: every non-ASCII byte and control character as \\x", () => {
   assert.equal(goTimeQuote('5 größe\t"x"'), '"5 gr\\xc3\\xb6\\xc3\\x9fe\\x09\\"x\\""');
 });

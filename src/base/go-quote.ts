@@ -55,7 +55,13 @@ function quoteRune(cp: number, asciiOnly: boolean): string {
 }
 
 const C_ESCAPES: Readonly<Record<number, string>> = {
-  0x07: '\\a', 0x08: '\\b', 0x0c: '\\f', 0x0a: '\\n', 0x0d: '\\r', 0x09: '\\t', 0x0b: '\\v',
+  0x07: '\\a',
+  0x08: '\\b',
+  0x0c: '\\f',
+  0x0a: '\\n',
+  0x0d: '\\r',
+  0x09: '\\t',
+  0x0b: '\\v',
 };
 
 /**

@@ -11,12 +11,12 @@ import { linkedSignal, sleep, TimeoutError } from './signals.js';
 const HOUR_MS = 3_600_000;
 const H600_MS = 600 * HOUR_MS;
 
-test('the mock timers reproduce Node\'s overflow: a plain 600h setTimeout runs after 1 ms', (t) => {
+test("the mock timers reproduce Node's overflow: a plain 600h setTimeout runs after 1 ms", (t) => {
   t.mock.timers.enable({ apis: ['setTimeout'] });
   let fired = 0;
   setTimeout(() => fired++, H600_MS);
   t.mock.timers.tick(1);
-  assert.equal(fired, 1, 'this Node\'s mock timers no longer reproduce the overflow, so the tests below cannot catch it');
+  assert.equal(fired, 1, "this Node's mock timers no longer reproduce the overflow, so the tests below cannot catch it");
 });
 
 test('setLongTimeout: 600h fires at 600h, not before', (t) => {
@@ -85,7 +85,9 @@ test('realClock.setTimer honours 600h', (t) => {
 test('sleep(600h) resolves at 600h, not before', async (t) => {
   t.mock.timers.enable({ apis: ['setTimeout'] });
   let done = false;
-  const slept = sleep(H600_MS).then(() => { done = true; });
+  const slept = sleep(H600_MS).then(() => {
+    done = true;
+  });
   advance(t, H600_MS - 1);
   await flush();
   assert.equal(done, false);

@@ -2,7 +2,11 @@
 // (about 24.8 days) after 1 ms, so a `--resync-period=600h` would become a hot loop. Every timer
 // the program schedules from a flag or a computed backoff goes through setLongTimeout, which
 // waits in steps of at most MAX_TIMER_DELAY_MS until the whole delay has passed.
-import type { TimerHandle } from './clock.js';
+
+/** A scheduled call that can be called off (the Clock's timers and setLongTimeout's). */
+export interface TimerHandle {
+  cancel(): void;
+}
 
 /** The largest delay Node's setTimeout honours. */
 export const MAX_TIMER_DELAY_MS = 2 ** 31 - 1;

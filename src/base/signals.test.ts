@@ -36,7 +36,9 @@ test('sleep rejects with the abort reason', async () => {
 test('untilAborted resolves when the signal aborts, at once when it already has', async () => {
   const controller = new AbortController();
   let resolved = false;
-  const waiting = untilAborted(controller.signal).then(() => { resolved = true; });
+  const waiting = untilAborted(controller.signal).then(() => {
+    resolved = true;
+  });
   await Promise.resolve();
   assert.equal(resolved, false);
   controller.abort();

@@ -98,8 +98,14 @@ export function abortable<T>(promise: Promise<T>, signal: AbortSignal): Promise<
     const onAbort = () => reject(reason());
     signal.addEventListener('abort', onAbort, { once: true });
     promise.then(
-      (value) => { signal.removeEventListener('abort', onAbort); resolve(value); },
-      (err: unknown) => { signal.removeEventListener('abort', onAbort); reject(err); },
+      (value) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(value);
+      },
+      (err: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(err);
+      },
     );
   });
 }

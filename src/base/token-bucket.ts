@@ -68,10 +68,14 @@ export class TokenBucket {
         reject(signal.reason instanceof Error ? signal.reason : new AbortError());
       };
       // The caller is waiting on this timer, so it keeps the process alive like a plain sleep.
-      const timer = this.clock.setTimer(() => {
-        signal.removeEventListener('abort', onAbort);
-        resolve();
-      }, ms, { keepAlive: true });
+      const timer = this.clock.setTimer(
+        () => {
+          signal.removeEventListener('abort', onAbort);
+          resolve();
+        },
+        ms,
+        { keepAlive: true },
+      );
       signal.addEventListener('abort', onAbort, { once: true });
     });
   }

@@ -15,11 +15,12 @@ function fakeInformer(name: string, trace: string[]) {
   const waiters: (() => void)[] = [];
   const informer: WatchedInformer = {
     register: () => trace.push(`register ${name}`),
-    waitForSync: (signal) => new Promise<void>((resolve, reject) => {
-      if (synced) return resolve();
-      waiters.push(resolve);
-      signal.addEventListener('abort', () => reject(new Error(`${name}: wait aborted`)), { once: true });
-    }),
+    waitForSync: (signal) =>
+      new Promise<void>((resolve, reject) => {
+        if (synced) return resolve();
+        waiters.push(resolve);
+        signal.addEventListener('abort', () => reject(new Error(`${name}: wait aborted`)), { once: true });
+      }),
   };
   return {
     informer,
@@ -34,7 +35,10 @@ function setup(announce: ControllerLifecycle['announce']) {
   const trace: string[] = [];
   const pvcs = fakeInformer('pvcs', trace);
   const pvs = fakeInformer('pvs', trace);
-  const queue = new RateLimitingQueue<string>({ clock: new FakeClock(), rateLimiter: new ItemExponentialFailureRateLimiter({ baseDelayMs: 1000, maxDelayMs: 60_000 }) });
+  const queue = new RateLimitingQueue<string>({
+    clock: new FakeClock(),
+    rateLimiter: new ItemExponentialFailureRateLimiter({ baseDelayMs: 1000, maxDelayMs: 60_000 }),
+  });
   let finishReconcile: (() => void) | undefined;
   const engine = new ControllerEngine({
     name: 'test-controller',
@@ -43,7 +47,12 @@ function setup(announce: ControllerLifecycle['announce']) {
     workers: 2,
     reconcile: (key) => {
       trace.push(`reconcile ${key}`);
-      return new Promise<Outcome>((resolve) => { finishReconcile = () => { trace.push(`finished ${key}`); resolve({ kind: 'done' }); }; });
+      return new Promise<Outcome>((resolve) => {
+        finishReconcile = () => {
+          trace.push(`finished ${key}`);
+          resolve({ kind: 'done' });
+        };
+      });
     },
     lifecycle: {
       announce,
@@ -76,9 +85,7 @@ for (const announce of ['beforeSync', 'afterSync'] as const) {
     assert.deepEqual(s.trace, announce === 'beforeSync' ? ['starting'] : [], 'the PV cache has not synced yet');
     s.pvs.sync();
     await flushMicrotasks();
-    assert.deepEqual(s.trace, announce === 'beforeSync'
-      ? ['starting', 'synced', 'reconcile ns/a']
-      : ['synced', 'starting', 'reconcile ns/a']);
+    assert.deepEqual(s.trace, announce === 'beforeSync' ? ['starting', 'synced', 'reconcile ns/a'] : ['synced', 'starting', 'reconcile ns/a']);
     stop.abort();
     await flushMicrotasks();
     assert.equal(s.trace.at(-1), 'reconcile ns/a', 'waits for the reconcile in flight');
@@ -108,12 +115,28 @@ test('shutdown before the caches synced: beforeSync says it stops after the sync
 
 test('a cache that fails to sync while the signal is live is an error, after the stop is said', async () => {
   const trace: string[] = [];
-  const queue = new RateLimitingQueue<string>({ clock: new FakeClock(), rateLimiter: new ItemExponentialFailureRateLimiter({ baseDelayMs: 1, maxDelayMs: 1 }) });
-  const broken: WatchedInformer = { register: () => {}, waitForSync: async () => { throw new Error('informer stopped'); } };
+  const queue = new RateLimitingQueue<string>({
+    clock: new FakeClock(),
+    rateLimiter: new ItemExponentialFailureRateLimiter({ baseDelayMs: 1, maxDelayMs: 1 }),
+  });
+  const broken: WatchedInformer = {
+    register: () => {},
+    waitForSync: async () => {
+      throw new Error('informer stopped');
+    },
+  };
   const engine = new ControllerEngine({
-    name: 'test-controller', informers: [broken], queue, workers: 1, reconcile: async () => ({ kind: 'done' }), log: silentLogger,
+    name: 'test-controller',
+    informers: [broken],
+    queue,
+    workers: 1,
+    reconcile: async () => ({ kind: 'done' }),
+    log: silentLogger,
     lifecycle: {
-      announce: 'beforeSync', starting: () => trace.push('starting'), stopping: () => trace.push('stopping'), cachesNotSynced: () => trace.push('caches not synced'),
+      announce: 'beforeSync',
+      starting: () => trace.push('starting'),
+      stopping: () => trace.push('stopping'),
+      cachesNotSynced: () => trace.push('caches not synced'),
       reconcileFailed: () => trace.push('reconcile failed'),
     },
   });
@@ -121,15 +144,24 @@ test('a cache that fails to sync while the signal is live is an error, after the
   assert.deepEqual(trace, ['starting', 'stopping']);
 });
 
-test('a reconcile that throws is reported in the controller\'s words, with its key, and the key backs off', async () => {
+test("a reconcile that throws is reported in the controller's words, with its key, and the key backs off", async () => {
   const trace: string[] = [];
   const clock = new FakeClock();
   const queue = new RateLimitingQueue<string>({ clock, rateLimiter: new ItemExponentialFailureRateLimiter({ baseDelayMs: 1000, maxDelayMs: 60_000 }) });
   const engine = new ControllerEngine({
-    name: 'test-controller', informers: [], queue, workers: 1, log: silentLogger,
-    reconcile: async (key) => { throw new Error(`${key} is broken`); },
+    name: 'test-controller',
+    informers: [],
+    queue,
+    workers: 1,
+    log: silentLogger,
+    reconcile: async (key) => {
+      throw new Error(`${key} is broken`);
+    },
     lifecycle: {
-      announce: 'beforeSync', starting: () => {}, stopping: () => {}, cachesNotSynced: () => {},
+      announce: 'beforeSync',
+      starting: () => {},
+      stopping: () => {},
+      cachesNotSynced: () => {},
       reconcileFailed: (err, key) => trace.push(`${key}: ${err instanceof Error ? err.message : String(err)}`),
     },
   });

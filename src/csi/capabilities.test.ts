@@ -17,7 +17,10 @@ const table: [string[], string, string][] = [
 ];
 
 for (const [modes, without, withSnmw] of table) {
-  for (const [snmw, expected] of [[false, without], [true, withSnmw]] as const) {
+  for (const [snmw, expected] of [
+    [false, without],
+    [true, withSnmw],
+  ] as const) {
     test(`access modes [${modes.join(',')}] ${snmw ? 'with' : 'without'} SINGLE_NODE_MULTI_WRITER → ${expected}`, () => {
       if (expected === 'error') {
         assert.throws(() => accessModeFor(modes, snmw), UnsupportedAccessModeError);
@@ -38,7 +41,10 @@ const messages: [string[], string][] = [
 for (const [modes, message] of messages) {
   test(`access modes [${modes.join(',')}] fail with "${message}"`, () => {
     for (const snmw of [false, true]) {
-      assert.throws(() => accessModeFor(modes, snmw), (err: Error) => err instanceof UnsupportedAccessModeError && err.message === message);
+      assert.throws(
+        () => accessModeFor(modes, snmw),
+        (err: Error) => err instanceof UnsupportedAccessModeError && err.message === message,
+      );
     }
   });
 }
@@ -49,7 +55,7 @@ test('a repeated ReadWriteOncePod is still alone (modes are a set)', () => {
 
 test('Block volume mode gives a block capability', () => {
   const cap = volumeCapabilityFor({ volumeMode: 'Block', accessModes: ['ReadWriteOnce'], csi: { fsType: 'ext4' } }, { supportsSingleNodeMultiWriter: false });
-  assert.deepEqual(cap, { block: {}, access_mode: { mode: 'SINGLE_NODE_WRITER' } });
+  assert.deepEqual(cap, { accessType: 'block', accessMode: 'SINGLE_NODE_WRITER' });
 });
 
 test('Filesystem (or unset) volume mode gives a mount capability with fs type and mount options', () => {
@@ -57,7 +63,7 @@ test('Filesystem (or unset) volume mode gives a mount capability with fs type an
     { volumeMode: 'Filesystem', accessModes: ['ReadWriteOnce'], mountOptions: ['noatime', 'discard'], csi: { fsType: 'xfs' } },
     { supportsSingleNodeMultiWriter: true },
   );
-  assert.deepEqual(cap, { mount: { fs_type: 'xfs', mount_flags: ['noatime', 'discard'] }, access_mode: { mode: 'SINGLE_NODE_MULTI_WRITER' } });
+  assert.deepEqual(cap, { accessType: 'mount', fsType: 'xfs', mountFlags: ['noatime', 'discard'], accessMode: 'SINGLE_NODE_MULTI_WRITER' });
   const bare = volumeCapabilityFor({ accessModes: ['ReadOnlyMany'] }, { supportsSingleNodeMultiWriter: false });
-  assert.deepEqual(bare, { mount: { fs_type: '', mount_flags: [] }, access_mode: { mode: 'MULTI_NODE_READER_ONLY' } });
+  assert.deepEqual(bare, { accessType: 'mount', fsType: '', mountFlags: [], accessMode: 'MULTI_NODE_READER_ONLY' });
 });

@@ -1,28 +1,8 @@
 // PV spec to the VolumeCapability sent with ControllerExpandVolume: Block when the PV is a raw
 // block volume, otherwise Mount with the PV's fs type and mount options; the access mode follows
-// the reference's table (docs/behavior.md §3.8). Pure: the SINGLE_NODE_MULTI_WRITER capability is an input.
-
-/** The csi.v1 VolumeCapability.AccessMode.Mode values, by name. */
-export type AccessModeName =
-  | 'UNKNOWN'
-  | 'SINGLE_NODE_WRITER'
-  | 'SINGLE_NODE_READER_ONLY'
-  | 'MULTI_NODE_READER_ONLY'
-  | 'MULTI_NODE_SINGLE_WRITER'
-  | 'MULTI_NODE_MULTI_WRITER'
-  | 'SINGLE_NODE_SINGLE_WRITER'
-  | 'SINGLE_NODE_MULTI_WRITER';
-
-export interface MountVolume {
-  fs_type: string;
-  mount_flags: string[];
-  volume_mount_group?: string;
-}
-
-/** The volume capability sent with an expansion, in csi.proto's field names: block or mount, and the access mode. */
-export type VolumeCapability =
-  | { block: Record<string, never>; mount?: undefined; access_mode: { mode: AccessModeName } }
-  | { mount: MountVolume; block?: undefined; access_mode: { mode: AccessModeName } };
+// the reference's table (docs/behavior.md §3.8). Pure: the SINGLE_NODE_MULTI_WRITER capability is an input. The result is the CsiClient
+// port's own type; client.ts turns it into the csi.v1 message.
+import type { AccessModeName, VolumeCapability } from './client.js';
 
 /** The part of a PersistentVolume spec this needs; a V1PersistentVolumeSpec fits. */
 export interface PvSpecForCapability {
@@ -34,7 +14,10 @@ export interface PvSpecForCapability {
 
 /** The texts are csi-lib-utils' (accessmodes.ToCSIAccessMode), which upstream shows in events. */
 export class UnsupportedAccessModeError extends Error {
-  constructor(readonly accessModes: readonly string[], message: string) {
+  constructor(
+    readonly accessModes: readonly string[],
+    message: string,
+  ) {
     super(message);
     this.name = 'UnsupportedAccessModeError';
   }
@@ -45,8 +28,10 @@ export function accessModeFor(accessModes: readonly string[], supportsSingleNode
   // ReadWriteOncePod must stand alone: it promises one writer pod, which no other mode can keep.
   if (modes.has('ReadWriteOncePod')) {
     if (modes.size > 1) {
-      throw new UnsupportedAccessModeError(accessModes,
-        'Kubernetes does not support use of ReadWriteOncePod with other access modes on the same PersistentVolume');
+      throw new UnsupportedAccessModeError(
+        accessModes,
+        'Kubernetes does not support use of ReadWriteOncePod with other access modes on the same PersistentVolume',
+      );
     }
     return supportsSingleNodeMultiWriter ? 'SINGLE_NODE_SINGLE_WRITER' : 'SINGLE_NODE_WRITER';
   }
@@ -61,14 +46,8 @@ export function accessModeFor(accessModes: readonly string[], supportsSingleNode
   throw new UnsupportedAccessModeError(accessModes, `unsupported AccessMode combination: [${accessModes.join(' ')}]`);
 }
 
-export function volumeCapabilityFor(
-  spec: PvSpecForCapability,
-  options: { supportsSingleNodeMultiWriter: boolean },
-): VolumeCapability {
-  const access_mode = { mode: accessModeFor(spec.accessModes ?? [], options.supportsSingleNodeMultiWriter) };
-  if (spec.volumeMode === 'Block') return { block: {}, access_mode };
-  return {
-    mount: { fs_type: spec.csi?.fsType ?? '', mount_flags: [...(spec.mountOptions ?? [])] },
-    access_mode,
-  };
+export function volumeCapabilityFor(spec: PvSpecForCapability, options: { supportsSingleNodeMultiWriter: boolean }): VolumeCapability {
+  const accessMode = accessModeFor(spec.accessModes ?? [], options.supportsSingleNodeMultiWriter);
+  if (spec.volumeMode === 'Block') return { accessType: 'block', accessMode };
+  return { accessType: 'mount', fsType: spec.csi?.fsType ?? '', mountFlags: [...(spec.mountOptions ?? [])], accessMode };
 }

@@ -25,7 +25,10 @@ const MiB = 1024 * 1024;
 type After = { after(fn: () => unknown): void };
 
 async function startClient(t: After, address: string, timeoutMs = 2000, connectAttemptTimeoutMs?: number): Promise<GrpcCsiClient> {
-  const client = await GrpcCsiClient.start({ address, timeoutMs, log: silentLogger, metrics: createMetrics(), probeIntervalMs: 50, connectAttemptTimeoutMs }, never);
+  const client = await GrpcCsiClient.start(
+    { address, timeoutMs, log: silentLogger, metrics: createMetrics(), probeIntervalMs: 50, connectAttemptTimeoutMs },
+    never,
+  );
   t.after(() => client.close());
   return client;
 }
@@ -55,9 +58,12 @@ async function failure(promise: Promise<unknown>): Promise<CsiError> {
   assert.fail('the call succeeded');
 }
 
-const capabilitiesAnswer = toBinary(ControllerGetCapabilitiesResponseSchema, create(ControllerGetCapabilitiesResponseSchema, {
-  capabilities: [{ type: { case: 'rpc', value: { type: ControllerServiceCapability_RPC_Type.EXPAND_VOLUME } } }],
-}));
+const capabilitiesAnswer = toBinary(
+  ControllerGetCapabilitiesResponseSchema,
+  create(ControllerGetCapabilitiesResponseSchema, {
+    capabilities: [{ type: { case: 'rpc', value: { type: ControllerServiceCapability_RPC_Type.EXPAND_VOLUME } } }],
+  }),
+);
 
 // A DATA frame on stream 0 is a connection error (PROTOCOL_ERROR) for the client; an empty
 // SETTINGS frame with a bad length is another.
@@ -72,9 +78,10 @@ const brokenConnections: Array<{ name: string; breakAfterResponse: (proxy: H2Fau
   },
   {
     name: 'the socket closed right behind the response',
-    breakAfterResponse: (proxy) => proxy.afterNextResponse((connection) => {
-      setImmediate(() => connection.client.end());
-    }),
+    breakAfterResponse: (proxy) =>
+      proxy.afterNextResponse((connection) => {
+        setImmediate(() => connection.client.end());
+      }),
   },
 ];
 
@@ -175,7 +182,11 @@ test('two response messages on a unary call end it with a clear status', async (
  * client takes them, up to 20 MiB. Returns how much it could send before the client ended the
  * stream, and the client's largest growth of ArrayBuffer memory meanwhile.
  */
-async function offer20MiB(t: After, first: Buffer, rest: (piece: number) => Buffer): Promise<{ err: CsiError; sentBytes: number; growthBytes: number; elapsedMs: number }> {
+async function offer20MiB(
+  t: After,
+  first: Buffer,
+  rest: (piece: number) => Buffer,
+): Promise<{ err: CsiError; sentBytes: number; growthBytes: number; elapsedMs: number }> {
   let sentBytes = 0;
   let done!: () => void;
   const finished = new Promise<void>((resolve) => (done = resolve));
@@ -202,7 +213,9 @@ async function offer20MiB(t: After, first: Buffer, rest: (piece: number) => Buff
   globalThis.gc?.();
   const base = process.memoryUsage().arrayBuffers;
   let peak = base;
-  const sampler = setInterval(() => { peak = Math.max(peak, process.memoryUsage().arrayBuffers); }, 5);
+  const sampler = setInterval(() => {
+    peak = Math.max(peak, process.memoryUsage().arrayBuffers);
+  }, 5);
   try {
     const started = Date.now();
     const err = await failure(client.getControllerCapabilities(never));
@@ -219,7 +232,11 @@ const PIECE = 64 * 1024;
 const zeros = Buffer.alloc(PIECE);
 const endlessOffers: Array<{ name: string; first: Buffer; rest: (piece: number) => Buffer }> = [
   { name: 'data after the message (zero bytes: empty messages)', first: grpcFrame(capabilitiesAnswer), rest: () => zeros },
-  { name: 'a second message of 4 MiB after the first', first: grpcFrame(capabilitiesAnswer), rest: (i) => (i === 0 ? grpcFrame(Buffer.alloc(PIECE - 5), 0, 4 * MiB) : zeros) },
+  {
+    name: 'a second message of 4 MiB after the first',
+    first: grpcFrame(capabilitiesAnswer),
+    rest: (i) => (i === 0 ? grpcFrame(Buffer.alloc(PIECE - 5), 0, 4 * MiB) : zeros),
+  },
   { name: 'one message that says 20 MiB', first: grpcFrame(Buffer.alloc(0), 0, 20 * MiB), rest: () => zeros },
 ];
 
@@ -284,7 +301,7 @@ test('no bytes a driver sends crash the client, reject unhandled or hang a call 
   const { proxy } = await proxiedDriver(t);
   // A damaged handshake can leave an attempt waiting forever; a short attempt bound keeps the run short.
   const client = await startClient(t, `unix://${proxy.socketPath}`, 300, 1000);
-  if (process.env["FUZZ_DEBUG"]) process.stderr.write("client started\n");
+  if (process.env['FUZZ_DEBUG']) process.stderr.write('client started\n');
   const thrown: unknown[] = [];
   const onThrown = (err: unknown) => thrown.push(err);
   process.on('uncaughtException', onThrown);
@@ -313,11 +330,14 @@ test('no bytes a driver sends crash the client, reject unhandled or hang a call 
       proxy.onServerFrame = (frame) => mutate(random, frame.raw);
     }
     const callStarted = Date.now();
-    await client.getControllerCapabilities(never).then(() => outcomes.ok++, (err: unknown) => {
-      assert.ok(err instanceof CsiError, `case ${i}: not a CsiError: ${String(err)}`);
-      outcomes.failed++;
-      if (process.env["FUZZ_DEBUG"]) process.stderr.write(`case ${i}: ${(err as Error).message}\n`);
-    });
+    await client.getControllerCapabilities(never).then(
+      () => outcomes.ok++,
+      (err: unknown) => {
+        assert.ok(err instanceof CsiError, `case ${i}: not a CsiError: ${String(err)}`);
+        outcomes.failed++;
+        if (process.env['FUZZ_DEBUG']) process.stderr.write(`case ${i}: ${(err as Error).message}\n`);
+      },
+    );
     assert.ok(Date.now() - callStarted < 300 + 3000, `case ${i}: the call took ${Date.now() - callStarted} ms`);
   }
   assert.deepEqual(thrown, []);
@@ -369,18 +389,45 @@ function randomFrames(random: () => number, streamId: number): Buffer[] {
     const kind = Math.floor(random() * 12);
     switch (kind) {
       case 0:
-        frames.push(encodeFrame(FrameType.HEADERS, Flag.END_HEADERS, id, literalHeaderBlock([[':status', '200'], ['content-type', 'application/grpc']])));
+        frames.push(
+          encodeFrame(
+            FrameType.HEADERS,
+            Flag.END_HEADERS,
+            id,
+            literalHeaderBlock([
+              [':status', '200'],
+              ['content-type', 'application/grpc'],
+            ]),
+          ),
+        );
         break;
       case 1:
-        frames.push(encodeFrame(FrameType.HEADERS, Flag.END_HEADERS | Flag.END_STREAM, id, literalHeaderBlock([
-          ['grpc-status', String(Math.floor(random() * 20))], ['grpc-message', randomBytes(random, 20).toString('latin1')],
-        ].map(([n, v]) => [n!, v!] as const))));
+        frames.push(
+          encodeFrame(
+            FrameType.HEADERS,
+            Flag.END_HEADERS | Flag.END_STREAM,
+            id,
+            literalHeaderBlock(
+              [
+                ['grpc-status', String(Math.floor(random() * 20))],
+                ['grpc-message', randomBytes(random, 20).toString('latin1')],
+              ].map(([n, v]) => [n!, v!] as const),
+            ),
+          ),
+        );
         break;
       case 2:
         frames.push(encodeFrame(FrameType.HEADERS, flags, id, randomBytes(random, 40)));
         break;
       case 3:
-        frames.push(encodeFrame(FrameType.DATA, flags & ~Flag.PADDED, id, grpcFrame(randomBytes(random, 30), random() < 0.8 ? 0 : Math.floor(random() * 256), random() < 0.7 ? undefined : Math.floor(random() * 0xffffffff))));
+        frames.push(
+          encodeFrame(
+            FrameType.DATA,
+            flags & ~Flag.PADDED,
+            id,
+            grpcFrame(randomBytes(random, 30), random() < 0.8 ? 0 : Math.floor(random() * 256), random() < 0.7 ? undefined : Math.floor(random() * 0xffffffff)),
+          ),
+        );
         break;
       case 4:
         frames.push(encodeFrame(FrameType.DATA, flags, id, randomBytes(random, 60)));
@@ -389,16 +436,34 @@ function randomFrames(random: () => number, streamId: number): Buffer[] {
         frames.push(encodeFrame(FrameType.RST_STREAM, 0, id, uint32(Math.floor(random() * 16))));
         break;
       case 6:
-        frames.push(encodeFrame(FrameType.GOAWAY, 0, 0, Buffer.concat([uint32(Math.floor(random() * (streamId + 3))), uint32(Math.floor(random() * 16)), randomBytes(random, 10)])));
+        frames.push(
+          encodeFrame(
+            FrameType.GOAWAY,
+            0,
+            0,
+            Buffer.concat([uint32(Math.floor(random() * (streamId + 3))), uint32(Math.floor(random() * 16)), randomBytes(random, 10)]),
+          ),
+        );
         break;
       case 7:
-        frames.push(encodeFrame(FrameType.WINDOW_UPDATE, 0, pick(random, [0, id]), uint32(pick(random, [0, 1, 65535, 0x7fffffff, Math.floor(random() * 0xffffffff)]))));
+        frames.push(
+          encodeFrame(FrameType.WINDOW_UPDATE, 0, pick(random, [0, id]), uint32(pick(random, [0, 1, 65535, 0x7fffffff, Math.floor(random() * 0xffffffff)]))),
+        );
         break;
       case 8:
-        frames.push(encodeFrame(FrameType.SETTINGS, flags & Flag.ACK, 0, Buffer.concat([Buffer.from([0, 1 + Math.floor(random() * 7)]), uint32(Math.floor(random() * 0xffffffff))])));
+        frames.push(
+          encodeFrame(
+            FrameType.SETTINGS,
+            flags & Flag.ACK,
+            0,
+            Buffer.concat([Buffer.from([0, 1 + Math.floor(random() * 7)]), uint32(Math.floor(random() * 0xffffffff))]),
+          ),
+        );
         break;
       case 9:
-        frames.push(encodeFrame(pick(random, [FrameType.PING, FrameType.PRIORITY, FrameType.PUSH_PROMISE, FrameType.CONTINUATION]), flags, id, randomBytes(random, 12)));
+        frames.push(
+          encodeFrame(pick(random, [FrameType.PING, FrameType.PRIORITY, FrameType.PUSH_PROMISE, FrameType.CONTINUATION]), flags, id, randomBytes(random, 12)),
+        );
         break;
       case 10:
         frames.push(encodeFrame(10 + Math.floor(random() * 240), flags, id, randomBytes(random, 20)));

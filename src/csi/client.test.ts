@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { status } from '@grpc/grpc-js';
 import { createLogger, silentLogger, type Logger } from '../observability/logger.js';
-import { createMetrics, type Metrics } from '../observability/metrics.js';
+import { createMetrics } from '../observability/metrics.js';
 import { FaultDriver } from '../../test/fakes/fault-driver.js';
 import { eventually } from '../../test/support/eventually.js';
 import { discoverCapabilities, GrpcCsiClient, type GrpcCsiClientOptions } from './client.js';
@@ -14,8 +14,11 @@ import { CsiError } from './errors.js';
 
 const never = new AbortController().signal;
 
-async function startPair(t: { after(fn: () => unknown): void }, driverOptions: Parameters<typeof FaultDriver.start>[0] = {},
-  clientOptions: Partial<GrpcCsiClientOptions> = {}) {
+async function startPair(
+  t: { after(fn: () => unknown): void },
+  driverOptions: Parameters<typeof FaultDriver.start>[0] = {},
+  clientOptions: Partial<GrpcCsiClientOptions> = {},
+) {
   const driver = await FaultDriver.start(driverOptions);
   t.after(() => driver.stop());
   const metrics = clientOptions.metrics ?? createMetrics();
@@ -36,14 +39,20 @@ test('startup: connect, probe until ready, learn the name', async (t) => {
   const { driver, client } = await startPair(t, { name: 'fault.example.com' });
   assert.equal(client.driverName, 'fault.example.com');
   assert.equal(client.connectionState, 'ready');
-  assert.deepEqual(driver.calls.map((c) => c.method), ['Probe', 'GetPluginInfo']);
+  assert.deepEqual(
+    driver.calls.map((c) => c.method),
+    ['Probe', 'GetPluginInfo'],
+  );
 });
 
 test('startup: ready=false and DeadlineExceeded keep probing; absent ready counts as ready', async (t) => {
   const driver = await FaultDriver.start({ ready: null });
   t.after(() => driver.stop());
   driver.script('Probe', { response: { ready: { value: false } } }, { code: status.DEADLINE_EXCEEDED }, { response: { ready: { value: false } } });
-  const client = await GrpcCsiClient.start({ address: driver.address, timeoutMs: 1000, log: silentLogger, metrics: createMetrics(), probeIntervalMs: 20 }, never);
+  const client = await GrpcCsiClient.start(
+    { address: driver.address, timeoutMs: 1000, log: silentLogger, metrics: createMetrics(), probeIntervalMs: 20 },
+    never,
+  );
   t.after(() => client.close());
   assert.equal(driver.callsOf('Probe').length, 4);
 });
@@ -73,7 +82,10 @@ test('startup: no driver on the socket → "failed to connect to CSI driver" aft
   const { log, lines } = capture(0);
   const started = Date.now();
   await assert.rejects(
-    GrpcCsiClient.start({ address: join(dir, 'csi.sock'), timeoutMs: 1000, log, metrics: createMetrics(), connectTimeoutMs: 1200, connectLogIntervalMs: 400 }, never),
+    GrpcCsiClient.start(
+      { address: join(dir, 'csi.sock'), timeoutMs: 1000, log, metrics: createMetrics(), connectTimeoutMs: 1200, connectLogIntervalMs: 400 },
+      never,
+    ),
     /^Error: failed to connect to CSI driver: /,
   );
   assert.ok(Date.now() - started >= 1100);
@@ -90,20 +102,36 @@ test('startup: a bad address is rejected before dialing', async () => {
 test('capability discovery: full driver', async (t) => {
   const { client } = await startPair(t, { capabilities: { singleNodeMultiWriter: true }, volumeExpansion: 'ONLINE' });
   assert.deepEqual(await discoverCapabilities(client, never), {
-    controllerService: true, volumeExpansion: 'online', controllerExpand: true, controllerModify: true,
-    singleNodeMultiWriter: true, nodeExpand: undefined,
+    controllerService: true,
+    volumeExpansion: 'online',
+    controllerExpand: true,
+    controllerModify: true,
+    singleNodeMultiWriter: true,
+    nodeExpand: undefined,
   });
 });
 
 const capabilityCases = [
-  { name: 'no controller service', driver: { capabilities: { controllerService: false, controllerExpand: false, controllerModify: false } },
-    expect: { controllerService: false, controllerExpand: false, controllerModify: false, nodeExpand: true } },
-  { name: 'node-only expansion, OFFLINE', driver: { capabilities: { controllerExpand: false, controllerModify: false }, volumeExpansion: 'OFFLINE' as const },
-    expect: { controllerService: true, controllerExpand: false, controllerModify: false, nodeExpand: true, volumeExpansion: 'offline' } },
-  { name: 'no expansion at all', driver: { capabilities: { controllerExpand: false, controllerModify: false, nodeExpand: false }, volumeExpansion: null },
-    expect: { controllerExpand: false, nodeExpand: false, volumeExpansion: 'unknown' } },
-  { name: 'modify only', driver: { capabilities: { controllerExpand: false, nodeExpand: false } },
-    expect: { controllerExpand: false, controllerModify: true, nodeExpand: false } },
+  {
+    name: 'no controller service',
+    driver: { capabilities: { controllerService: false, controllerExpand: false, controllerModify: false } },
+    expect: { controllerService: false, controllerExpand: false, controllerModify: false, nodeExpand: true },
+  },
+  {
+    name: 'node-only expansion, OFFLINE',
+    driver: { capabilities: { controllerExpand: false, controllerModify: false }, volumeExpansion: 'OFFLINE' as const },
+    expect: { controllerService: true, controllerExpand: false, controllerModify: false, nodeExpand: true, volumeExpansion: 'offline' },
+  },
+  {
+    name: 'no expansion at all',
+    driver: { capabilities: { controllerExpand: false, controllerModify: false, nodeExpand: false }, volumeExpansion: null },
+    expect: { controllerExpand: false, nodeExpand: false, volumeExpansion: 'unknown' },
+  },
+  {
+    name: 'modify only',
+    driver: { capabilities: { controllerExpand: false, nodeExpand: false } },
+    expect: { controllerExpand: false, controllerModify: true, nodeExpand: false },
+  },
 ];
 for (const c of capabilityCases) {
   test(`capability discovery: ${c.name}`, async (t) => {
@@ -123,10 +151,15 @@ test('expand: grows the volume, sends bytes as int64 exactly, returns bigint cap
   const { driver, client } = await startPair(t, { nodeExpansionRequired: true });
   const big = 2n ** 60n + 7n; // above 2^53: would be rounded by Number
   driver.createVolume('vol-1', 1n << 30n);
-  const result = await client.expandVolume({
-    volumeId: 'vol-1', requiredBytes: big, secrets: { user: 'admin' },
-    capability: { mount: { fs_type: 'ext4', mount_flags: [] }, access_mode: { mode: 'SINGLE_NODE_WRITER' } },
-  }, never);
+  const result = await client.expandVolume(
+    {
+      volumeId: 'vol-1',
+      requiredBytes: big,
+      secrets: { user: 'admin' },
+      capability: { accessType: 'mount', fsType: 'ext4', mountFlags: [], accessMode: 'SINGLE_NODE_WRITER' },
+    },
+    never,
+  );
   assert.deepEqual(result, { capacityBytes: big, nodeExpansionRequired: true });
   assert.equal(driver.volumeBytes('vol-1'), big);
   const req = driver.callsOf('ControllerExpandVolume')[0]!.request;
@@ -139,17 +172,29 @@ test('expand: a size int64 cannot carry is refused before any driver call, never
   const { driver, client } = await startPair(t);
   driver.createVolume('v', 1n);
   for (const requiredBytes of [2n ** 63n, 10n ** 19n, 10n ** 30n, 2n ** 64n + 5n, -1n]) {
-    await assert.rejects(client.expandVolume({ volumeId: 'v', requiredBytes, secrets: {}, capability: null }, never), (err: unknown) => {
-      assert.ok(err instanceof CsiError, String(err));
-      assert.equal(err.failure, 'infeasible');
-      assert.match(err.message, new RegExp(`^requested size ${requiredBytes} bytes (is negative|exceeds the largest size CSI can carry \\(int64 9223372036854775807 bytes\\)); not sent to the driver$`));
-      return true;
-    }, String(requiredBytes));
+    await assert.rejects(
+      client.expandVolume({ volumeId: 'v', requiredBytes, secrets: {}, capability: null }, never),
+      (err: unknown) => {
+        assert.ok(err instanceof CsiError, String(err));
+        assert.equal(err.failure, 'infeasible');
+        assert.match(
+          err.message,
+          new RegExp(
+            `^requested size ${requiredBytes} bytes (is negative|exceeds the largest size CSI can carry \\(int64 9223372036854775807 bytes\\)); not sent to the driver$`,
+          ),
+        );
+        return true;
+      },
+      String(requiredBytes),
+    );
   }
   assert.equal(driver.callsOf('ControllerExpandVolume').length, 0);
   // The largest int64 still goes through, exactly.
   const max = 2n ** 63n - 1n;
-  assert.deepEqual(await client.expandVolume({ volumeId: 'v', requiredBytes: max, secrets: {}, capability: null }, never), { capacityBytes: max, nodeExpansionRequired: false });
+  assert.deepEqual(await client.expandVolume({ volumeId: 'v', requiredBytes: max, secrets: {}, capability: null }, never), {
+    capacityBytes: max,
+    nodeExpansionRequired: false,
+  });
   const sent = driver.callsOf('ControllerExpandVolume')[0]!.request['capacity_range'] as { required_bytes: string };
   assert.equal(sent.required_bytes, max.toString());
 });
@@ -158,8 +203,14 @@ test('expand: odd capacities from the driver are reported as they are', async (t
   const { driver, client } = await startPair(t);
   driver.createVolume('v', 100n);
   driver.script('ControllerExpandVolume', { response: { capacity_bytes: '50', node_expansion_required: false } }, { response: {} });
-  assert.deepEqual(await client.expandVolume({ volumeId: 'v', requiredBytes: 200n, secrets: {}, capability: null }, never), { capacityBytes: 50n, nodeExpansionRequired: false });
-  assert.deepEqual(await client.expandVolume({ volumeId: 'v', requiredBytes: 200n, secrets: {}, capability: null }, never), { capacityBytes: 0n, nodeExpansionRequired: false });
+  assert.deepEqual(await client.expandVolume({ volumeId: 'v', requiredBytes: 200n, secrets: {}, capability: null }, never), {
+    capacityBytes: 50n,
+    nodeExpansionRequired: false,
+  });
+  assert.deepEqual(await client.expandVolume({ volumeId: 'v', requiredBytes: 200n, secrets: {}, capability: null }, never), {
+    capacityBytes: 0n,
+    nodeExpansionRequired: false,
+  });
 });
 
 test('expand: unknown volume is NotFound, infeasible', async (t) => {
@@ -176,21 +227,35 @@ test('every gRPC code from expand and modify maps to its class', async (t) => {
   const { driver, client } = await startPair(t);
   driver.createVolume('v', 1n);
   const expected: Record<number, [string, string]> = {
-    [status.CANCELLED]: ['inProgress', 'inProgress'], [status.UNKNOWN]: ['final', 'final'],
-    [status.INVALID_ARGUMENT]: ['infeasible', 'infeasible'], [status.DEADLINE_EXCEEDED]: ['inProgress', 'inProgress'],
-    [status.NOT_FOUND]: ['infeasible', 'final'], [status.ALREADY_EXISTS]: ['final', 'final'],
-    [status.PERMISSION_DENIED]: ['final', 'final'], [status.RESOURCE_EXHAUSTED]: ['inProgress', 'inProgress'],
-    [status.FAILED_PRECONDITION]: ['inUse', 'inUse'], [status.ABORTED]: ['inProgress', 'inProgress'],
-    [status.OUT_OF_RANGE]: ['infeasible', 'final'], [status.UNIMPLEMENTED]: ['final', 'final'],
-    [status.INTERNAL]: ['final', 'final'], [status.UNAVAILABLE]: ['inProgress', 'inProgress'],
-    [status.DATA_LOSS]: ['final', 'final'], [status.UNAUTHENTICATED]: ['final', 'final'],
+    [status.CANCELLED]: ['inProgress', 'inProgress'],
+    [status.UNKNOWN]: ['final', 'final'],
+    [status.INVALID_ARGUMENT]: ['infeasible', 'infeasible'],
+    [status.DEADLINE_EXCEEDED]: ['inProgress', 'inProgress'],
+    [status.NOT_FOUND]: ['infeasible', 'final'],
+    [status.ALREADY_EXISTS]: ['final', 'final'],
+    [status.PERMISSION_DENIED]: ['final', 'final'],
+    [status.RESOURCE_EXHAUSTED]: ['inProgress', 'inProgress'],
+    [status.FAILED_PRECONDITION]: ['inUse', 'inUse'],
+    [status.ABORTED]: ['inProgress', 'inProgress'],
+    [status.OUT_OF_RANGE]: ['infeasible', 'final'],
+    [status.UNIMPLEMENTED]: ['final', 'final'],
+    [status.INTERNAL]: ['final', 'final'],
+    [status.UNAVAILABLE]: ['inProgress', 'inProgress'],
+    [status.DATA_LOSS]: ['final', 'final'],
+    [status.UNAUTHENTICATED]: ['final', 'final'],
   };
   for (const [codeText, [expand, modify]] of Object.entries(expected)) {
     const code = Number(codeText) as status;
     driver.script('ControllerExpandVolume', { code });
     driver.script('ControllerModifyVolume', { code });
-    const e1 = await client.expandVolume({ volumeId: 'v', requiredBytes: 2n, secrets: {}, capability: null }, never).then(() => null, (e: unknown) => e);
-    const e2 = await client.modifyVolume({ volumeId: 'v', secrets: {}, mutableParameters: {} }, never).then(() => null, (e: unknown) => e);
+    const e1 = await client.expandVolume({ volumeId: 'v', requiredBytes: 2n, secrets: {}, capability: null }, never).then(
+      () => null,
+      (e: unknown) => e,
+    );
+    const e2 = await client.modifyVolume({ volumeId: 'v', secrets: {}, mutableParameters: {} }, never).then(
+      () => null,
+      (e: unknown) => e,
+    );
     assert.ok(e1 instanceof CsiError && e2 instanceof CsiError, status[code]);
     assert.equal(e1.code, code);
     assert.equal(e1.failure, expand, `expand ${status[code]}`);
@@ -214,7 +279,7 @@ test('deadline: a hanging driver ends at the timeout with DeadlineExceeded, non-
   assert.equal((await client.expandVolume({ volumeId: 'v', requiredBytes: 3n, secrets: {}, capability: null }, never)).capacityBytes, 3n);
 });
 
-test('abort: the caller\'s signal cancels a call in flight (Canceled, non-final)', async (t) => {
+test("abort: the caller's signal cancels a call in flight (Canceled, non-final)", async (t) => {
   const { driver, client } = await startPair(t, {}, { timeoutMs: 10_000 });
   driver.createVolume('v', 1n);
   driver.script('ControllerExpandVolume', { hang: true });

@@ -13,7 +13,6 @@ import { AbortError, sleep } from '../base/signals.js';
 import { CsiConnection, type ConnectionState } from './connection.js';
 import { classifyCsiError, CsiError, GRPC_CODE_NAMES, grpcCodeOf, type CsiOperation } from './errors.js';
 import type { DescMessage, DescMethodUnary, MessageInitShape, MessageShape } from '@bufbuild/protobuf';
-import type { VolumeCapability } from './capabilities.js';
 import {
   Controller,
   ControllerServiceCapability_RPC_Type as ControllerRpc,
@@ -26,7 +25,21 @@ import {
   type VolumeCapabilitySchema,
 } from './proto/gen/csi_pb.js';
 
-export type { VolumeCapability } from './capabilities.js';
+/** The csi.v1 VolumeCapability.AccessMode.Mode values, by name. */
+export type AccessModeName =
+  | 'UNKNOWN'
+  | 'SINGLE_NODE_WRITER'
+  | 'SINGLE_NODE_READER_ONLY'
+  | 'MULTI_NODE_READER_ONLY'
+  | 'MULTI_NODE_SINGLE_WRITER'
+  | 'MULTI_NODE_MULTI_WRITER'
+  | 'SINGLE_NODE_SINGLE_WRITER'
+  | 'SINGLE_NODE_MULTI_WRITER';
+
+/** The volume capability sent with an expansion: a block or a mounted volume, and its access mode. */
+export type VolumeCapability =
+  | { accessType: 'block'; accessMode: AccessModeName }
+  | { accessType: 'mount'; fsType: string; mountFlags: readonly string[]; volumeMountGroup?: string; accessMode: AccessModeName };
 
 export type VolumeExpansionMode = 'online' | 'offline' | 'unknown';
 
@@ -262,25 +275,38 @@ export class GrpcCsiClient implements CsiClient {
 
   async expandVolume(request: ExpandRequest, signal: AbortSignal): Promise<ExpandResult> {
     checkRequiredBytes(request.requiredBytes);
-    const res = await this.call(Controller.method.controllerExpandVolume, {
-      volumeId: request.volumeId,
-      capacityRange: { requiredBytes: request.requiredBytes },
-      secrets: { ...request.secrets },
-      ...(request.capability ? { volumeCapability: volumeCapabilityMessage(request.capability) } : {}),
-    }, signal, 'expand');
+    const res = await this.call(
+      Controller.method.controllerExpandVolume,
+      {
+        volumeId: request.volumeId,
+        capacityRange: { requiredBytes: request.requiredBytes },
+        secrets: { ...request.secrets },
+        ...(request.capability ? { volumeCapability: volumeCapabilityMessage(request.capability) } : {}),
+      },
+      signal,
+      'expand',
+    );
     return { capacityBytes: res.capacityBytes, nodeExpansionRequired: res.nodeExpansionRequired };
   }
 
   async modifyVolume(request: ModifyRequest, signal: AbortSignal): Promise<void> {
-    await this.call(Controller.method.controllerModifyVolume, {
-      volumeId: request.volumeId,
-      secrets: { ...request.secrets },
-      mutableParameters: { ...request.mutableParameters },
-    }, signal, 'modify');
+    await this.call(
+      Controller.method.controllerModifyVolume,
+      {
+        volumeId: request.volumeId,
+        secrets: { ...request.secrets },
+        mutableParameters: { ...request.mutableParameters },
+      },
+      signal,
+      'modify',
+    );
   }
 
   private async call<I extends DescMessage, O extends DescMessage>(
-    method: DescMethodUnary<I, O>, request: MessageInitShape<I>, signal: AbortSignal, operation: CsiOperation = 'expand',
+    method: DescMethodUnary<I, O>,
+    request: MessageInitShape<I>,
+    signal: AbortSignal,
+    operation: CsiOperation = 'expand',
   ): Promise<MessageShape<O>> {
     try {
       return await this.connection.unary(method, request, { timeoutMs: this.options.timeoutMs }, signal);
@@ -358,9 +384,9 @@ export class GrpcCsiClient implements CsiClient {
 
 /** The port's VolumeCapability as the csi.v1 message. */
 function volumeCapabilityMessage(capability: VolumeCapability): MessageInitShape<typeof VolumeCapabilitySchema> {
-  const accessMode = { mode: AccessMode[capability.access_mode.mode] };
-  if (capability.block) return { accessType: { case: 'block', value: {} }, accessMode };
-  const { fs_type: fsType, mount_flags: mountFlags, volume_mount_group: volumeMountGroup = '' } = capability.mount;
+  const accessMode = { mode: AccessMode[capability.accessMode] };
+  if (capability.accessType === 'block') return { accessType: { case: 'block', value: {} }, accessMode };
+  const { fsType, mountFlags, volumeMountGroup = '' } = capability;
   return { accessType: { case: 'mount', value: { fsType, mountFlags: [...mountFlags], volumeMountGroup } }, accessMode };
 }
 
@@ -375,6 +401,10 @@ const INT64_MAX = (1n << 63n) - 1n;
 function checkRequiredBytes(bytes: bigint): void {
   if (bytes >= 0n && bytes <= INT64_MAX) return;
   const problem = bytes < 0n ? 'is negative' : `exceeds the largest size CSI can carry (int64 ${INT64_MAX} bytes)`;
-  throw new CsiError(GrpcStatus.INVALID_ARGUMENT, GRPC_CODE_NAMES[GrpcStatus.INVALID_ARGUMENT] ?? 'InvalidArgument', 'infeasible',
-    `requested size ${bytes} bytes ${problem}; not sent to the driver`);
+  throw new CsiError(
+    GrpcStatus.INVALID_ARGUMENT,
+    GRPC_CODE_NAMES[GrpcStatus.INVALID_ARGUMENT] ?? 'InvalidArgument',
+    'infeasible',
+    `requested size ${bytes} bytes ${problem}; not sent to the driver`,
+  );
 }

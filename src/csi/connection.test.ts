@@ -15,10 +15,13 @@ test('unix:///path is kept', () => {
 
 for (const bad of ['', 'csi.sock', 'unix://csi/csi.sock', 'unix:/csi.sock', 'tcp://127.0.0.1:10000', 'localhost:10000', 'dns:///x', 'unix://', '/']) {
   test(`${JSON.stringify(bad)} is rejected with a clear message`, () => {
-    assert.throws(() => parseCsiAddress(bad), (err: unknown) => {
-      assert.ok(err instanceof CsiAddressError);
-      assert.match(err.message, /only unix domain sockets are supported; use an absolute path/);
-      return true;
-    });
+    assert.throws(
+      () => parseCsiAddress(bad),
+      (err: unknown) => {
+        assert.ok(err instanceof CsiAddressError);
+        assert.match(err.message, /only unix domain sockets are supported; use an absolute path/);
+        return true;
+      },
+    );
   });
 }

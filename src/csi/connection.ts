@@ -161,7 +161,7 @@ export class CsiConnection {
   private client: grpc.Client;
   private readonly connectAttemptTimeoutMs: number;
   // The channel's current connection attempt, while it is CONNECTING.
-  private connecting: { channel: ReturnType<grpc.Client["getChannel"]>; sinceMs: number } | undefined;
+  private connecting: { channel: ReturnType<grpc.Client['getChannel']>; sinceMs: number } | undefined;
   // Calls not yet ended, with the client they went out on.
   private readonly inFlight = new Set<InFlightCall>();
   private readonly log: Logger;
@@ -215,8 +215,13 @@ export class CsiConnection {
         resolve(true); // the channel is shut down
       }
     });
-    if (!changed && !this.isClosed() && Date.now() >= attemptEndsMs && channel === this.client.getChannel()
-      && channel.getConnectivityState(false) === grpc.connectivityState.CONNECTING) {
+    if (
+      !changed &&
+      !this.isClosed() &&
+      Date.now() >= attemptEndsMs &&
+      channel === this.client.getChannel() &&
+      channel.getConnectivityState(false) === grpc.connectivityState.CONNECTING
+    ) {
       this.replaceChannel();
     }
   }
@@ -419,8 +424,7 @@ export class CsiConnection {
       const now = Date.now();
       if (now >= deadline) {
         throw new Error(
-          `failed to connect to CSI driver: no connection to ${this.target} within ${timeoutMs}ms ` +
-            `(channel state ${grpc.connectivityState[state]})`,
+          `failed to connect to CSI driver: no connection to ${this.target} within ${timeoutMs}ms ` + `(channel state ${grpc.connectivityState[state]})`,
         );
       }
       if (now >= nextLog) {

@@ -97,11 +97,7 @@ const NON_FINAL_CODES: ReadonlySet<number> = new Set([
   GrpcStatus.RESOURCE_EXHAUSTED,
   GrpcStatus.ABORTED,
 ]);
-const INFEASIBLE_FOR_EXPAND: ReadonlySet<number> = new Set([
-  GrpcStatus.INVALID_ARGUMENT,
-  GrpcStatus.OUT_OF_RANGE,
-  GrpcStatus.NOT_FOUND,
-]);
+const INFEASIBLE_FOR_EXPAND: ReadonlySet<number> = new Set([GrpcStatus.INVALID_ARGUMENT, GrpcStatus.OUT_OF_RANGE, GrpcStatus.NOT_FOUND]);
 const INFEASIBLE_FOR_MODIFY: ReadonlySet<number> = new Set([GrpcStatus.INVALID_ARGUMENT]);
 
 function failureOf(code: GrpcCode | null, operation: CsiOperation): CsiFailure {

@@ -35,9 +35,14 @@ test('secrets of an expand request are stripped, everything else kept in proto f
 });
 
 test('secrets of a modify request are stripped; mutable parameters kept', () => {
-  const out = stripSecrets(ControllerModifyVolumeRequestSchema, create(ControllerModifyVolumeRequestSchema, {
-    volumeId: 'v', secrets: { k: 's3cr3t' }, mutableParameters: { iops: '3000' },
-  }));
+  const out = stripSecrets(
+    ControllerModifyVolumeRequestSchema,
+    create(ControllerModifyVolumeRequestSchema, {
+      volumeId: 'v',
+      secrets: { k: 's3cr3t' },
+      mutableParameters: { iops: '3000' },
+    }),
+  );
   assert.deepEqual(out, { volume_id: 'v', secrets: STRIPPED, mutable_parameters: { iops: '3000' } });
 });
 
@@ -47,13 +52,23 @@ test('an empty secrets map is left out, as proto3 JSON leaves out every default'
 
 test('responses and nested messages pass through; int64 becomes a decimal string', () => {
   assert.deepEqual(stripSecrets(ProbeResponseSchema, create(ProbeResponseSchema, { ready: true })), { ready: true });
-  assert.deepEqual(stripSecrets(ControllerExpandVolumeResponseSchema, create(ControllerExpandVolumeResponseSchema, {
-    capacityBytes: 9223372036854775807n, nodeExpansionRequired: true,
-  })), { capacity_bytes: '9223372036854775807', node_expansion_required: true });
   assert.deepEqual(
-    stripSecrets(ControllerGetCapabilitiesResponseSchema, create(ControllerGetCapabilitiesResponseSchema, {
-      capabilities: [{ type: { case: 'rpc', value: { type: ControllerServiceCapability_RPC_Type.EXPAND_VOLUME } } }],
-    })),
+    stripSecrets(
+      ControllerExpandVolumeResponseSchema,
+      create(ControllerExpandVolumeResponseSchema, {
+        capacityBytes: 9223372036854775807n,
+        nodeExpansionRequired: true,
+      }),
+    ),
+    { capacity_bytes: '9223372036854775807', node_expansion_required: true },
+  );
+  assert.deepEqual(
+    stripSecrets(
+      ControllerGetCapabilitiesResponseSchema,
+      create(ControllerGetCapabilitiesResponseSchema, {
+        capabilities: [{ type: { case: 'rpc', value: { type: ControllerServiceCapability_RPC_Type.EXPAND_VOLUME } } }],
+      }),
+    ),
     { capabilities: [{ rpc: { type: 'EXPAND_VOLUME' } }] },
   );
 });

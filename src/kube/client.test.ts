@@ -23,7 +23,13 @@ test('patchPvcStatus: strategic merge on /status with the RV precondition; stale
   const { server, client } = await setup(t);
   const stored = server.put(PVCS, { kind: 'PersistentVolumeClaim', metadata: { name: 'a', namespace: 'ns' }, status: { phase: 'Bound' } });
   const signal = AbortSignal.timeout(2000);
-  const out = await client.patchPvcStatus('ns', 'a', { status: { capacity: { storage: '2Gi' } } }, { resourceVersion: stored.metadata.resourceVersion }, signal);
+  const out = await client.patchPvcStatus(
+    'ns',
+    'a',
+    { status: { capacity: { storage: '2Gi' } } },
+    { resourceVersion: stored.metadata.resourceVersion },
+    signal,
+  );
   assert.equal((out['status'] as any).capacity.storage, '2Gi');
   const req = server.requests.at(-1)!;
   assert.equal(req.path, '/api/v1/namespaces/ns/persistentvolumeclaims/a/status');
@@ -54,18 +60,41 @@ test('errors map status and reason; 422/403 helpers', async (t) => {
 
 test('hasResource uses discovery; an unserved group/version is false', async (t) => {
   const { server, client } = await setup(t);
-  server.discovery.set('storage.k8s.io/v1', [{ name: 'volumeattributesclasses', kind: 'VolumeAttributesClass' }, { name: 'storageclasses', kind: 'StorageClass' }]);
+  server.discovery.set('storage.k8s.io/v1', [
+    { name: 'volumeattributesclasses', kind: 'VolumeAttributesClass' },
+    { name: 'storageclasses', kind: 'StorageClass' },
+  ]);
   const s = AbortSignal.timeout(1000);
   assert.equal(await client.hasResource('storage.k8s.io/v1', 'VolumeAttributesClass', s), true);
   assert.equal(await client.hasResource('storage.k8s.io/v1', 'Nope', s), false);
   assert.equal(await client.hasResource('storage.k8s.io/v1beta1', 'VolumeAttributesClass', s), false);
 });
 
+test('getNode, getStorageClass and listStorageClasses read cluster-scoped objects by their paths; endpoint names the server', async (t) => {
+  const { server, client } = await setup(t);
+  server.put('v1/nodes', { kind: 'Node', metadata: { name: 'node-1', labels: { zone: 'a' } } });
+  server.put('storage.k8s.io/v1/storageclasses', { kind: 'StorageClass', metadata: { name: 'fast' }, provisioner: 'p' } as never);
+  const s = AbortSignal.timeout(2000);
+  assert.deepEqual((await client.getNode('node-1', s)).metadata?.labels, { zone: 'a' });
+  assert.equal(server.requests.at(-1)!.path, '/api/v1/nodes/node-1');
+  assert.equal((await client.getStorageClass('fast', s))['provisioner'], 'p');
+  assert.equal(server.requests.at(-1)!.path, '/apis/storage.k8s.io/v1/storageclasses/fast');
+  assert.deepEqual(
+    (await client.listStorageClasses(s)).map((sc) => sc.metadata?.name),
+    ['fast'],
+  );
+  assert.ok(isNotFound(await client.getStorageClass('slow', s).catch((e: unknown) => e)));
+  assert.equal(client.endpoint.server, new URL(server.url).origin);
+  assert.equal(client.endpoint.proxy, undefined);
+});
+
 test('per-request timeout and caller abort end the call', async (t) => {
   const { server, client } = await setup(t);
   server.listDelayMs = 2000;
-  await assert.rejects(client.listWatcher({ group: '', version: 'v1', resource: 'pods', kind: 'Pod', namespaced: true })
-    .list({}, new AbortController().signal), /timed out/);
+  await assert.rejects(
+    client.listWatcher({ group: '', version: 'v1', resource: 'pods', kind: 'Pod', namespaced: true }).list({}, new AbortController().signal),
+    /timed out/,
+  );
   const ctl = new AbortController();
   const p = client.listWatcher({ group: '', version: 'v1', resource: 'pods', kind: 'Pod', namespaced: true }).list({}, ctl.signal);
   ctl.abort(new Error('shutdown'));
@@ -125,12 +154,17 @@ test('loadKubeConfig: --master replaces the server; a relative tokenFile is read
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kc-'));
   t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
   fs.writeFileSync(path.join(dir, 'token'), 'first\n');
-  fs.writeFileSync(path.join(dir, 'config'), [
-    'apiVersion: v1', 'kind: Config', 'current-context: c',
-    'clusters: [{name: k, cluster: {server: "http://127.0.0.1:1", insecure-skip-tls-verify: true}}]',
-    'users: [{name: u, user: {tokenFile: token}}]',
-    'contexts: [{name: c, context: {cluster: k, user: u}}]',
-  ].join('\n'));
+  fs.writeFileSync(
+    path.join(dir, 'config'),
+    [
+      'apiVersion: v1',
+      'kind: Config',
+      'current-context: c',
+      'clusters: [{name: k, cluster: {server: "http://127.0.0.1:1", insecure-skip-tls-verify: true}}]',
+      'users: [{name: u, user: {tokenFile: token}}]',
+      'contexts: [{name: c, context: {cluster: k, user: u}}]',
+    ].join('\n'),
+  );
   const kc = await loadKubeConfig({ kubeconfigPath: path.join(dir, 'config'), masterUrl: server.url });
   assert.equal(kc.server, server.url);
   assert.deepEqual(kc.auth, { kind: 'tokenFile', path: path.join(dir, 'token') });

@@ -3,7 +3,8 @@
 // every object is plain JSON as the server sent it, every failure a KubeApiError, every patch has an
 // explicit content type, and every call takes the caller's signal.
 import type { KubeObject } from '../model/objects.js';
-import { ContentType, KubeHttp, type KubeHttpOptions } from './http.js';
+import { ContentType } from './content-type.js';
+import { KubeHttp, type KubeHttpOptions } from './http.js';
 import { isNotFound } from './errors.js';
 import { patchContentType, PatchType, withResourceVersion } from './patch.js';
 import { groupVersionPath, resourcePath, Resources, type ResourceRef } from './resources.js';
@@ -69,12 +70,27 @@ export interface KubeClient {
   /** Discovery: does the server serve `kind` in groupVersion (e.g. 'storage.k8s.io/v1')? */
   hasResource(groupVersion: string, kind: string, signal: AbortSignal): Promise<boolean>;
   getLease(namespace: string, name: string, signal: AbortSignal): Promise<KubeObject>;
+  /** --node-deployment: the replica's own Node, read once at startup for its labels. */
+  getNode(name: string, signal: AbortSignal): Promise<KubeObject>;
   createLease(namespace: string, lease: KubeObject, signal: AbortSignal): Promise<KubeObject>;
   /** PUT with the lease's metadata.resourceVersion: 409 if someone else wrote it first. */
   updateLease(namespace: string, lease: KubeObject, signal: AbortSignal): Promise<KubeObject>;
   listWatcher(resource: ResourceRef): ListWatcher;
   /** SelfSubjectAccessReview: may this client's identity do that? */
   canI(attributes: AccessAttributes, signal: AbortSignal): Promise<AccessDecision>;
+}
+
+/**
+ * What `doctor` and `explain` read besides the sidecar's own calls: where the API server is
+ * reached, its version, and StorageClasses (which the sidecar never reads).
+ */
+export interface DiagnosticReads {
+  /** The server's origin and the proxy requests go through (password masked), if any. */
+  readonly endpoint: { readonly server: string; readonly proxy: string | undefined };
+  /** The server's gitVersion from /version, undefined when it does not say. */
+  serverVersion(signal: AbortSignal): Promise<string | undefined>;
+  getStorageClass(name: string, signal: AbortSignal): Promise<KubeObject>;
+  listStorageClasses(signal: AbortSignal): Promise<KubeObject[]>;
 }
 
 export interface AccessAttributes {
@@ -93,11 +109,15 @@ export interface AccessDecision {
 
 export interface HttpKubeClientOptions extends KubeHttpOptions {}
 
-export class HttpKubeClient implements KubeClient {
-  readonly http: KubeHttp;
+export class HttpKubeClient implements KubeClient, DiagnosticReads {
+  private readonly http: KubeHttp;
 
   constructor(options: HttpKubeClientOptions | { http: KubeHttp }) {
     this.http = 'http' in options ? options.http : new KubeHttp(options);
+  }
+
+  get endpoint(): { server: string; proxy: string | undefined } {
+    return { server: this.http.server.origin, proxy: this.http.proxy };
   }
 
   close(): void {
@@ -130,39 +150,57 @@ export class HttpKubeClient implements KubeClient {
   }
 
   async canI(attributes: AccessAttributes, signal: AbortSignal): Promise<AccessDecision> {
-    const review = await this.http.request<{ status?: { allowed?: boolean; reason?: string } }>({
-      method: 'POST',
-      path: '/apis/authorization.k8s.io/v1/selfsubjectaccessreviews',
-      contentType: ContentType.Json,
-      body: {
-        apiVersion: 'authorization.k8s.io/v1',
-        kind: 'SelfSubjectAccessReview',
-        spec: { resourceAttributes: { ...attributes } },
+    const review = await this.http.request<{ status?: { allowed?: boolean; reason?: string } }>(
+      {
+        method: 'POST',
+        path: '/apis/authorization.k8s.io/v1/selfsubjectaccessreviews',
+        contentType: ContentType.Json,
+        body: {
+          apiVersion: 'authorization.k8s.io/v1',
+          kind: 'SelfSubjectAccessReview',
+          spec: { resourceAttributes: { ...attributes } },
+        },
       },
-    }, signal);
+      signal,
+    );
     const decision: AccessDecision = { allowed: review?.status?.allowed === true };
     if (review?.status?.reason) decision.reason = review.status.reason;
     return decision;
   }
 
   async createEvent(namespace: string, event: KubeObject, signal: AbortSignal): Promise<void> {
-    await this.http.request<undefined>({
-      method: 'POST', path: resourcePath(Resources.events, { namespace }), body: event, contentType: ContentType.Json, ignoreResponseBody: true,
-    }, signal);
+    await this.http.request<undefined>(
+      {
+        method: 'POST',
+        path: resourcePath(Resources.events, { namespace }),
+        body: event,
+        contentType: ContentType.Json,
+        ignoreResponseBody: true,
+      },
+      signal,
+    );
   }
 
   async patchEvent(namespace: string, name: string, patch: object, options: PatchOptions, signal: AbortSignal): Promise<void> {
     const type = options.type ?? PatchType.StrategicMerge;
-    await this.http.request<undefined>({
-      method: 'PATCH', path: resourcePath(Resources.events, { namespace, name }), body: withResourceVersion(patch, options.resourceVersion),
-      contentType: patchContentType(type), ignoreResponseBody: true,
-    }, signal);
+    await this.http.request<undefined>(
+      {
+        method: 'PATCH',
+        path: resourcePath(Resources.events, { namespace, name }),
+        body: withResourceVersion(patch, options.resourceVersion),
+        contentType: patchContentType(type),
+        ignoreResponseBody: true,
+      },
+      signal,
+    );
   }
 
   async hasResource(groupVersion: string, kind: string, signal: AbortSignal): Promise<boolean> {
     try {
       const list = await this.http.request<{ resources?: Array<{ kind?: string; name?: string }> }>(
-        { method: 'GET', path: groupVersionPath(groupVersion) }, signal);
+        { method: 'GET', path: groupVersionPath(groupVersion) },
+        signal,
+      );
       // Subresources (name "x/status") share the kind; the resource itself has no slash.
       return (list?.resources ?? []).some((r) => r.kind === kind && !r.name?.includes('/'));
     } catch (err) {
@@ -175,6 +213,23 @@ export class HttpKubeClient implements KubeClient {
     return this.get(Resources.leases, namespace, name, signal);
   }
 
+  getNode(name: string, signal: AbortSignal): Promise<KubeObject> {
+    return this.get(Resources.nodes, undefined, name, signal);
+  }
+
+  getStorageClass(name: string, signal: AbortSignal): Promise<KubeObject> {
+    return this.get(Resources.storageClasses, undefined, name, signal);
+  }
+
+  async listStorageClasses(signal: AbortSignal): Promise<KubeObject[]> {
+    return (await this.listWatcher(Resources.storageClasses).list({}, signal)).items;
+  }
+
+  async serverVersion(signal: AbortSignal): Promise<string | undefined> {
+    const version = await this.http.request<{ gitVersion?: string } | undefined>({ method: 'GET', path: '/version' }, signal);
+    return version?.gitVersion;
+  }
+
   createLease(namespace: string, lease: KubeObject, signal: AbortSignal): Promise<KubeObject> {
     return this.create(Resources.leases, namespace, lease, signal);
   }
@@ -182,39 +237,55 @@ export class HttpKubeClient implements KubeClient {
   updateLease(namespace: string, lease: KubeObject, signal: AbortSignal): Promise<KubeObject> {
     const name = lease.metadata?.name;
     if (!name) throw new Error('lease has no name');
-    return this.http.request<KubeObject>({
-      method: 'PUT', path: resourcePath(Resources.leases, { namespace, name }), body: lease, contentType: ContentType.Json,
-    }, signal);
+    return this.http.request<KubeObject>(
+      {
+        method: 'PUT',
+        path: resourcePath(Resources.leases, { namespace, name }),
+        body: lease,
+        contentType: ContentType.Json,
+      },
+      signal,
+    );
   }
 
   listWatcher(resource: ResourceRef): ListWatcher {
     const http = this.http;
     return {
       resource,
-      list: (options, signal) => http.request<KubeList>({
-        method: 'GET',
-        path: resourcePath(resource, { namespace: options.namespace }),
-        query: {
-          labelSelector: options.labelSelector,
-          fieldSelector: options.fieldSelector,
-          limit: options.limit,
-          continue: options.continue,
-          resourceVersion: options.resourceVersion,
-        },
-      }, signal),
-      watch: async (options, signal) => decodeWatchStream(await http.stream({
-        path: resourcePath(resource, { namespace: options.namespace }),
-        query: {
-          watch: true,
-          labelSelector: options.labelSelector,
-          fieldSelector: options.fieldSelector,
-          resourceVersion: options.resourceVersion,
-          timeoutSeconds: options.timeoutSeconds,
-          allowWatchBookmarks: options.allowWatchBookmarks,
-          sendInitialEvents: options.sendInitialEvents,
-          resourceVersionMatch: options.resourceVersionMatch,
-        },
-      }, signal)),
+      list: (options, signal) =>
+        http.request<KubeList>(
+          {
+            method: 'GET',
+            path: resourcePath(resource, { namespace: options.namespace }),
+            query: {
+              labelSelector: options.labelSelector,
+              fieldSelector: options.fieldSelector,
+              limit: options.limit,
+              continue: options.continue,
+              resourceVersion: options.resourceVersion,
+            },
+          },
+          signal,
+        ),
+      watch: async (options, signal) =>
+        decodeWatchStream(
+          await http.stream(
+            {
+              path: resourcePath(resource, { namespace: options.namespace }),
+              query: {
+                watch: true,
+                labelSelector: options.labelSelector,
+                fieldSelector: options.fieldSelector,
+                resourceVersion: options.resourceVersion,
+                timeoutSeconds: options.timeoutSeconds,
+                allowWatchBookmarks: options.allowWatchBookmarks,
+                sendInitialEvents: options.sendInitialEvents,
+                resourceVersionMatch: options.resourceVersionMatch,
+              },
+            },
+            signal,
+          ),
+        ),
     };
   }
 
@@ -223,15 +294,27 @@ export class HttpKubeClient implements KubeClient {
   }
 
   private create(ref: ResourceRef, namespace: string, body: KubeObject, signal: AbortSignal): Promise<KubeObject> {
-    return this.http.request<KubeObject>({
-      method: 'POST', path: resourcePath(ref, { namespace }), body, contentType: ContentType.Json,
-    }, signal);
+    return this.http.request<KubeObject>(
+      {
+        method: 'POST',
+        path: resourcePath(ref, { namespace }),
+        body,
+        contentType: ContentType.Json,
+      },
+      signal,
+    );
   }
 
   private patch(path: string, patch: object, options: PatchOptions, signal: AbortSignal): Promise<KubeObject> {
     const type = options.type ?? PatchType.StrategicMerge;
-    return this.http.request<KubeObject>({
-      method: 'PATCH', path, body: withResourceVersion(patch, options.resourceVersion), contentType: patchContentType(type),
-    }, signal);
+    return this.http.request<KubeObject>(
+      {
+        method: 'PATCH',
+        path,
+        body: withResourceVersion(patch, options.resourceVersion),
+        contentType: patchContentType(type),
+      },
+      signal,
+    );
   }
 }

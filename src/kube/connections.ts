@@ -45,9 +45,10 @@ export class ApiConnections {
   constructor(options: ConnectionOptions) {
     // One connector for both pools of a direct connection: its TLS session cache makes every
     // connection after the first resume the session instead of a full handshake.
-    const connect = options.proxy === undefined
-      ? buildConnector({ ...tlsOptions(options.tls), allowH2: false, ...(options.lookup ? { lookup: options.lookup } : {}) } as buildConnector.BuildOptions)
-      : undefined;
+    const connect =
+      options.proxy === undefined
+        ? buildConnector({ ...tlsOptions(options.tls), allowH2: false, ...(options.lookup ? { lookup: options.lookup } : {}) } as buildConnector.BuildOptions)
+        : undefined;
     this.requests = dispatcher(options, connect);
     this.watches = dispatcher(options, connect);
   }
@@ -99,9 +100,8 @@ function dispatcher(options: ConnectionOptions, connect: buildConnector.connecto
   }
   // An https proxy is verified with the same CA and verification setting as the API server, as
   // client-go's transport does (its TLS configuration serves both); its name is the proxy's.
-  const proxyTls = proxy.protocol === 'https:' && tls !== undefined
-    ? { secureContext: tls.secureContext, rejectUnauthorized: tls.rejectUnauthorized }
-    : undefined;
+  const proxyTls =
+    proxy.protocol === 'https:' && tls !== undefined ? { secureContext: tls.secureContext, rejectUnauthorized: tls.rejectUnauthorized } : undefined;
   return new ProxyAgent({
     uri: proxy.href,
     ...(requestTls ? { requestTls } : {}),

@@ -6,8 +6,8 @@ import { promisify } from 'node:util';
 import nodePath from 'node:path';
 import type { ClientConfig, ExecCredentialPlugin, Material } from './kubeconfig.js';
 
-// Not node:fs/promises: loading it pulls in readline and the REPL's history module, about 5 ms of
-// start-up CPU for two file reads (docs/differences/performance.md, start-up).
+// Not node:fs/promises: loading it pulls in readline and the REPL's history module, start-up CPU
+// for two file reads (docs/performance.md, "Start-up costs behind code choices").
 const readFile = promisify(readFileCallback);
 
 export interface ResolvedCredentials {
@@ -40,7 +40,7 @@ const EXEC_TIMEOUT_MS = 30_000;
 export async function runExecPlugin(plugin: ExecCredentialPlugin, signal: AbortSignal): Promise<ExecCredentialStatus> {
   const command = plugin.command.includes('/') ? nodePath.resolve(plugin.dir, plugin.command) : plugin.command;
   const info = JSON.stringify({ apiVersion: plugin.apiVersion, kind: 'ExecCredential', spec: { interactive: false } });
-  // node:child_process only when a plugin runs (it costs ~6 ms of every start-up otherwise).
+  // node:child_process only when a plugin runs (it would cost every start-up otherwise).
   const { execFile } = process.getBuiltinModule('node:child_process');
   const stdout = await new Promise<string>((resolve, reject) => {
     execFile(

@@ -24,19 +24,32 @@ export type StatusReason = (typeof StatusReason)[keyof typeof StatusReason];
 /** The reason implied by an HTTP status when the body carries none. */
 export function reasonForStatus(status: number): StatusReason {
   switch (status) {
-    case 400: return StatusReason.BadRequest;
-    case 401: return StatusReason.Unauthorized;
-    case 403: return StatusReason.Forbidden;
-    case 404: return StatusReason.NotFound;
-    case 409: return StatusReason.Conflict;
-    case 410: return StatusReason.Gone;
-    case 415: return StatusReason.UnsupportedMediaType;
-    case 422: return StatusReason.Invalid;
-    case 429: return StatusReason.TooManyRequests;
-    case 500: return StatusReason.InternalError;
-    case 503: return StatusReason.ServiceUnavailable;
-    case 504: return StatusReason.Timeout;
-    default: return status >= 500 ? StatusReason.InternalError : StatusReason.Unknown;
+    case 400:
+      return StatusReason.BadRequest;
+    case 401:
+      return StatusReason.Unauthorized;
+    case 403:
+      return StatusReason.Forbidden;
+    case 404:
+      return StatusReason.NotFound;
+    case 409:
+      return StatusReason.Conflict;
+    case 410:
+      return StatusReason.Gone;
+    case 415:
+      return StatusReason.UnsupportedMediaType;
+    case 422:
+      return StatusReason.Invalid;
+    case 429:
+      return StatusReason.TooManyRequests;
+    case 500:
+      return StatusReason.InternalError;
+    case 503:
+      return StatusReason.ServiceUnavailable;
+    case 504:
+      return StatusReason.Timeout;
+    default:
+      return status >= 500 ? StatusReason.InternalError : StatusReason.Unknown;
   }
 }
 
@@ -86,22 +99,48 @@ export class KubeApiError extends Error {
 function genericMessage(code: number, serverMessage: string, request: RequestInfo | undefined): string {
   let message: string;
   switch (code) {
-    case 409: message = 'the server reported a conflict'; break;
-    case 404: message = 'the server could not find the requested resource'; break;
-    case 400: message = 'the server rejected our request for an unknown reason'; break;
-    case 401: message = 'the server has asked for the client to provide credentials'; break;
-    case 403: message = serverMessage; break;
-    case 406: message = serverMessage === '' || serverMessage === 'unknown' ? 'the server was unable to respond with a content type that the client supports' : serverMessage; break;
-    case 415: message = serverMessage; break;
-    case 405: message = 'the server does not allow this method on the requested resource'; break;
-    case 422: message = 'the server rejected our request due to an error in our request'; break;
-    case 503: message = 'the server is currently unable to handle the request'; break;
-    case 504: message = 'the server was unable to return a response in the time allotted, but may still be processing the request'; break;
-    case 429: message = 'the server has received too many requests and has asked us to try again later'; break;
+    case 409:
+      message = 'the server reported a conflict';
+      break;
+    case 404:
+      message = 'the server could not find the requested resource';
+      break;
+    case 400:
+      message = 'the server rejected our request for an unknown reason';
+      break;
+    case 401:
+      message = 'the server has asked for the client to provide credentials';
+      break;
+    case 403:
+      message = serverMessage;
+      break;
+    case 406:
+      message =
+        serverMessage === '' || serverMessage === 'unknown' ? 'the server was unable to respond with a content type that the client supports' : serverMessage;
+      break;
+    case 415:
+      message = serverMessage;
+      break;
+    case 405:
+      message = 'the server does not allow this method on the requested resource';
+      break;
+    case 422:
+      message = 'the server rejected our request due to an error in our request';
+      break;
+    case 503:
+      message = 'the server is currently unable to handle the request';
+      break;
+    case 504:
+      message = 'the server was unable to return a response in the time allotted, but may still be processing the request';
+      break;
+    case 429:
+      message = 'the server has received too many requests and has asked us to try again later';
+      break;
     default:
-      message = code >= 500
-        ? `an error on the server (${JSON.stringify(serverMessage)}) has prevented the request from succeeding`
-        : `the server responded with the status code ${code} but did not return more information`;
+      message =
+        code >= 500
+          ? `an error on the server (${JSON.stringify(serverMessage)}) has prevented the request from succeeding`
+          : `the server responded with the status code ${code} but did not return more information`;
   }
   const target = request ? resourceOf(request.path) : undefined;
   if (!target || !request) return message;
@@ -112,7 +151,10 @@ function genericMessage(code: number, serverMessage: string, request: RequestInf
 
 /** The resource and object name an API path addresses (subresources aside), as client-go knows them. */
 function resourceOf(path: string): { resource: string; name: string | undefined } | undefined {
-  const parts = path.split('?')[0]!.split('/').filter((p) => p !== '');
+  const parts = path
+    .split('?')[0]!
+    .split('/')
+    .filter((p) => p !== '');
   let rest: string[];
   if (parts[0] === 'api' && parts.length >= 2) rest = parts.slice(2);
   else if (parts[0] === 'apis' && parts.length >= 3) rest = parts.slice(3);
@@ -128,10 +170,8 @@ function apiError(err: unknown): KubeApiError | undefined {
 
 export const isConflict = (err: unknown): boolean => apiError(err)?.status === 409;
 export const isNotFound = (err: unknown): boolean => apiError(err)?.status === 404;
-export const isAlreadyExists = (err: unknown): boolean =>
-  apiError(err)?.status === 409 && apiError(err)?.reason === StatusReason.AlreadyExists;
+export const isAlreadyExists = (err: unknown): boolean => apiError(err)?.status === 409 && apiError(err)?.reason === StatusReason.AlreadyExists;
 /** 410 Gone or reason Expired: the requested resourceVersion is too old; relist. */
-export const isGone = (err: unknown): boolean =>
-  apiError(err)?.status === 410 || apiError(err)?.reason === StatusReason.Expired;
+export const isGone = (err: unknown): boolean => apiError(err)?.status === 410 || apiError(err)?.reason === StatusReason.Expired;
 export const isInvalid = (err: unknown): boolean => apiError(err)?.status === 422;
 export const isForbidden = (err: unknown): boolean => apiError(err)?.status === 403;

@@ -119,7 +119,13 @@ test('never blocks or throws: API errors are logged, the queue is bounded', asyn
   const client = new HttpKubeClient({ kubeConfig: server.kubeConfig(), qps: 0, burst: 1 });
   t.after(() => client.close());
   const warnings: string[] = [];
-  const log = createLogger({ verbosity: 0, format: 'text', write: (line) => { if (line.startsWith('W')) warnings.push(line); } });
+  const log = createLogger({
+    verbosity: 0,
+    format: 'text',
+    write: (line) => {
+      if (line.startsWith('W')) warnings.push(line);
+    },
+  });
   const recorder = new ApiEventRecorder({ client, component: 'c', log, maxQueue: 3 });
   t.after(() => recorder.close());
   server.failNext({ status: 403, reason: 'Forbidden', times: 100 });

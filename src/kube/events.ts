@@ -106,7 +106,13 @@ export class ApiEventRecorder implements EventRecorder {
     const log = this.options.log;
     // client-go's StartStructuredLogging(0), as upstream starts it: every event at level 0.
     log.info('Event occurred', {
-      object: kRef(obj.metadata?.namespace ?? '', obj.metadata?.name ?? ''), fieldPath: '', kind: obj.kind ?? '', apiVersion: obj.apiVersion ?? '', type, reason, message,
+      object: kRef(obj.metadata?.namespace ?? '', obj.metadata?.name ?? ''),
+      fieldPath: '',
+      kind: obj.kind ?? '',
+      apiVersion: obj.apiVersion ?? '',
+      type,
+      reason,
+      message,
     });
     if (this.closed || this.queue.length >= (this.options.maxQueue ?? 1000)) return;
     this.queue.push({ obj, type, reason, message, atMs: this.now() });
@@ -183,8 +189,13 @@ export class ApiEventRecorder implements EventRecorder {
 
     if (prior) {
       try {
-        await this.options.client.patchEvent(seen.namespace, seen.name, { count: seen.count, lastTimestamp: atTime, message },
-          { type: PatchType.StrategicMerge }, signal);
+        await this.options.client.patchEvent(
+          seen.namespace,
+          seen.name,
+          { count: seen.count, lastTimestamp: atTime, message },
+          { type: PatchType.StrategicMerge },
+          signal,
+        );
         return;
       } catch (err) {
         // Someone deleted it (or the TTL did): create it again, with its count.

@@ -5,10 +5,9 @@
 // going direct, and proxy credentials kept out of errors.
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import type { LookupFunction } from 'node:net';
+import type { AddressInfo, LookupFunction } from 'node:net';
 import http from 'node:http';
 import https from 'node:https';
-import type { AddressInfo } from 'node:net';
 import { ConnectProxy } from '../../test/fakes/connect-proxy.js';
 import { Socks5Proxy } from '../../test/fakes/socks5-proxy.js';
 import { selfSigned } from '../../test/support/self-signed.js';
@@ -30,22 +29,35 @@ async function apiServer(t: TestContext, secure = true) {
   };
   const srv = secure ? https.createServer({ cert, key }, handler) : http.createServer(handler);
   await new Promise<void>((resolve) => srv.listen(0, '127.0.0.1', resolve));
-  t.after(() => new Promise<void>((resolve) => {
-    srv.closeAllConnections();
-    srv.close(() => resolve());
-  }));
+  t.after(
+    () =>
+      new Promise<void>((resolve) => {
+        srv.closeAllConnections();
+        srv.close(() => resolve());
+      }),
+  );
   return { seen, port: (srv.address() as AddressInfo).port };
 }
 
 async function proxy(t: TestContext, port: number, options: { credentials?: typeof CREDS; tls?: boolean } = {}) {
-  const p = await ConnectProxy.start({ hosts: { [NAME]: '127.0.0.1' }, ...(options.credentials ? { credentials: options.credentials } : {}), ...(options.tls ? { tls: { cert, key } } : {}) });
+  const p = await ConnectProxy.start({
+    hosts: { [NAME]: '127.0.0.1' },
+    ...(options.credentials ? { credentials: options.credentials } : {}),
+    ...(options.tls ? { tls: { cert, key } } : {}),
+  });
   t.after(() => p.close());
   void port;
   return p;
 }
 
 function client(t: TestContext, kubeConfig: Partial<ClientConfig> & { server: string }, extra: Partial<KubeHttpOptions> = {}): KubeHttp {
-  const c = new KubeHttp({ kubeConfig: { insecureSkipTlsVerify: false, auth: { kind: 'token', token: 'api-token' }, ca: { data: cert }, ...kubeConfig }, qps: 0, burst: 1, env: {}, ...extra });
+  const c = new KubeHttp({
+    kubeConfig: { insecureSkipTlsVerify: false, auth: { kind: 'token', token: 'api-token' }, ca: { data: cert }, ...kubeConfig },
+    qps: 0,
+    burst: 1,
+    env: {},
+    ...extra,
+  });
   t.after(() => c.close());
   return c;
 }
@@ -81,7 +93,10 @@ test('HTTPS_PROXY: requests and watches go through CONNECT tunnels to a name onl
   await requestAndWatch(c);
   assert.deepEqual(api.seen, ['GET /api', 'GET /api/v1/pods?watch=true']);
   assert.ok(p.tunnels >= 2, 'requests and watches have connections of their own');
-  assert.ok(p.requests.every((r) => r.method === 'CONNECT' && r.target === `${NAME}:${api.port}`), JSON.stringify(p.requests));
+  assert.ok(
+    p.requests.every((r) => r.method === 'CONNECT' && r.target === `${NAME}:${api.port}`),
+    JSON.stringify(p.requests),
+  );
 });
 
 test('https_proxy (lower case) is read too; HTTP_PROXY alone is not used for an https server', async (t) => {
@@ -130,7 +145,8 @@ test('proxy credentials in the URL are sent as Basic Proxy-Authorization; a refu
   assert.ok(p.requests.every((r) => r.proxyAuthorization === `Basic ${Buffer.from(`${CREDS.user}:${CREDS.password}`).toString('base64')}`));
   const wrong = { user: CREDS.user, password: 'wrong-secret' };
   const err = await client(t, { server: `https://${NAME}:${api.port}`, proxyUrl: p.url(wrong) })
-    .request({ method: 'GET', path: '/api' }, AbortSignal.timeout(10_000)).catch((e: unknown) => e);
+    .request({ method: 'GET', path: '/api' }, AbortSignal.timeout(10_000))
+    .catch((e: unknown) => e);
   assert.ok(err instanceof Error, String(err));
   assert.match(err.message, /^GET \/api: .*407/);
   assert.ok(!JSON.stringify({ m: err.message, s: err.stack, c: String((err as Error).cause) }).includes('secret'));
@@ -144,7 +160,8 @@ test('an https proxy is verified with the kubeconfig CA, and tunnels as an http 
   assert.ok(p.tunnels >= 2);
   const other = selfSigned(`DNS:${NAME},IP:127.0.0.1`);
   const err = await client(t, { server: `https://${NAME}:${api.port}`, ca: { data: other.cert }, proxyUrl: p.url() })
-    .request({ method: 'GET', path: '/api' }, AbortSignal.timeout(10_000)).catch((e: unknown) => e);
+    .request({ method: 'GET', path: '/api' }, AbortSignal.timeout(10_000))
+    .catch((e: unknown) => e);
   assert.ok(err instanceof Error);
   assert.match(err.message, /certificate/);
 });
@@ -153,7 +170,10 @@ test('an http:// server through HTTP_PROXY: absolute-form requests, watches incl
   const api = await apiServer(t, false);
   const p = await proxy(t, api.port);
   await requestAndWatch(client(t, { server: `http://${NAME}:${api.port}` }, { env: { HTTP_PROXY: p.url(), HTTPS_PROXY: 'http://127.0.0.1:1' } }));
-  assert.deepEqual(p.requests.map((r) => `${r.method} ${r.target}`), [`GET http://${NAME}:${api.port}/api`, `GET http://${NAME}:${api.port}/api/v1/pods?watch=true`]);
+  assert.deepEqual(
+    p.requests.map((r) => `${r.method} ${r.target}`),
+    [`GET http://${NAME}:${api.port}/api`, `GET http://${NAME}:${api.port}/api/v1/pods?watch=true`],
+  );
 });
 
 test('socks5 proxy-url: requests and watches through SOCKS5, the server name resolved by the proxy; with a login too', async (t) => {
@@ -169,6 +189,12 @@ test('socks5 proxy-url: requests and watches through SOCKS5, the server name res
 });
 
 test('a proxy setting that cannot be used stops the client at construction, with a clear error', (t) => {
-  assert.throws(() => client(t, { server: `https://${NAME}:6443` }, { env: { HTTPS_PROXY: 'ftp://u:secret@proxy' } }), (err: Error) => /^HTTPS_PROXY: unsupported proxy scheme "ftp"/.test(err.message) && !err.message.includes('secret'));
-  assert.throws(() => client(t, { server: `https://${NAME}:6443`, proxyUrl: 'socks4://proxy:1080' }), /proxy-url has unsupported scheme "socks4", must be http, https, or socks5/);
+  assert.throws(
+    () => client(t, { server: `https://${NAME}:6443` }, { env: { HTTPS_PROXY: 'ftp://u:secret@proxy' } }),
+    (err: Error) => /^HTTPS_PROXY: unsupported proxy scheme "ftp"/.test(err.message) && !err.message.includes('secret'),
+  );
+  assert.throws(
+    () => client(t, { server: `https://${NAME}:6443`, proxyUrl: 'socks4://proxy:1080' }),
+    /proxy-url has unsupported scheme "socks4", must be http, https, or socks5/,
+  );
 });

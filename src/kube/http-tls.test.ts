@@ -28,15 +28,19 @@ test('requests and watches: separate connections, one TLS session (only the firs
   });
   server.on('secureConnection', (socket: TLSSocket) => resumed.push(socket.isSessionReused()));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  t.after(() => new Promise((resolve) => {
-    server.close(resolve);
-    server.closeAllConnections();
-  }));
+  t.after(
+    () =>
+      new Promise((resolve) => {
+        server.close(resolve);
+        server.closeAllConnections();
+      }),
+  );
   const port = (server.address() as AddressInfo).port;
 
   const client = new KubeHttp({
     kubeConfig: { server: `https://127.0.0.1:${port}`, ca: { data: cert }, insecureSkipTlsVerify: false, auth: { kind: 'none' } },
-    qps: 0, burst: 1,
+    qps: 0,
+    burst: 1,
   });
   t.after(() => client.close());
   const signal = AbortSignal.timeout(10_000);
@@ -56,15 +60,22 @@ async function recordingServer(t: { after: (fn: () => unknown) => void }, cert: 
   const server = https.createServer({ cert, key, requestCert: true, rejectUnauthorized: false }, (req, res) => {
     const socket = req.socket as TLSSocket;
     const peer = socket.getPeerCertificate();
-    seen.push({ servername: socket.servername, clientCert: peer && 'fingerprint256' in peer ? peer.fingerprint256 : undefined, authorization: req.headers.authorization });
+    seen.push({
+      servername: socket.servername,
+      clientCert: peer && 'fingerprint256' in peer ? peer.fingerprint256 : undefined,
+      authorization: req.headers.authorization,
+    });
     res.writeHead(200, { 'Content-Type': 'application/json' });
     res.end('{}');
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  t.after(() => new Promise((resolve) => {
-    server.close(resolve);
-    server.closeAllConnections();
-  }));
+  t.after(
+    () =>
+      new Promise((resolve) => {
+        server.close(resolve);
+        server.closeAllConnections();
+      }),
+  );
   return { seen, port: (server.address() as AddressInfo).port };
 }
 
@@ -75,7 +86,9 @@ test('TLS verification: the CA is checked, the name too (tls-server-name is sent
   const token = 'secret-token-value';
   const call = async (config: Partial<ClientConfig>) => {
     const client = new KubeHttp({
-      kubeConfig: { server: `https://127.0.0.1:${port}`, insecureSkipTlsVerify: false, auth: { kind: 'token', token }, ...config }, qps: 0, burst: 1,
+      kubeConfig: { server: `https://127.0.0.1:${port}`, insecureSkipTlsVerify: false, auth: { kind: 'token', token }, ...config },
+      qps: 0,
+      burst: 1,
     });
     try {
       return await client.request({ method: 'GET', path: '/api/v1' }, AbortSignal.timeout(10_000));
@@ -114,10 +127,16 @@ test('client certificate rotation: requests after the files change use new conne
   writeFileSync(keyFile, first.key);
   const client = new KubeHttp({
     kubeConfig: {
-      server: `https://127.0.0.1:${port}`, ca: { data: cert }, clientCert: { file: certFile }, clientKey: { file: keyFile },
-      insecureSkipTlsVerify: false, auth: { kind: 'none' },
+      server: `https://127.0.0.1:${port}`,
+      ca: { data: cert },
+      clientCert: { file: certFile },
+      clientKey: { file: keyFile },
+      insecureSkipTlsVerify: false,
+      auth: { kind: 'none' },
     },
-    qps: 0, burst: 1, authRefreshMs: 0,
+    qps: 0,
+    burst: 1,
+    authRefreshMs: 0,
   });
   t.after(() => client.close());
   const signal = AbortSignal.timeout(10_000);
@@ -137,7 +156,9 @@ test('a token that would break the request head (a newline in a token file) is r
   const { seen, port } = await recordingServer(t, cert, key);
   const token = 'tok-part-one\r\nX-Injected: yes';
   const client = new KubeHttp({
-    kubeConfig: { server: `https://127.0.0.1:${port}`, ca: { data: cert }, insecureSkipTlsVerify: false, auth: { kind: 'token', token } }, qps: 0, burst: 1,
+    kubeConfig: { server: `https://127.0.0.1:${port}`, ca: { data: cert }, insecureSkipTlsVerify: false, auth: { kind: 'token', token } },
+    qps: 0,
+    burst: 1,
   });
   t.after(() => client.close());
   const err = await client.request({ method: 'GET', path: '/api/v1' }, AbortSignal.timeout(10_000)).catch((e: unknown) => e);

@@ -12,7 +12,11 @@ import path from 'node:path';
 import { KubeApiError } from './errors.js';
 import { KubeHttp } from './http.js';
 
-interface Seen { url: string; authorization: string | undefined; port: number }
+interface Seen {
+  url: string;
+  authorization: string | undefined;
+  port: number;
+}
 
 async function server(t: TestContext, handle: (req: http.IncomingMessage, res: http.ServerResponse) => void) {
   const seen: Seen[] = [];
@@ -21,10 +25,13 @@ async function server(t: TestContext, handle: (req: http.IncomingMessage, res: h
     handle(req, res);
   });
   await new Promise<void>((resolve) => srv.listen(0, '127.0.0.1', resolve));
-  t.after(() => new Promise<void>((resolve) => {
-    srv.closeAllConnections();
-    srv.close(() => resolve());
-  }));
+  t.after(
+    () =>
+      new Promise<void>((resolve) => {
+        srv.closeAllConnections();
+        srv.close(() => resolve());
+      }),
+  );
   return { seen, url: `http://127.0.0.1:${(srv.address() as AddressInfo).port}` };
 }
 
@@ -59,7 +66,10 @@ test('stream: a 401 reads the token file again and retries once; the watch then 
   const body = await client.stream({ path: '/api/v1/pods', query: { watch: true } }, signal);
   assert.equal(await text(body), '{"type":"ADDED","object":{}}\n{"type":"DELETED","object":{}}\n');
   const watches = seen.filter((s) => s.url.includes('watch=true'));
-  assert.deepEqual(watches.map((s) => s.authorization), ['Bearer old-secret', 'Bearer new-secret']);
+  assert.deepEqual(
+    watches.map((s) => s.authorization),
+    ['Bearer old-secret', 'Bearer new-secret'],
+  );
 });
 
 test('stream: an error status is a KubeApiError from the Status body; a huge error body is read only up to a bound; no secret in it', async (t) => {

@@ -11,10 +11,16 @@ import net, { type AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { KubeApiError } from './errors.js';
-import { ContentType, KubeHttp } from './http.js';
+import { ContentType } from './content-type.js';
+import { KubeHttp } from './http.js';
 import type { ClientAuth } from './kubeconfig.js';
 
-interface Seen { method: string; url: string; connection: number; authorization: string | undefined }
+interface Seen {
+  method: string;
+  url: string;
+  connection: number;
+  authorization: string | undefined;
+}
 
 /** A node:http server answering with `handle`; `connection` numbers the TCP connections in order. */
 async function server(t: TestContext, handle: (req: http.IncomingMessage, res: http.ServerResponse, seen: Seen) => void) {
@@ -28,10 +34,13 @@ async function server(t: TestContext, handle: (req: http.IncomingMessage, res: h
   });
   srv.on('connection', (socket: net.Socket) => ids.set(socket, ++connections));
   await new Promise<void>((resolve) => srv.listen(0, '127.0.0.1', resolve));
-  t.after(() => new Promise<void>((resolve) => {
-    srv.closeAllConnections();
-    srv.close(() => resolve());
-  }));
+  t.after(
+    () =>
+      new Promise<void>((resolve) => {
+        srv.closeAllConnections();
+        srv.close(() => resolve());
+      }),
+  );
   return { seen, url: `http://127.0.0.1:${(srv.address() as AddressInfo).port}` };
 }
 
@@ -44,10 +53,13 @@ async function rawServer(t: TestContext, reply: (socket: net.Socket) => void) {
     socket.once('data', () => reply(socket));
   });
   await new Promise<void>((resolve) => srv.listen(0, '127.0.0.1', resolve));
-  t.after(() => new Promise<void>((resolve) => {
-    for (const s of sockets) s.destroy();
-    srv.close(() => resolve());
-  }));
+  t.after(
+    () =>
+      new Promise<void>((resolve) => {
+        for (const s of sockets) s.destroy();
+        srv.close(() => resolve());
+      }),
+  );
   return `http://127.0.0.1:${(srv.address() as AddressInfo).port}`;
 }
 
@@ -71,7 +83,14 @@ test('stale connection: a GET on a reused connection the server closed without a
   await c.request({ method: 'GET', path: '/first' }, AbortSignal.timeout(5000));
   await turn();
   assert.deepEqual(await c.request({ method: 'GET', path: '/second' }, AbortSignal.timeout(5000)), {});
-  assert.deepEqual(seen.map((s) => [s.connection, s.url]), [[1, '/first'], [1, '/second'], [2, '/second']]);
+  assert.deepEqual(
+    seen.map((s) => [s.connection, s.url]),
+    [
+      [1, '/first'],
+      [1, '/second'],
+      [2, '/second'],
+    ],
+  );
 });
 
 test('stale connection: a PATCH is not sent again; the call fails with an error naming it', async (t) => {
@@ -82,7 +101,9 @@ test('stale connection: a PATCH is not sent again; the call fails with an error 
   const c = client(t, url);
   await c.request({ method: 'GET', path: '/first' }, AbortSignal.timeout(5000));
   await turn();
-  const err = await c.request({ method: 'PATCH', path: '/p', body: {}, contentType: ContentType.MergePatch }, AbortSignal.timeout(5000)).catch((e: unknown) => e);
+  const err = await c
+    .request({ method: 'PATCH', path: '/p', body: {}, contentType: ContentType.MergePatch }, AbortSignal.timeout(5000))
+    .catch((e: unknown) => e);
   assert.ok(err instanceof Error && !(err instanceof KubeApiError), String(err));
   assert.match(err.message, /^PATCH \/p: /);
   assert.equal(seen.filter((s) => s.method === 'PATCH').length, 1);
@@ -90,7 +111,9 @@ test('stale connection: a PATCH is not sent again; the call fails with an error 
 
 test('a GET on a new connection that the server closes without answering is not sent again', async (t) => {
   const { seen, url } = await server(t, (req) => req.socket.destroy());
-  const err = await client(t, url).request({ method: 'GET', path: '/x' }, AbortSignal.timeout(5000)).catch((e: unknown) => e);
+  const err = await client(t, url)
+    .request({ method: 'GET', path: '/x' }, AbortSignal.timeout(5000))
+    .catch((e: unknown) => e);
   assert.ok(err instanceof Error);
   assert.match(err.message, /^GET \/x: the connection closed before the response was complete/);
   assert.equal(seen.length, 1);
@@ -109,10 +132,18 @@ test('a 401 reads the token file again and retries once with the new token', asy
   await assert.rejects(c.request({ method: 'GET', path: '/a' }, AbortSignal.timeout(5000)), (err) => err instanceof KubeApiError && err.status === 401);
   fs.writeFileSync(tokenPath, 'new-secret\n');
   assert.deepEqual(await c.request({ method: 'GET', path: '/b' }, AbortSignal.timeout(5000)), { kind: 'Pod' });
-  assert.deepEqual(seen.map((s) => [s.url, s.authorization]), [['/a', 'Bearer old-secret'], ['/a', 'Bearer old-secret'], ['/b', 'Bearer old-secret'], ['/b', 'Bearer new-secret']]);
+  assert.deepEqual(
+    seen.map((s) => [s.url, s.authorization]),
+    [
+      ['/a', 'Bearer old-secret'],
+      ['/a', 'Bearer old-secret'],
+      ['/b', 'Bearer old-secret'],
+      ['/b', 'Bearer new-secret'],
+    ],
+  );
 });
 
-test('the deadline comes from the caller: a per-request timeout, or the caller\'s abort with its reason', async (t) => {
+test("the deadline comes from the caller: a per-request timeout, or the caller's abort with its reason", async (t) => {
   const { url } = await server(t, () => {}); // never answers
   const c = client(t, url, { kind: 'none' }, { requestTimeoutMs: 150 });
   const started = performance.now();
@@ -129,9 +160,15 @@ test('the deadline comes from the caller: a per-request timeout, or the caller\'
 test('an error answer is a KubeApiError with the Status message; the raw body never becomes the message', async (t) => {
   const { url } = await server(t, (req, res) => {
     if (req.url?.startsWith('/api/v1/namespaces/ns/pods/with-status')) {
-      res.writeHead(409, { 'Content-Type': 'application/json' }).end(JSON.stringify({
-        kind: 'Status', code: 409, reason: 'Conflict', message: 'the object has been modified', details: { echo: 'raw-body-secret' },
-      }));
+      res.writeHead(409, { 'Content-Type': 'application/json' }).end(
+        JSON.stringify({
+          kind: 'Status',
+          code: 409,
+          reason: 'Conflict',
+          message: 'the object has been modified',
+          details: { echo: 'raw-body-secret' },
+        }),
+      );
     } else {
       res.writeHead(404, { 'Content-Type': 'text/html' }).end('<html>raw-body-secret page</html>');
     }
@@ -149,7 +186,9 @@ test('an error answer is a KubeApiError with the Status message; the raw body ne
 
 test('a watch body is handed on as it arrives: the second event is sent only after the first was read', async (t) => {
   let sendSecond!: () => void;
-  const secondSent = new Promise<void>((resolve) => { sendSecond = resolve; });
+  const secondSent = new Promise<void>((resolve) => {
+    sendSecond = resolve;
+  });
   const { url } = await server(t, (_req, res) => {
     res.writeHead(200, { 'Content-Type': 'application/json' });
     res.write('{"type":"ADDED","object":{"n":1}}\n');
@@ -166,17 +205,31 @@ test('a watch body is handed on as it arrives: the second event is sent only aft
 
 const broken: Array<{ name: string; reply: (socket: net.Socket) => void; error: RegExp }> = [
   { name: 'garbage instead of a status line', reply: (s) => s.end('SSH-2.0-OpenSSH_9.6\r\n\r\n'), error: /^GET \/api: malformed HTTP response/ },
-  { name: 'a chunked body cut in the middle of a chunk', reply: (s) => s.end('HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n10\r\n{"kind":'), error: /^GET \/api: the connection closed before the response was complete/ },
+  {
+    name: 'a chunked body cut in the middle of a chunk',
+    reply: (s) => s.end('HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n10\r\n{"kind":'),
+    error: /^GET \/api: the connection closed before the response was complete/,
+  },
   { name: 'a body shorter than its Content-Length', reply: (s) => s.end('HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n{}'), error: /^GET \/api: / },
-  { name: 'a 100 KiB response head', reply: (s) => s.end(`HTTP/1.1 200 OK\r\nX-Big: ${'a'.repeat(100 * 1024)}\r\nContent-Length: 2\r\n\r\n{}`), error: /^GET \/api: the response head is larger than the HTTP header size limit/ },
-  { name: 'an invalid chunk size', reply: (s) => s.end('HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n{}\r\n0\r\n\r\n'), error: /^GET \/api: malformed HTTP response/ },
+  {
+    name: 'a 100 KiB response head',
+    reply: (s) => s.end(`HTTP/1.1 200 OK\r\nX-Big: ${'a'.repeat(100 * 1024)}\r\nContent-Length: 2\r\n\r\n{}`),
+    error: /^GET \/api: the response head is larger than the HTTP header size limit/,
+  },
+  {
+    name: 'an invalid chunk size',
+    reply: (s) => s.end('HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n{}\r\n0\r\n\r\n'),
+    error: /^GET \/api: malformed HTTP response/,
+  },
 ];
 
 for (const row of broken) {
   test(`a server that breaks HTTP (${row.name}): the call fails with a clear error, in bounded time`, async (t) => {
     const url = await rawServer(t, row.reply);
     const started = performance.now();
-    const err = await client(t, url).request({ method: 'GET', path: '/api' }, AbortSignal.timeout(10_000)).catch((e: unknown) => e);
+    const err = await client(t, url)
+      .request({ method: 'GET', path: '/api' }, AbortSignal.timeout(10_000))
+      .catch((e: unknown) => e);
     assert.ok(err instanceof Error && !(err instanceof KubeApiError), String(err));
     assert.match(err.message, row.error);
     assert.ok(performance.now() - started < 5000, 'failed promptly, not at the deadline');

@@ -13,20 +13,13 @@ import { createSecureContext } from 'node:tls';
 import type { Dispatcher } from 'undici';
 import { monotonicMs } from '../base/clock.js';
 import { linkedSignal } from '../base/signals.js';
+import { ContentType } from './content-type.js';
 import { KubeApiError, type RequestInfo } from './errors.js';
 import { TokenBucket } from '../base/token-bucket.js';
 import { resolveCredentials } from './credentials.js';
 import { ApiConnections, type ServerTls } from './connections.js';
 import type { ClientConfig } from './kubeconfig.js';
 import { proxyEnvironment, proxyFor, redactedUrl } from './proxy.js';
-
-export const ContentType = {
-  Json: 'application/json',
-  StrategicMergePatch: 'application/strategic-merge-patch+json',
-  MergePatch: 'application/merge-patch+json',
-  JsonPatch: 'application/json-patch+json',
-} as const;
-export type ContentType = (typeof ContentType)[keyof typeof ContentType];
 
 export type Query = Readonly<Record<string, string | number | boolean | undefined>>;
 
@@ -161,7 +154,7 @@ export class KubeHttp {
    */
   private async exchange(options: RequestOptions, signal: AbortSignal, refreshAuth: boolean): Promise<Answer> {
     if (this.closed) throw new Error('Kubernetes client is closed');
-    const creds = (refreshAuth ? undefined : this.freshCredentials()) ?? await this.resolveCredentials(refreshAuth);
+    const creds = (refreshAuth ? undefined : this.freshCredentials()) ?? (await this.resolveCredentials(refreshAuth));
     signal.throwIfAborted();
     const body = options.body === undefined ? undefined : JSON.stringify(options.body);
     if (body !== undefined && !options.contentType) throw new Error(`${describe(options)}: a request body needs an explicit content type`);
@@ -172,7 +165,7 @@ export class KubeHttp {
       origin: this.server.origin,
       method: options.method,
       path,
-      headers: body === undefined ? creds.headers as string[] : [...creds.headers, 'content-type', options.contentType!],
+      headers: body === undefined ? (creds.headers as string[]) : [...creds.headers, 'content-type', options.contentType!],
       body,
       headersTimeout: 0,
       bodyTimeout: 0,
@@ -198,13 +191,19 @@ export class KubeHttp {
   /** Sends a watch request over the watch pool and resolves at the response head. */
   private async openStream(options: RequestOptions, signal: AbortSignal, refreshAuth: boolean): Promise<Dispatcher.ResponseData> {
     if (this.closed) throw new Error('Kubernetes client is closed');
-    const creds = (refreshAuth ? undefined : this.freshCredentials()) ?? await this.resolveCredentials(refreshAuth);
+    const creds = (refreshAuth ? undefined : this.freshCredentials()) ?? (await this.resolveCredentials(refreshAuth));
     signal.throwIfAborted();
     const path = this.path(options.path, options.query);
     if (UNESCAPED_PATH.test(path)) throw new Error(`${describe(options)}: request path contains unescaped characters`);
     try {
       return await creds.connections.watches.request({
-        origin: this.server.origin, method: 'GET', path, headers: creds.headers as string[], signal, headersTimeout: 0, bodyTimeout: 0,
+        origin: this.server.origin,
+        method: 'GET',
+        path,
+        headers: creds.headers as string[],
+        signal,
+        headersTimeout: 0,
+        bodyTimeout: 0,
       });
     } catch (err) {
       throw wireFailure(err, options, signal);
@@ -260,13 +259,19 @@ export class KubeHttp {
       previous?.connections.retire();
       // One secure context for every connection: without it each new socket parses the CA,
       // certificate and key again.
-      const serverTls: ServerTls | undefined = this.server.protocol === 'http:' ? undefined : {
-        secureContext: createSecureContext({ ca: tls.ca, cert: tls.cert, key: tls.key }),
-        rejectUnauthorized: tls.rejectUnauthorized,
-        ...(tls.servername ? { servername: tls.servername } : {}),
-      };
+      const serverTls: ServerTls | undefined =
+        this.server.protocol === 'http:'
+          ? undefined
+          : {
+              secureContext: createSecureContext({ ca: tls.ca, cert: tls.cert, key: tls.key }),
+              rejectUnauthorized: tls.rejectUnauthorized,
+              ...(tls.servername ? { servername: tls.servername } : {}),
+            };
       connections = new ApiConnections({
-        server: this.server, tls: serverTls, proxy: this.proxyUrl, ...(this.options.lookup ? { lookup: this.options.lookup } : {}),
+        server: this.server,
+        tls: serverTls,
+        proxy: this.proxyUrl,
+        ...(this.options.lookup ? { lookup: this.options.lookup } : {}),
       });
     }
     // An exec credential is refreshed a little before it expires.
@@ -343,10 +348,14 @@ function wireFailure(err: unknown, options: Pick<RequestOptions, 'path'> & { met
 function explain(err: Error): string {
   if (err.name === 'HTTPParserError') return `malformed HTTP response (${err.message})`;
   switch (codeOf(err)) {
-    case 'UND_ERR_HEADERS_OVERFLOW': return 'the response head is larger than the HTTP header size limit (--max-http-header-size)';
-    case 'UND_ERR_SOCKET': return `the connection closed before the response was complete (${err.message})`;
-    case 'UND_ERR_RES_CONTENT_LENGTH_MISMATCH': return 'the response body does not match its Content-Length';
-    default: return err.message;
+    case 'UND_ERR_HEADERS_OVERFLOW':
+      return 'the response head is larger than the HTTP header size limit (--max-http-header-size)';
+    case 'UND_ERR_SOCKET':
+      return `the connection closed before the response was complete (${err.message})`;
+    case 'UND_ERR_RES_CONTENT_LENGTH_MISMATCH':
+      return 'the response body does not match its Content-Length';
+    default:
+      return err.message;
   }
 }
 

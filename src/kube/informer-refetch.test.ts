@@ -151,7 +151,10 @@ test('refetch reads an object the transform dropped and caches it once it is kep
   await eventually('a cached', () => informer.store.get('ns/a'));
   assert.deepEqual(events, [`add ns/a@${rv}`]);
   // One read of that name, in its namespace.
-  assert.deepEqual(api.reads().map((l) => [l.namespace, l.fieldSelector]), [['ns', 'metadata.name=a']]);
+  assert.deepEqual(
+    api.reads().map((l) => [l.namespace, l.fieldSelector]),
+    [['ns', 'metadata.name=a']],
+  );
   assert.equal(informer.store.get('ns/a')?.kind, 'PersistentVolumeClaim', 'read objects get kind and apiVersion as listed ones do');
   assert.equal(informer.store.get('ns/b'), undefined);
 });
@@ -162,7 +165,9 @@ test('a read answered after the watch delivered a newer version is discarded', a
   const { informer, kept, events, rvOf } = setup(t, api);
   await informer.waitForSync(AbortSignal.timeout(5000));
   let answer!: () => void;
-  api.readGate = new Promise((resolve) => { answer = resolve; });
+  api.readGate = new Promise((resolve) => {
+    answer = resolve;
+  });
 
   kept.add('a');
   informer.refetch('ns/a');
@@ -209,7 +214,9 @@ test('a read whose object was deleted meanwhile caches nothing; a deletion the w
   await readsTakenIn(api, 1);
 
   let answer!: () => void;
-  api.readGate = new Promise((resolve) => { answer = resolve; });
+  api.readGate = new Promise((resolve) => {
+    answer = resolve;
+  });
   kept.add('a');
   informer.refetch('ns/a');
   await eventually('the read sent', () => api.reads().length === 2);
@@ -227,7 +234,9 @@ test('a refetch asked for during the first list is read after the list, never du
   const api = new ScriptedApi();
   api.put('a', { v: 1 });
   let listed!: () => void;
-  api.listGate = new Promise((resolve) => { listed = resolve; });
+  api.listGate = new Promise((resolve) => {
+    listed = resolve;
+  });
   const { informer, kept, events } = setup(t, api);
   await eventually('the list sent', () => api.lists.length === 1);
   kept.add('a');

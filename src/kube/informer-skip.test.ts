@@ -51,7 +51,10 @@ async function setup(t: { after: (fn: () => unknown) => void }, opts: Partial<In
   });
   const ctl = new AbortController();
   const running = informer.run(ctl.signal);
-  t.after(async () => { ctl.abort(); await running; });
+  t.after(async () => {
+    ctl.abort();
+    await running;
+  });
   return { server, informer, logs, skipped, events };
 }
 
@@ -74,8 +77,14 @@ for (const watchList of [false, true]) {
     assert.equal(failures(logs), 0, 'no list failed');
     const skipLines = logs.filter((l) => l.includes('"Skipping an object the informer cannot handle"'));
     assert.equal(skipLines.length, 3);
-    assert.ok(skipLines.some((l) => /^E.* err="Cannot read properties of null \(reading 'storage'\)" resource="persistentvolumeclaims" key="ns\/poison"$/.test(l)), skipLines.join('\n'));
-    assert.ok(skipLines.some((l) => / err="object has no usable metadata.name" resource="persistentvolumeclaims" key=null$/.test(l)), skipLines.join('\n'));
+    assert.ok(
+      skipLines.some((l) => /^E.* err="Cannot read properties of null \(reading 'storage'\)" resource="persistentvolumeclaims" key="ns\/poison"$/.test(l)),
+      skipLines.join('\n'),
+    );
+    assert.ok(
+      skipLines.some((l) => / err="object has no usable metadata.name" resource="persistentvolumeclaims" key=null$/.test(l)),
+      skipLines.join('\n'),
+    );
   });
 }
 

@@ -3,11 +3,10 @@ import assert from 'node:assert/strict';
 import { FakeApiServer } from '../../test/fakes/fake-apiserver.js';
 import { eventually } from '../../test/support/eventually.js';
 import { pvc } from '../../test/support/builders.js';
-import type { Pvc } from '../model/objects.js';
 import { createLogger } from '../observability/logger.js';
 import { HttpKubeClient } from './client.js';
 import { Informer } from './informer.js';
-import type { KubeObject } from '../model/objects.js';
+import type { KubeObject, Pvc } from '../model/objects.js';
 import { objectKey } from './keys.js';
 import { Resources } from './resources.js';
 
@@ -25,7 +24,11 @@ interface Setup {
   stop: () => void;
 }
 
-async function setup(t: { after: (fn: () => unknown) => void }, opts: Partial<ConstructorParameters<typeof Informer>[0]> = {}, before?: (s: FakeApiServer) => void): Promise<Setup> {
+async function setup(
+  t: { after: (fn: () => unknown) => void },
+  opts: Partial<ConstructorParameters<typeof Informer>[0]> = {},
+  before?: (s: FakeApiServer) => void,
+): Promise<Setup> {
   const server = await new FakeApiServer().start();
   t.after(() => server.close());
   before?.(server);
@@ -50,12 +53,17 @@ async function setup(t: { after: (fn: () => unknown) => void }, opts: Partial<Co
   const ctl = new AbortController();
   const running = informer.run(ctl.signal);
   const stop = () => ctl.abort();
-  t.after(async () => { ctl.abort(); await running; });
+  t.after(async () => {
+    ctl.abort();
+    await running;
+  });
   return { server, informer, log, lines, stop };
 }
 
 test('paginated initial list fills the store, sets kind/apiVersion on list items, and syncs', async (t) => {
-  const { server, informer, log } = await setup(t, {}, (s) => { for (const n of ['a', 'b', 'c', 'd', 'e']) s.put(PVCS, pvc({ name: n })); });
+  const { server, informer, log } = await setup(t, {}, (s) => {
+    for (const n of ['a', 'b', 'c', 'd', 'e']) s.put(PVCS, pvc({ name: n }));
+  });
   await informer.waitForSync(AbortSignal.timeout(5000));
   assert.equal(informer.hasSynced(), true);
   assert.deepEqual(informer.store.keys().sort(), ['ns/a', 'ns/b', 'ns/c', 'ns/d', 'ns/e']);
@@ -107,7 +115,10 @@ test('a dropped watch resumes from the last resourceVersion without relisting', 
 
 for (const mode of ['http', 'event'] as const) {
   test(`410 Gone as ${mode === 'http' ? 'HTTP status' : 'ERROR event'} relists; objects deleted meanwhile fire delete`, async (t) => {
-    const { server, informer, log, lines } = await setup(t, {}, (s) => { s.put(PVCS, pvc({ name: 'a' })); s.put(PVCS, pvc({ name: 'b' })); });
+    const { server, informer, log, lines } = await setup(t, {}, (s) => {
+      s.put(PVCS, pvc({ name: 'a' }));
+      s.put(PVCS, pvc({ name: 'b' }));
+    });
     server.goneMode = mode;
     await informer.waitForSync(AbortSignal.timeout(5000));
     await eventually('watch open', () => server.openWatches === 1);
@@ -124,7 +135,10 @@ for (const mode of ['http', 'event'] as const) {
     assert.deepEqual(informer.store.keys().sort(), ['ns/a', 'ns/c']);
     assert.ok(log.includes('delete ns/b'), log.join(','));
     assert.ok(log.includes('add ns/c'), log.join(','));
-    assert.ok(log.some((l) => l.startsWith('update ns/a')), 'surviving objects get update(old,new) after a relist');
+    assert.ok(
+      log.some((l) => l.startsWith('update ns/a')),
+      'surviving objects get update(old,new) after a relist',
+    );
   });
 }
 
@@ -150,7 +164,10 @@ test('bookmarks advance the resourceVersion used to resume', async (t) => {
 });
 
 test('the inactivity watchdog restarts a silent watch', async (t) => {
-  const { server, informer, log, lines } = await setup(t, { inactivityTimeoutMs: 200 }, (s) => { s.hangWatches = true; s.put(PVCS, pvc({ name: 'a' })); });
+  const { server, informer, log, lines } = await setup(t, { inactivityTimeoutMs: 200 }, (s) => {
+    s.hangWatches = true;
+    s.put(PVCS, pvc({ name: 'a' }));
+  });
   await informer.waitForSync(AbortSignal.timeout(5000));
   server.put(PVCS, pvc({ name: 'b' })); // the hanging watch never delivers this
   // The watchdog gave up on the silent watch: the informer waited the whole inactivity timeout without b.
@@ -179,7 +196,11 @@ test('list errors back off and recover; hasSynced stays false until a list succe
 
 test('a throwing handler is logged and does not stop other handlers or the informer', async (t) => {
   const { server, informer, log } = await setup(t, {}, () => {});
-  informer.addEventHandler({ add: () => { throw new Error('boom'); } });
+  informer.addEventHandler({
+    add: () => {
+      throw new Error('boom');
+    },
+  });
   await informer.waitForSync(AbortSignal.timeout(5000));
   server.put(PVCS, pvc({ name: 'a' }));
   server.put(PVCS, pvc({ name: 'b' }));
@@ -187,8 +208,10 @@ test('a throwing handler is logged and does not stop other handlers or the infor
 });
 
 test('transform keeps only chosen fields and can filter objects out; writeBack goes through it', async (t) => {
-  const transform = (o: KubeObject) => (o.metadata?.labels?.['skip'] ? undefined
-    : { metadata: { name: o.metadata?.name ?? '', namespace: o.metadata?.namespace, resourceVersion: o.metadata?.resourceVersion } });
+  const transform = (o: KubeObject) =>
+    o.metadata?.labels?.['skip']
+      ? undefined
+      : { metadata: { name: o.metadata?.name ?? '', namespace: o.metadata?.namespace, resourceVersion: o.metadata?.resourceVersion } };
   const { server, informer, log } = await setup(t, { transform }, (s) => {
     s.put(PVCS, pvc({ name: 'a' }));
     s.put(PVCS, pvc({ name: 'skipme', labels: { skip: 'y' } }));
@@ -204,7 +227,10 @@ test('transform keeps only chosen fields and can filter objects out; writeBack g
 });
 
 test('resync calls update(obj, obj) for every cached object', async (t) => {
-  const { informer, log } = await setup(t, { resyncPeriodMs: 100 }, (s) => { s.put(PVCS, pvc({ name: 'a' })); s.put(PVCS, pvc({ name: 'b' })); });
+  const { informer, log } = await setup(t, { resyncPeriodMs: 100 }, (s) => {
+    s.put(PVCS, pvc({ name: 'a' }));
+    s.put(PVCS, pvc({ name: 'b' }));
+  });
   await informer.waitForSync(AbortSignal.timeout(5000));
   log.length = 0;
   await eventually('two resyncs', () => log.filter((l) => l.startsWith('update ns/a')).length >= 2, 3000);
@@ -226,7 +252,9 @@ test('label selector is sent on list and watch', async (t) => {
 });
 
 test('waitForSync rejects when its signal aborts first; run resolves on abort', async (t) => {
-  const { informer, stop } = await setup(t, {}, (s) => { s.listDelayMs = 2000; });
+  const { informer, stop } = await setup(t, {}, (s) => {
+    s.listDelayMs = 2000;
+  });
   await assert.rejects(informer.waitForSync(AbortSignal.timeout(50)));
   stop();
 });
@@ -244,7 +272,7 @@ test('watch-list: the initial state arrives in one streamed watch, no list; chan
   assert.equal(w?.query.get('resourceVersionMatch'), 'NotOlderThan');
   assert.equal(w?.query.get('allowWatchBookmarks'), 'true');
   assert.deepEqual(log.sort(), ['add ns/a', 'add ns/b', 'add ns/c']);
-  assert.equal(informer.resourceVersion, server.resourceVersion, 'synced at the bookmark\'s resourceVersion');
+  assert.equal(informer.resourceVersion, server.resourceVersion, "synced at the bookmark's resourceVersion");
 
   server.put(PVCS, pvc({ name: 'd' }));
   await eventually('d seen', () => informer.store.get('ns/d') !== undefined);
@@ -276,7 +304,10 @@ test('watch-list answered 403 (an API server still filling its RBAC cache): retr
   assert.equal(server.listRequests().length, 0, 'no fallback to paginated lists');
   const watches = server.watchRequests();
   assert.equal(watches.length, 2);
-  assert.ok(watches.every((w) => w.query.get('sendInitialEvents') === 'true'), 'both attempts are watch-lists');
+  assert.ok(
+    watches.every((w) => w.query.get('sendInitialEvents') === 'true'),
+    'both attempts are watch-lists',
+  );
 });
 
 test('a watch-list stream cut after its initial state resumes from the last resourceVersion, without streaming the state again', async (t) => {

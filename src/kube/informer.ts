@@ -249,13 +249,16 @@ export class Informer<T extends KubeObject = KubeObject> {
     let cont: string | undefined;
     let listRv = '';
     do {
-      const page: KubeList = await this.options.listWatcher.list({
-        namespace: this.options.namespace,
-        labelSelector: this.options.labelSelector,
-        fieldSelector: this.options.fieldSelector,
-        limit: this.options.pageSize ?? DEFAULTS.pageSize,
-        continue: cont,
-      }, signal);
+      const page: KubeList = await this.options.listWatcher.list(
+        {
+          namespace: this.options.namespace,
+          labelSelector: this.options.labelSelector,
+          fieldSelector: this.options.fieldSelector,
+          limit: this.options.pageSize ?? DEFAULTS.pageSize,
+          continue: cont,
+        },
+        signal,
+      );
       for (const raw of page.items ?? []) {
         // List items come without kind/apiVersion; watched objects have them. Fill them in so both
         // paths produce the same shape (the event recorder needs them for involvedObject).
@@ -319,29 +322,25 @@ export class Informer<T extends KubeObject = KubeObject> {
     let initial: Map<string, T> | undefined = (this.gathering = new Map());
     let outcome: { healthy: boolean };
     try {
-      outcome = await this.stream(
-        signal,
-        { resourceVersion: '', sendInitialEvents: true, resourceVersionMatch: 'NotOlderThan' },
-        (event) => {
-          if (!initial) return this.apply(event);
-          if (event.type === 'BOOKMARK') {
-            if (event.object.metadata?.annotations?.[INITIAL_EVENTS_END] === 'true') {
-              this.replaceAll(initial, event.object.metadata?.resourceVersion ?? '');
-              initial = undefined;
-              this.initialStateDelivered = true;
-            }
-            return;
+      outcome = await this.stream(signal, { resourceVersion: '', sendInitialEvents: true, resourceVersionMatch: 'NotOlderThan' }, (event) => {
+        if (!initial) return this.apply(event);
+        if (event.type === 'BOOKMARK') {
+          if (event.object.metadata?.annotations?.[INITIAL_EVENTS_END] === 'true') {
+            this.replaceAll(initial, event.object.metadata?.resourceVersion ?? '');
+            initial = undefined;
+            this.initialStateDelivered = true;
           }
-          if (event.type === 'ADDED' || event.type === 'MODIFIED') {
-            const decoded = this.decode({ apiVersion: apiVersionOf(resource), kind: resource.kind, ...event.object });
-            if (decoded?.obj) initial.set(decoded.key, decoded.obj);
-            else if (decoded) initial.delete(decoded.key);
-            return;
-          }
-          // DELETED or ERROR before the end of the initial state: handle as a watch would.
-          this.apply(event);
-        },
-      );
+          return;
+        }
+        if (event.type === 'ADDED' || event.type === 'MODIFIED') {
+          const decoded = this.decode({ apiVersion: apiVersionOf(resource), kind: resource.kind, ...event.object });
+          if (decoded?.obj) initial.set(decoded.key, decoded.obj);
+          else if (decoded) initial.delete(decoded.key);
+          return;
+        }
+        // DELETED or ERROR before the end of the initial state: handle as a watch would.
+        this.apply(event);
+      });
     } catch (err) {
       // A server without watch-list refuses the parameters (400/405/422). A 403 is not that: an API
       // server that has just restarted answers 403 until its RBAC cache is filled, and client-go
@@ -380,14 +379,17 @@ export class Informer<T extends KubeObject = KubeObject> {
     };
     try {
       armWatchdog();
-      const events = await this.options.listWatcher.watch({
-        namespace: this.options.namespace,
-        labelSelector: this.options.labelSelector,
-        fieldSelector: this.options.fieldSelector,
-        timeoutSeconds,
-        allowWatchBookmarks: true,
-        ...options,
-      }, call.signal);
+      const events = await this.options.listWatcher.watch(
+        {
+          namespace: this.options.namespace,
+          labelSelector: this.options.labelSelector,
+          fieldSelector: this.options.fieldSelector,
+          timeoutSeconds,
+          allowWatchBookmarks: true,
+          ...options,
+        },
+        call.signal,
+      );
       for await (const event of events) {
         armWatchdog();
         delivered = true;
@@ -507,11 +509,14 @@ export class Informer<T extends KubeObject = KubeObject> {
     this.refetchesInFlight.set(key, read);
     let page: KubeList;
     try {
-      page = await this.options.listWatcher.list({
-        namespace,
-        labelSelector: this.options.labelSelector,
-        fieldSelector: [this.options.fieldSelector, `metadata.name=${name}`].filter(Boolean).join(','),
-      }, signal);
+      page = await this.options.listWatcher.list(
+        {
+          namespace,
+          labelSelector: this.options.labelSelector,
+          fieldSelector: [this.options.fieldSelector, `metadata.name=${name}`].filter(Boolean).join(','),
+        },
+        signal,
+      );
     } finally {
       this.refetchesInFlight.delete(key);
     }

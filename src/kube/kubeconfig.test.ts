@@ -18,7 +18,9 @@ const b64 = (s: string) => Buffer.from(s).toString('base64');
 test('YAML kubeconfig: current context, inline CA and client certificate, TLS server name', async (t) => {
   const dir = tempDir(t);
   const file = path.join(dir, 'config');
-  fs.writeFileSync(file, `
+  fs.writeFileSync(
+    file,
+    `
 apiVersion: v1
 kind: Config
 current-context: prod
@@ -38,7 +40,8 @@ users:
 contexts:
 - name: prod
   context: {cluster: main, user: admin}
-`);
+`,
+  );
   fs.writeFileSync(path.join(dir, 'key.pem'), 'KEY-PEM');
   const config = await loadKubeConfig({ kubeconfigPath: file });
   assert.equal(config.server, 'https://10.0.0.1:6443');
@@ -56,12 +59,15 @@ test('JSON kubeconfig with a static token and basic auth', async (t) => {
   const dir = tempDir(t);
   const write = (user: object) => {
     const file = path.join(dir, `c-${Math.random()}`);
-    fs.writeFileSync(file, JSON.stringify({
-      'current-context': 'c',
-      clusters: [{ name: 'k', cluster: { server: 'https://h:1', 'insecure-skip-tls-verify': true } }],
-      users: [{ name: 'u', user }],
-      contexts: [{ name: 'c', context: { cluster: 'k', user: 'u' } }],
-    }));
+    fs.writeFileSync(
+      file,
+      JSON.stringify({
+        'current-context': 'c',
+        clusters: [{ name: 'k', cluster: { server: 'https://h:1', 'insecure-skip-tls-verify': true } }],
+        users: [{ name: 'u', user }],
+        contexts: [{ name: 'c', context: { cluster: 'k', user: 'u' } }],
+      }),
+    );
     return loadKubeConfig({ kubeconfigPath: file });
   };
   const token = await resolveCredentials(await write({ token: 'abc' }), never);
@@ -73,38 +79,53 @@ test('JSON kubeconfig with a static token and basic auth', async (t) => {
 
 test('a file that opens with { but is a YAML flow mapping, not JSON, is read as YAML', async (t) => {
   const file = path.join(tempDir(t), 'flow');
-  fs.writeFileSync(file, `{current-context: c, clusters: [{name: k, cluster: {server: "https://h:2"}}],
+  fs.writeFileSync(
+    file,
+    `{current-context: c, clusters: [{name: k, cluster: {server: "https://h:2"}}],
   contexts: [{name: c, context: {cluster: k, user: u}}], users: [{name: u, user: {token: flow}}]}  # a comment
-`);
+`,
+  );
   const creds = await resolveCredentials(await loadKubeConfig({ kubeconfigPath: file }), never);
   assert.equal(creds.headers['Authorization'], 'Bearer flow');
 });
 
 test('JSON read as JSON: a repeated key takes its last value (YAML would refuse the file)', async (t) => {
   const file = path.join(tempDir(t), 'dup.json');
-  fs.writeFileSync(file, `{"current-context": "old", "current-context": "c",
+  fs.writeFileSync(
+    file,
+    `{"current-context": "old", "current-context": "c",
     "clusters": [{"name": "k", "cluster": {"server": "https://h:3"}}],
     "contexts": [{"name": "c", "context": {"cluster": "k", "user": "u"}}],
-    "users": [{"name": "u", "user": {"token": "json"}}]}`);
+    "users": [{"name": "u", "user": {"token": "json"}}]}`,
+  );
   const creds = await resolveCredentials(await loadKubeConfig({ kubeconfigPath: file }), never);
   assert.equal(creds.headers['Authorization'], 'Bearer json');
 });
 
-test('a malformed file that opens with { is reported with YAML\'s message and the path', async (t) => {
+test("a malformed file that opens with { is reported with YAML's message and the path", async (t) => {
   const file = path.join(tempDir(t), 'broken');
   fs.writeFileSync(file, '{"current-context": "c", "clusters": [');
-  await assert.rejects(loadKubeConfig({ kubeconfigPath: file }), (err: Error) => err.message.startsWith(`${file}: `) && /unexpected end|flow collection/i.test(err.message));
+  await assert.rejects(
+    loadKubeConfig({ kubeconfigPath: file }),
+    (err: Error) => err.message.startsWith(`${file}: `) && /unexpected end|flow collection/i.test(err.message),
+  );
 });
 
 test('exec credential plugin: runs with KUBERNETES_EXEC_INFO, token and expiry taken from its answer', async (t) => {
   const dir = tempDir(t);
   const plugin = path.join(dir, 'plugin.sh');
-  fs.writeFileSync(plugin, `#!/bin/sh
+  fs.writeFileSync(
+    plugin,
+    `#!/bin/sh
 case "$KUBERNETES_EXEC_INFO" in *ExecCredential*) ;; *) exit 3 ;; esac
 echo '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{"token":"from-'"$1"'-'"$EXTRA"'","expirationTimestamp":"2099-01-01T00:00:00Z"}}'
-`, { mode: 0o755 });
+`,
+    { mode: 0o755 },
+  );
   const file = path.join(dir, 'config');
-  fs.writeFileSync(file, `
+  fs.writeFileSync(
+    file,
+    `
 current-context: c
 clusters: [{name: k, cluster: {server: "https://h:1"}}]
 contexts: [{name: c, context: {cluster: k, user: u}}]
@@ -116,7 +137,8 @@ users:
       command: ./plugin.sh
       args: [plugin]
       env: [{name: EXTRA, value: x}]
-`);
+`,
+  );
   const creds = await resolveCredentials(await loadKubeConfig({ kubeconfigPath: file }), never);
   assert.equal(creds.headers['Authorization'], 'Bearer from-plugin-x');
   assert.equal(creds.expiresAtMs, Date.parse('2099-01-01T00:00:00Z'));
@@ -136,25 +158,34 @@ test('exec credential plugin: malformed args and env entries are refused with a 
     ['{command: p, args: x}', /exec credential plugin args must be a list of strings$/],
   ];
   for (const [exec, message] of cases) {
-    fs.writeFileSync(file, `
+    fs.writeFileSync(
+      file,
+      `
 current-context: c
 clusters: [{name: k, cluster: {server: "https://h:1"}}]
 contexts: [{name: c, context: {cluster: k, user: u}}]
 users: [{name: u, user: {exec: ${exec}}}]
-`);
-    await assert.rejects(() => loadKubeConfig({ kubeconfigPath: file }), (err: unknown) => {
-      assert.ok(err instanceof KubeConfigError, `${exec}: ${String(err)}`);
-      assert.match(err.message, message, exec);
-      return true;
-    });
+`,
+    );
+    await assert.rejects(
+      () => loadKubeConfig({ kubeconfigPath: file }),
+      (err: unknown) => {
+        assert.ok(err instanceof KubeConfigError, `${exec}: ${String(err)}`);
+        assert.match(err.message, message, exec);
+        return true;
+      },
+    );
   }
   // An absent value is empty, as in client-go.
-  fs.writeFileSync(file, `
+  fs.writeFileSync(
+    file,
+    `
 current-context: c
 clusters: [{name: k, cluster: {server: "https://h:1"}}]
 contexts: [{name: c, context: {cluster: k, user: u}}]
 users: [{name: u, user: {exec: {command: p, env: [{name: A}]}}}]
-`);
+`,
+  );
   const config = await loadKubeConfig({ kubeconfigPath: file });
   assert.deepEqual(config.auth.kind === 'exec' ? config.auth.plugin.env : undefined, { A: '' });
 });
@@ -162,12 +193,15 @@ users: [{name: u, user: {exec: {command: p, env: [{name: A}]}}}]
 test('refused clearly: legacy auth-provider, missing context, not in a cluster', async (t) => {
   const dir = tempDir(t);
   const file = path.join(dir, 'config');
-  fs.writeFileSync(file, `
+  fs.writeFileSync(
+    file,
+    `
 current-context: c
 clusters: [{name: k, cluster: {server: "https://h:1"}}]
 contexts: [{name: c, context: {cluster: k, user: u}}]
 users: [{name: u, user: {auth-provider: {name: gcp}}}]
-`);
+`,
+  );
   await assert.rejects(() => loadKubeConfig({ kubeconfigPath: file }), /auth-provider "gcp" is not supported/);
   fs.writeFileSync(file, 'current-context: nope\ncontexts: []\n');
   await assert.rejects(() => loadKubeConfig({ kubeconfigPath: file }), /context "nope" not found/);
@@ -191,16 +225,21 @@ test('a cluster proxy-url is kept, kept with --master, and a scheme client-go re
   const dir = tempDir(t);
   const write = (proxyUrl: string) => {
     const file = path.join(dir, `c-${Math.random()}`);
-    fs.writeFileSync(file, JSON.stringify({
-      'current-context': 'c',
-      contexts: [{ name: 'c', context: { cluster: 'k' } }],
-      clusters: [{ name: 'k', cluster: { server: 'https://kube.example:6443', 'proxy-url': proxyUrl } }],
-    }));
+    fs.writeFileSync(
+      file,
+      JSON.stringify({
+        'current-context': 'c',
+        contexts: [{ name: 'c', context: { cluster: 'k' } }],
+        clusters: [{ name: 'k', cluster: { server: 'https://kube.example:6443', 'proxy-url': proxyUrl } }],
+      }),
+    );
     return file;
   };
   assert.equal((await loadKubeConfig({ kubeconfigPath: write('http://user:pw@proxy.example:3128') })).proxyUrl, 'http://user:pw@proxy.example:3128');
   const overridden = await loadKubeConfig({ kubeconfigPath: write('socks5://127.0.0.1:1080'), masterUrl: 'https://other:6443' });
   assert.deepEqual([overridden.server, overridden.proxyUrl], ['https://other:6443', 'socks5://127.0.0.1:1080']);
-  await assert.rejects(loadKubeConfig({ kubeconfigPath: write('socks4://127.0.0.1:1080') }), (err) =>
-    err instanceof KubeConfigError && /cluster "k": proxy-url has unsupported scheme "socks4", must be http, https, or socks5/.test(err.message));
+  await assert.rejects(
+    loadKubeConfig({ kubeconfigPath: write('socks4://127.0.0.1:1080') }),
+    (err) => err instanceof KubeConfigError && /cluster "k": proxy-url has unsupported scheme "socks4", must be http, https, or socks5/.test(err.message),
+  );
 });

@@ -2,8 +2,9 @@
 // optional --master that replaces the server URL), else the in-cluster service account.
 //
 // Written here instead of taking @kubernetes/client-node's KubeConfig: that class loads the whole
-// generated API (every model and client) when imported, which cost 2 s of start-up and ~75 MB of
-// resident memory in a sidecar that uses none of it (see README, Benchmarks). What a sidecar
+// generated API (every model and client) when imported, seconds of start-up and tens of MiB of
+// resident memory in a sidecar that uses none of it (docs/performance.md, "Start-up costs behind
+// code choices"). What a sidecar
 // needs is small and stable: a server, TLS material, and one of bearer token, token file
 // (re-read, so bound service-account tokens rotate), client certificate, basic auth or an exec
 // credential plugin. Legacy `auth-provider` plugins (gcp, azure, oidc) are refused by name. A
@@ -115,8 +116,8 @@ function str(map: RawMap, ...keys: string[]): string | undefined {
 
 /**
  * A kubeconfig's document. JSON (what the test clusters and `kubectl config view -o json` write) is
- * YAML too, and JSON.parse reads it natively: js-yaml is loaded (~5 ms of a start: its module set-up
- * and a cold parser) only for a file that is not JSON. A key repeated in JSON takes its last value
+ * YAML too, and JSON.parse reads it natively: js-yaml is loaded (its module set-up and a cold
+ * parser cost a start time) only for a file that is not JSON. A key repeated in JSON takes its last value
  * (js-yaml would refuse the file).
  */
 async function parseKubeconfigText(text: string): Promise<unknown> {
@@ -187,7 +188,9 @@ export async function fromKubeconfigFile(path: string): Promise<ClientConfig> {
 function authOf(user: RawMap, dir: string, path: string): ClientAuth {
   if (user['auth-provider']) {
     const name = (user['auth-provider'] as RawMap)['name'];
-    throw new KubeConfigError(`${path}: auth-provider ${JSON.stringify(name)} is not supported; use a token, a client certificate or an exec credential plugin`);
+    throw new KubeConfigError(
+      `${path}: auth-provider ${JSON.stringify(name)} is not supported; use a token, a client certificate or an exec credential plugin`,
+    );
   }
   const token = str(user, 'token');
   if (token) return { kind: 'token', token };
@@ -231,11 +234,13 @@ function execEnv(raw: unknown, path: string): Record<string, string> {
   const env: Record<string, string> = {};
   raw.forEach((item: unknown, i) => {
     const entry = `${path}: exec credential plugin env[${i}]`;
-    if (!item || typeof item !== 'object' || Array.isArray(item)) throw new KubeConfigError(`${entry} must be a mapping with a name and a value, not ${describe(item)}`);
+    if (!item || typeof item !== 'object' || Array.isArray(item))
+      throw new KubeConfigError(`${entry} must be a mapping with a name and a value, not ${describe(item)}`);
     const { name, value } = item as RawMap;
     if (typeof name !== 'string' || name === '') throw new KubeConfigError(`${entry} needs a non-empty string name`);
     // An absent value is empty, as client-go reads it.
-    if (value !== undefined && value !== null && typeof value !== 'string') throw new KubeConfigError(`${entry} (${name}) needs a string value, not ${describe(value)}`);
+    if (value !== undefined && value !== null && typeof value !== 'string')
+      throw new KubeConfigError(`${entry} (${name}) needs a string value, not ${describe(value)}`);
     env[name] = typeof value === 'string' ? value : '';
   });
   return env;

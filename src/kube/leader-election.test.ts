@@ -8,7 +8,7 @@ import { createLogger, silentLogger } from '../observability/logger.js';
 import { createMetrics } from '../observability/metrics.js';
 import { microTime } from '../model/time.js';
 import { HttpKubeClient } from './client.js';
-import { LeaderElectionConfigError, LeaderElector, leaseNameForDriver, sanitizeName } from './leader-election.js';
+import { LeaderElectionConfigError, LeaderElector, leaseNameForDriver, leaseNamespace, sanitizeName } from './leader-election.js';
 
 const LEASES = 'coordination.k8s.io/v1/leases';
 
@@ -22,15 +22,28 @@ function elector(server: FakeApiServer, identity: string, events: string[], extr
   const client = new HttpKubeClient({ kubeConfig: server.kubeConfig(), qps: 0, burst: 1 });
   const metrics = createMetrics();
   const le = new LeaderElector({
-    client, namespace: 'kube-system', name: 'external-resizer-x', identity,
-    leaseDurationMs: 1000, renewDeadlineMs: 600, retryPeriodMs: 100,
+    client,
+    namespace: 'kube-system',
+    name: 'external-resizer-x',
+    identity,
+    leaseDurationMs: 1000,
+    renewDeadlineMs: 600,
+    retryPeriodMs: 100,
     labels: { app: 'resizer' },
     callbacks: {
-      onStartedLeading: () => { events.push(`${identity} started`); },
-      onStoppedLeading: () => { events.push(`${identity} stopped`); },
-      onNewLeader: (id) => { events.push(`${identity} sees ${id}`); },
+      onStartedLeading: () => {
+        events.push(`${identity} started`);
+      },
+      onStoppedLeading: () => {
+        events.push(`${identity} stopped`);
+      },
+      onNewLeader: (id) => {
+        events.push(`${identity} sees ${id}`);
+      },
     },
-    log: silentLogger, metrics, ...extra,
+    log: silentLogger,
+    metrics,
+    ...extra,
   });
   return { le, client, metrics };
 }
@@ -42,13 +55,20 @@ test('two electors: exactly one leads; releasing hands over to the other', async
   const a = elector(server, 'a', events, { releaseOnCancel: true });
   const bLines: string[] = [];
   const b = elector(server, 'b', events, { releaseOnCancel: true, log: createLogger({ verbosity: 4, format: 'text', write: (l) => bLines.push(l) }) });
-  t.after(() => { a.client.close(); b.client.close(); });
+  t.after(() => {
+    a.client.close();
+    b.client.close();
+  });
   const ctlA = new AbortController();
   const runA = a.le.run(ctlA.signal);
   await eventually('a leads', () => a.le.isLeader());
   const ctlB = new AbortController();
   const runB = b.le.run(ctlB.signal);
-  t.after(async () => { ctlA.abort(); ctlB.abort(); await Promise.all([runA, runB]); });
+  t.after(async () => {
+    ctlA.abort();
+    ctlB.abort();
+    await Promise.all([runA, runB]);
+  });
   await eventually('b sees a', () => events.includes('b sees a'));
   // b has tried twice since and found the lease held: it had its chances and did not take over.
   await eventually('b refused twice', () => bLines.filter((l) => l.includes('"Failed to acquire lease"')).length >= 2);
@@ -82,7 +102,10 @@ test('a leader that cannot renew within the renew deadline stops leading; health
   t.after(() => a.client.close());
   const ctl = new AbortController();
   const run = a.le.run(ctl.signal);
-  t.after(async () => { ctl.abort(); await run; });
+  t.after(async () => {
+    ctl.abort();
+    await run;
+  });
   await eventually('a leads', () => a.le.isLeader());
   assert.deepEqual(a.le.healthCheck(0), { ok: true });
   server.failNext({ status: 500, times: 1000 });
@@ -96,15 +119,21 @@ test('a leader that cannot renew within the renew deadline stops leading; health
 test('a lease held by someone else is taken only after it expires by our clock', async (t) => {
   const server = await new FakeApiServer().start();
   t.after(() => server.close());
-  server.put(LEASES, { kind: 'Lease', metadata: { name: 'external-resizer-x', namespace: 'kube-system' },
-    spec: { holderIdentity: 'ghost', leaseDurationSeconds: 1, renewTime: microTime(Date.now()), leaseTransitions: 4 } });
+  server.put(LEASES, {
+    kind: 'Lease',
+    metadata: { name: 'external-resizer-x', namespace: 'kube-system' },
+    spec: { holderIdentity: 'ghost', leaseDurationSeconds: 1, renewTime: microTime(Date.now()), leaseTransitions: 4 },
+  });
   const events: string[] = [];
   const b = elector(server, 'b', events);
   t.after(() => b.client.close());
   const ctl = new AbortController();
   const started = Date.now();
   const run = b.le.run(ctl.signal);
-  t.after(async () => { ctl.abort(); await run; });
+  t.after(async () => {
+    ctl.abort();
+    await run;
+  });
   await eventually('b leads', () => b.le.isLeader(), 4000);
   assert.ok(Date.now() - started >= 900, 'waited for the ghost lease to expire');
   assert.ok(events.includes('b sees ghost'));
@@ -117,13 +146,19 @@ test('healthCheck fails when leading and renewal is overdue beyond lease duratio
   const clock = new FakeClock();
   const lines: string[] = [];
   const a = elector(server, 'a', [], {
-    leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 5_000, clock,
+    leaseDurationMs: 15_000,
+    renewDeadlineMs: 10_000,
+    retryPeriodMs: 5_000,
+    clock,
     log: createLogger({ verbosity: 5, format: 'text', write: (l) => lines.push(l) }),
   });
   t.after(() => a.client.close());
   const ctl = new AbortController();
   const run = a.le.run(ctl.signal);
-  t.after(async () => { ctl.abort(); await run; });
+  t.after(async () => {
+    ctl.abort();
+    await run;
+  });
   // Leading, and renewed once at the fake clock's now; the next renewal is 5 s of real time away,
   // so the clock below moves while the renewal loop waits: a renewal that is overdue.
   await eventually('a leads and renewed', () => a.le.isLeader() && lines.some((l) => l.includes('"Successfully renewed lease"')));
@@ -137,8 +172,16 @@ test('healthCheck fails when leading and renewal is overdue beyond lease duratio
 test('metrics carry the name client-go reports: empty, as csi-lib-utils sets no LeaderElectionConfig.Name', async () => {
   const metrics = createMetrics();
   const base = {
-    client: {} as never, namespace: 'n', name: 'external-resizer-x', identity: 'i', leaseDurationMs: 15_000, renewDeadlineMs: 10_000,
-    retryPeriodMs: 5_000, callbacks: { onStartedLeading() {}, onStoppedLeading() {} }, log: silentLogger, metrics,
+    client: {} as never,
+    namespace: 'n',
+    name: 'external-resizer-x',
+    identity: 'i',
+    leaseDurationMs: 15_000,
+    renewDeadlineMs: 10_000,
+    retryPeriodMs: 5_000,
+    callbacks: { onStartedLeading() {}, onStoppedLeading() {} },
+    log: silentLogger,
+    metrics,
   };
   new LeaderElector(base);
   assert.match(await metrics.registry.metrics(), /^leader_election_master_status\{name=""\} 0$/m);
@@ -147,10 +190,14 @@ test('metrics carry the name client-go reports: empty, as csi-lib-utils sets no 
   assert.match(await named.registry.metrics(), /^leader_election_master_status\{name="mine"\} 0$/m);
 });
 
-test('durations client-go\'s NewLeaderElector refuses, with its texts', () => {
+test("durations client-go's NewLeaderElector refuses, with its texts", () => {
   const base = {
-    client: {} as never, namespace: 'n', name: 'l', identity: 'i',
-    callbacks: { onStartedLeading() {}, onStoppedLeading() {} }, log: silentLogger,
+    client: {} as never,
+    namespace: 'n',
+    name: 'l',
+    identity: 'i',
+    callbacks: { onStartedLeading() {}, onStoppedLeading() {} },
+    log: silentLogger,
   };
   const table: Array<[lease: number, renew: number, retry: number, message: string | undefined]> = [
     [15_000, 10_000, 5_000, undefined],
@@ -163,7 +210,12 @@ test('durations client-go\'s NewLeaderElector refuses, with its texts', () => {
   for (const [leaseDurationMs, renewDeadlineMs, retryPeriodMs, message] of table) {
     const make = () => new LeaderElector({ ...base, leaseDurationMs, renewDeadlineMs, retryPeriodMs });
     if (message === undefined) make();
-    else assert.throws(make, (err: unknown) => err instanceof LeaderElectionConfigError && err.message === message, `${leaseDurationMs}/${renewDeadlineMs}/${retryPeriodMs}`);
+    else
+      assert.throws(
+        make,
+        (err: unknown) => err instanceof LeaderElectionConfigError && err.message === message,
+        `${leaseDurationMs}/${renewDeadlineMs}/${retryPeriodMs}`,
+      );
   }
 });
 
@@ -175,10 +227,21 @@ const STEP_MS = 50;
 
 function fakeClockElector(leases: MemoryLeases, clock: FakeClock, identity: string, ledAt: number[]) {
   const le = new LeaderElector({
-    client: leases, namespace: 'kube-system', name: 'external-resizer-x', identity,
-    leaseDurationMs: LEASE_MS, renewDeadlineMs: 10_000, retryPeriodMs: RETRY_MS,
-    callbacks: { onStartedLeading: () => { ledAt.push(clock.now()); }, onStoppedLeading: () => {} },
-    log: silentLogger, clock,
+    client: leases,
+    namespace: 'kube-system',
+    name: 'external-resizer-x',
+    identity,
+    leaseDurationMs: LEASE_MS,
+    renewDeadlineMs: 10_000,
+    retryPeriodMs: RETRY_MS,
+    callbacks: {
+      onStartedLeading: () => {
+        ledAt.push(clock.now());
+      },
+      onStoppedLeading: () => {},
+    },
+    log: silentLogger,
+    clock,
   });
   const stop = new AbortController();
   const running = le.run(stop.signal);
@@ -237,7 +300,7 @@ test('a standby takes over a lease its leader left unreleased within lease durat
   assert.deepEqual(late, [], `later than lease duration + retry period (${LEASE_MS + RETRY_MS} ms) after the kill`);
 });
 
-test('a standby\'s read that hangs is given up after one retry period, and the next one starts then', async () => {
+test("a standby's read that hangs is given up after one retry period, and the next one starts then", async () => {
   const clock = new FakeClock(0);
   const leases = new MemoryLeases(clock);
   const a = fakeClockElector(leases, clock, 'a', []);
@@ -256,4 +319,27 @@ test('a standby\'s read that hangs is given up after one retry period, and the n
   a.stop();
   b.stop();
   await Promise.all([a.running, b.running]);
+});
+
+test('lease namespace: flag, then POD_NAMESPACE, then the service account file, then default', () => {
+  const noFile = () => {
+    throw new Error('ENOENT');
+  };
+  assert.equal(
+    leaseNamespace('flag-ns', { POD_NAMESPACE: 'pod-ns' }, () => 'sa-ns'),
+    'flag-ns',
+  );
+  assert.equal(
+    leaseNamespace('', { POD_NAMESPACE: 'pod-ns' }, () => 'sa-ns'),
+    'pod-ns',
+  );
+  assert.equal(
+    leaseNamespace('', {}, () => 'sa-ns\n'),
+    'sa-ns',
+  );
+  assert.equal(leaseNamespace('', {}, noFile), 'default');
+  assert.equal(
+    leaseNamespace('', { POD_NAMESPACE: '' }, () => ''),
+    'default',
+  );
 });

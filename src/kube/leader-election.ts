@@ -5,6 +5,7 @@
 // comparison), renew every retryPeriod, give up leadership when no renewal succeeded within
 // renewDeadline, optionally release on exit. Give it its own client (own rate limiter) so
 // controller traffic can never starve renewals.
+import { readFileSync } from 'node:fs';
 import type { Clock } from '../base/clock.js';
 import { realClock } from '../base/clock.js';
 import { linkedSignal, sleep } from '../base/signals.js';
@@ -98,7 +99,9 @@ export class LeaderElector {
     this.log = options.log.contextual();
     this.lock = `${options.namespace}/${options.name}`;
     // NewLeaderElector's checks, in its order and with its texts.
-    const refuse = (message: string) => { throw new LeaderElectionConfigError(message); };
+    const refuse = (message: string) => {
+      throw new LeaderElectionConfigError(message);
+    };
     if (options.leaseDurationMs <= options.renewDeadlineMs) refuse('leaseDuration must be greater than renewDeadline');
     if (options.renewDeadlineMs <= JITTER_FACTOR * options.retryPeriodMs) refuse('renewDeadline must be greater than retryPeriod*JitterFactor');
     if (options.leaseDurationMs < 1e-6) refuse('leaseDuration must be greater than zero');
@@ -138,9 +141,11 @@ export class LeaderElector {
     log.v(2).info('became leader, starting');
     try {
       // Not awaited, like client-go's `go OnStartedLeading(ctx)`: the work watches leading.signal.
-      void Promise.resolve().then(() => callbacks.onStartedLeading(leading.signal)).catch((err) => {
-        log.error('Leader work failed', { err });
-      });
+      void Promise.resolve()
+        .then(() => callbacks.onStartedLeading(leading.signal))
+        .catch((err) => {
+          log.error('Leader work failed', { err });
+        });
       await this.renewLoop(signal);
     } finally {
       signal.removeEventListener('abort', onParentAbort);
@@ -347,7 +352,6 @@ export class LeaderElector {
     }
   }
 
-
   private reportLeader(identity: string): void {
     if (identity === '' || identity === this.reportedLeader) return;
     this.reportedLeader = identity;
@@ -362,4 +366,24 @@ export class LeaderElector {
   private setMetric(leading: boolean): void {
     this.options.metrics?.leaderElectionMasterStatus.set({ name: this.reportedName }, leading ? 1 : 0);
   }
+}
+
+export const SERVICE_ACCOUNT_NAMESPACE_FILE = '/var/run/secrets/kubernetes.io/serviceaccount/namespace';
+
+/** The Lease namespace: the flag, else POD_NAMESPACE, else the service account's namespace, else "default". */
+export function leaseNamespace(
+  flag: string,
+  env: NodeJS.ProcessEnv = process.env,
+  readNamespaceFile: () => string = () => readFileSync(SERVICE_ACCOUNT_NAMESPACE_FILE, 'utf8'),
+): string {
+  if (flag !== '') return flag;
+  const fromEnv = env['POD_NAMESPACE'];
+  if (fromEnv) return fromEnv;
+  try {
+    const fromFile = readNamespaceFile().trim();
+    if (fromFile !== '') return fromFile;
+  } catch {
+    // not in a pod
+  }
+  return 'default';
 }

@@ -6,8 +6,7 @@ import { patchContentType, patchFromDraft, PatchType, twoWayMergePatch, withReso
 // same objects marshalled from the Go types (checked with a throwaway Go program, not committed).
 
 const T = '2026-12-01T09:00:00Z';
-const condition = (type: string, extra: Record<string, unknown> = {}) =>
-  ({ type, status: 'True', lastProbeTime: null, lastTransitionTime: T, ...extra });
+const condition = (type: string, extra: Record<string, unknown> = {}) => ({ type, status: 'True', lastProbeTime: null, lastTransitionTime: T, ...extra });
 
 test('withResourceVersion injects the precondition in sorted key order without touching the input', () => {
   const p = { status: { phase: 'Bound' } };
@@ -29,16 +28,20 @@ const cases: { name: string; before: object; after: object; expect: string }[] =
     before: { status: { conditions: [condition('Resizing')], allocatedResourceStatuses: { storage: 'ControllerResizeInProgress' } } },
     after: {
       status: {
-        conditions: [condition('Resizing'), condition('ControllerResizeError', { message: 'failed to expand pvc with rpc error: code = OutOfRange desc = too big' })],
+        conditions: [
+          condition('Resizing'),
+          condition('ControllerResizeError', { message: 'failed to expand pvc with rpc error: code = OutOfRange desc = too big' }),
+        ],
         allocatedResourceStatuses: { storage: 'ControllerResizeInfeasible' },
       },
     },
-    expect: '{"status":{"$setElementOrder/conditions":[{"type":"Resizing"},{"type":"ControllerResizeError"}],'
-      + '"allocatedResourceStatuses":{"storage":"ControllerResizeInfeasible"},'
-      + '"conditions":[{"lastProbeTime":null,"lastTransitionTime":"2026-12-01T09:00:00Z","message":"failed to expand pvc with rpc error: code = OutOfRange desc = too big","status":"True","type":"ControllerResizeError"}]}}',
+    expect:
+      '{"status":{"$setElementOrder/conditions":[{"type":"Resizing"},{"type":"ControllerResizeError"}],' +
+      '"allocatedResourceStatuses":{"storage":"ControllerResizeInfeasible"},' +
+      '"conditions":[{"lastProbeTime":null,"lastTransitionTime":"2026-12-01T09:00:00Z","message":"failed to expand pvc with rpc error: code = OutOfRange desc = too big","status":"True","type":"ControllerResizeError"}]}}',
   },
   {
-    name: 'emptied list and map are absent in Go\'s JSON: null, not per-element deletes',
+    name: "emptied list and map are absent in Go's JSON: null, not per-element deletes",
     before: {
       metadata: { annotations: { 'volume.kubernetes.io/node-expansion-not-required': 'true' } },
       status: { capacity: { storage: '1Gi' }, conditions: [condition('Resizing')], allocatedResourceStatuses: { storage: 'NodeResizePending' } },
@@ -59,8 +62,9 @@ const cases: { name: string; before: object; after: object; expect: string }[] =
     name: 'a changed condition: only its changed fields with the merge key; a removed field is null',
     before: { status: { conditions: [condition('ModifyingVolume', { message: 'a' }), condition('ModifyVolumeError', { reason: 'Internal', message: 'x' })] } },
     after: { status: { conditions: [condition('ModifyingVolume', { message: 'b' }), condition('ModifyVolumeError', { reason: 'Internal', message: '' })] } },
-    expect: '{"status":{"$setElementOrder/conditions":[{"type":"ModifyingVolume"},{"type":"ModifyVolumeError"}],'
-      + '"conditions":[{"message":"b","type":"ModifyingVolume"},{"message":null,"type":"ModifyVolumeError"}]}}',
+    expect:
+      '{"status":{"$setElementOrder/conditions":[{"type":"ModifyingVolume"},{"type":"ModifyVolumeError"}],' +
+      '"conditions":[{"message":"b","type":"ModifyingVolume"},{"message":null,"type":"ModifyVolumeError"}]}}',
   },
   {
     name: 'the same conditions in another order: only the order list',
@@ -93,7 +97,7 @@ const cases: { name: string; before: object; after: object; expect: string }[] =
     expect: '{"status":{"currentVolumeAttributesClassName":"gold","modifyVolumeStatus":null}}',
   },
   {
-    name: 'an empty string field is left out as Go\'s omitempty does',
+    name: "an empty string field is left out as Go's omitempty does",
     before: { status: {} },
     after: { status: { modifyVolumeStatus: { targetVolumeAttributesClassName: '', status: 'Pending' } } },
     expect: '{"status":{"modifyVolumeStatus":{"status":"Pending"}}}',
@@ -128,7 +132,8 @@ test('twoWayMergePatch leaves its inputs alone and refuses a merge-keyed element
 
 test('patchFromDraft copies every key of the object as sent, "__proto__" included, and leaves the input alone', () => {
   const before = JSON.parse('{"spec":{"csi":{"volumeAttributes":{"__proto__":"x","pool":"a"}}},"status":{"phase":"Bound"}}') as {
-    spec: { csi: { volumeAttributes: Record<string, string> } }; status: { phase: string };
+    spec: { csi: { volumeAttributes: Record<string, string> } };
+    status: { phase: string };
   };
   let draftAsSeen = '';
   const patch = patchFromDraft(before, (draft) => {
@@ -143,7 +148,9 @@ test('patchFromDraft copies every key of the object as sent, "__proto__" include
 test('twoWayMergePatch: keys that name Object.prototype members ("__proto__", "constructor", "toString") are ordinary keys', () => {
   const before = JSON.parse('{"metadata":{"labels":{"constructor":"a","toString":"b"}},"spec":{"csi":{"volumeAttributes":{"__proto__":"x"}}}}') as object;
   const after = JSON.parse('{"metadata":{"labels":{"hasOwnProperty":"c"}},"spec":{"csi":{"volumeAttributes":{"__proto__":"y"}}}}') as object;
-  assert.equal(JSON.stringify(twoWayMergePatch(before, after)),
-    '{"metadata":{"labels":{"constructor":null,"hasOwnProperty":"c","toString":null}},"spec":{"csi":{"volumeAttributes":{"__proto__":"y"}}}}');
+  assert.equal(
+    JSON.stringify(twoWayMergePatch(before, after)),
+    '{"metadata":{"labels":{"constructor":null,"hasOwnProperty":"c","toString":null}},"spec":{"csi":{"volumeAttributes":{"__proto__":"y"}}}}',
+  );
   assert.equal(JSON.stringify(twoWayMergePatch(before, before)), '{}');
 });

@@ -6,15 +6,17 @@
 // merges by key ends in the order the desired object has, thanks to `$setElementOrder`). The
 // content type travels with the patch type, so no request falls back to a default (the 1.x
 // generated client's default is JSON Patch, which rejects these bodies).
-import { ContentType } from './http.js';
+import { ContentType } from './content-type.js';
 
 export const PatchType = { StrategicMerge: 'strategic', Merge: 'merge' } as const;
 export type PatchType = (typeof PatchType)[keyof typeof PatchType];
 
 export function patchContentType(type: PatchType): ContentType {
   switch (type) {
-    case PatchType.StrategicMerge: return ContentType.StrategicMergePatch;
-    case PatchType.Merge: return ContentType.MergePatch;
+    case PatchType.StrategicMerge:
+      return ContentType.StrategicMergePatch;
+    case PatchType.Merge:
+      return ContentType.MergePatch;
     default: {
       const unknown: never = type;
       throw new Error(`unknown patch type ${String(unknown)}`);
@@ -78,7 +80,10 @@ function setOwn(obj: Record<string, unknown>, key: string, value: unknown): void
  * field name, for the objects we patch: PersistentVolumeClaimStatus.conditions and
  * ObjectMeta.ownerReferences. Every other list is atomic: replaced whole when it changed.
  */
-const MERGE_KEYS: ReadonlyMap<string, string> = new Map([['conditions', 'type'], ['ownerReferences', 'uid']]);
+const MERGE_KEYS: ReadonlyMap<string, string> = new Map([
+  ['conditions', 'type'],
+  ['ownerReferences', 'uid'],
+]);
 
 /**
  * Fields Go leaves out of the JSON when empty or nil (`omitempty` maps, lists, strings and
@@ -87,9 +92,21 @@ const MERGE_KEYS: ReadonlyMap<string, string> = new Map([['conditions', 'type'],
  * goes), and an empty string never appears.
  */
 const OMITTED_WHEN_EMPTY: ReadonlySet<string> = new Set([
-  'annotations', 'labels', 'finalizers', 'ownerReferences',
-  'conditions', 'capacity', 'allocatedResources', 'allocatedResourceStatuses', 'accessModes', 'mountOptions',
-  'reason', 'message', 'targetVolumeAttributesClassName', 'currentVolumeAttributesClassName', 'volumeAttributesClassName',
+  'annotations',
+  'labels',
+  'finalizers',
+  'ownerReferences',
+  'conditions',
+  'capacity',
+  'allocatedResources',
+  'allocatedResourceStatuses',
+  'accessModes',
+  'mountOptions',
+  'reason',
+  'message',
+  'targetVolumeAttributesClassName',
+  'currentVolumeAttributesClassName',
+  'volumeAttributesClassName',
 ]);
 
 const SET_ELEMENT_ORDER = '$setElementOrder';

@@ -3,9 +3,20 @@
 // cases Go's own table covers, restated here), and a kubeconfig proxy-url overriding both.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { parseEnvProxy, parseKubeconfigProxyUrl, parseNoProxy, proxyEnvironment, proxyFor, ProxyConfigError, redactedUrl, useProxy, type ProxyEnvironment } from './proxy.js';
+import {
+  parseEnvProxy,
+  parseKubeconfigProxyUrl,
+  parseNoProxy,
+  proxyEnvironment,
+  proxyFor,
+  ProxyConfigError,
+  redactedUrl,
+  useProxy,
+  type ProxyEnvironment,
+} from './proxy.js';
 
-const NO_PROXY = 'foobar.com, .barbaz.net, *.wildcard.io, 192.168.1.1, 192.168.1.2:81, 192.168.1.3:80, 10.0.0.0/30, 2001:db8::52:0:1, [2001:db8::52:0:2]:443, [2001:db8::52:0:3]:80, 2002:db8:a::45/64';
+const NO_PROXY =
+  'foobar.com, .barbaz.net, *.wildcard.io, 192.168.1.1, 192.168.1.2:81, 192.168.1.3:80, 10.0.0.0/30, 2001:db8::52:0:1, [2001:db8::52:0:2]:443, [2001:db8::52:0:3]:80, 2002:db8:a::45/64';
 
 /** [host, proxied] for a request to host:80. */
 const useProxyCases: Array<[string, boolean, string]> = [
@@ -73,8 +84,18 @@ test('NO_PROXY: international names match in either form (IDNA)', () => {
 });
 
 test('environment: upper case first, then lower case; an empty value counts as unset; REQUEST_METHOD marks CGI', () => {
-  assert.deepEqual(proxyEnvironment({ HTTPS_PROXY: 'upper', https_proxy: 'lower', http_proxy: 'h', no_proxy: 'n' }), { httpsProxy: 'upper', httpProxy: 'h', noProxy: 'n', cgi: false });
-  assert.deepEqual(proxyEnvironment({ HTTPS_PROXY: '', https_proxy: 'lower', NO_PROXY: 'N', no_proxy: 'n', REQUEST_METHOD: 'GET' }), { httpsProxy: 'lower', httpProxy: '', noProxy: 'N', cgi: true });
+  assert.deepEqual(proxyEnvironment({ HTTPS_PROXY: 'upper', https_proxy: 'lower', http_proxy: 'h', no_proxy: 'n' }), {
+    httpsProxy: 'upper',
+    httpProxy: 'h',
+    noProxy: 'n',
+    cgi: false,
+  });
+  assert.deepEqual(proxyEnvironment({ HTTPS_PROXY: '', https_proxy: 'lower', NO_PROXY: 'N', no_proxy: 'n', REQUEST_METHOD: 'GET' }), {
+    httpsProxy: 'lower',
+    httpProxy: '',
+    noProxy: 'N',
+    cgi: true,
+  });
 });
 
 test('environment values: host[:port] means http://; full URLs keep their scheme; others are refused, naming the variable and not the password', () => {
@@ -90,7 +111,13 @@ test('environment values: host[:port] means http://; full URLs keep their scheme
   ];
   for (const [value, href] of cases) assert.equal(parseEnvProxy(value, 'HTTPS_PROXY')?.href, href, value);
   assert.equal(parseEnvProxy('', 'HTTPS_PROXY'), undefined);
-  const err = (() => { try { parseEnvProxy('ftp://u:secret@host', 'HTTPS_PROXY'); } catch (e) { return e; } })();
+  const err = (() => {
+    try {
+      parseEnvProxy('ftp://u:secret@host', 'HTTPS_PROXY');
+    } catch (e) {
+      return e;
+    }
+  })();
   assert.ok(err instanceof ProxyConfigError);
   assert.match(err.message, /^HTTPS_PROXY: unsupported proxy scheme "ftp"/);
   assert.ok(!err.message.includes('secret'));
@@ -100,7 +127,10 @@ test('environment values: host[:port] means http://; full URLs keep their scheme
 test('kubeconfig proxy-url: http, https and socks5 as client-go accepts them; other schemes refused with its message', () => {
   assert.equal(parseKubeconfigProxyUrl('socks5://127.0.0.1:1080', 'cluster "c"').protocol, 'socks5:');
   assert.equal(parseKubeconfigProxyUrl('https://proxy.example:3128', 'cluster "c"').protocol, 'https:');
-  assert.throws(() => parseKubeconfigProxyUrl('socks5h://127.0.0.1', 'cluster "c"'), /cluster "c": proxy-url has unsupported scheme "socks5h", must be http, https, or socks5/);
+  assert.throws(
+    () => parseKubeconfigProxyUrl('socks5h://127.0.0.1', 'cluster "c"'),
+    /cluster "c": proxy-url has unsupported scheme "socks5h", must be http, https, or socks5/,
+  );
   assert.throws(() => parseKubeconfigProxyUrl('proxy.example:3128', 'cluster "c"'), /unsupported scheme "proxy.example"/);
   assert.throws(() => parseKubeconfigProxyUrl('not a url', 'cluster "c"'), /cluster "c": proxy-url could not be parsed/);
 });
@@ -131,7 +161,10 @@ test('proxyFor: a kubeconfig proxy-url is used for every server, NO_PROXY and lo
 });
 
 test('proxyFor: HTTP_PROXY is refused in a CGI environment (it may come from a request header), HTTPS_PROXY is not', () => {
-  assert.throws(() => proxyFor(new URL('http://kube.example'), undefined, env({ httpProxy: 'proxy:1', cgi: true })), /refusing to use HTTP_PROXY value in CGI environment/);
+  assert.throws(
+    () => proxyFor(new URL('http://kube.example'), undefined, env({ httpProxy: 'proxy:1', cgi: true })),
+    /refusing to use HTTP_PROXY value in CGI environment/,
+  );
   assert.equal(proxyFor(new URL('https://kube.example'), undefined, env({ httpsProxy: 'proxy:1', cgi: true }))?.host, 'proxy:1');
 });
 

@@ -57,7 +57,9 @@ export function redactedUrl(url: URL): string {
 
 function checkedScheme(url: URL, source: string): URL {
   if (!SUPPORTED_SCHEMES.has(url.protocol)) {
-    throw new ProxyConfigError(`${source}: unsupported proxy scheme ${JSON.stringify(url.protocol.slice(0, -1))} in ${redactedUrl(url)}; use http, https or socks5`);
+    throw new ProxyConfigError(
+      `${source}: unsupported proxy scheme ${JSON.stringify(url.protocol.slice(0, -1))} in ${redactedUrl(url)}; use http, https or socks5`,
+    );
   }
   if (url.hostname === '') throw new ProxyConfigError(`${source}: the proxy URL ${redactedUrl(url)} has no host`);
   return url;

@@ -22,8 +22,13 @@ test('--kube-api-qps/--kube-api-burst read as client-go reads rest.Config QPS/Bu
   for (const [qps, burst, want] of table) {
     const label = `qps=${qps} burst=${burst}`;
     if (want === 'newForConfig') {
-      assert.throws(() => clientRateLimit(qps, burst), (err: unknown) => err instanceof ClientRateLimitError
-        && err.message === 'burst is required to be greater than 0 when RateLimiter is not set and QPS is set to greater than 0', label);
+      assert.throws(
+        () => clientRateLimit(qps, burst),
+        (err: unknown) =>
+          err instanceof ClientRateLimitError &&
+          err.message === 'burst is required to be greater than 0 when RateLimiter is not set and QPS is set to greater than 0',
+        label,
+      );
     } else if (want === 'refused') {
       assert.throws(() => clientRateLimit(qps, burst), ClientRateLimitError, label);
     } else {

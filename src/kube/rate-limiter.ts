@@ -29,7 +29,10 @@ export function clientRateLimit(qpsFlag: number, burst: number): { qps: number; 
     throw new ClientRateLimitError('burst is required to be greater than 0 when RateLimiter is not set and QPS is set to greater than 0');
   }
   if (qps === 0) {
-    if (burst < 0) throw new ClientRateLimitError(`--kube-api-burst ${burst} with --kube-api-qps 0 (client-go's default of 5) would refuse every request; use a burst of 0 or more`);
+    if (burst < 0)
+      throw new ClientRateLimitError(
+        `--kube-api-burst ${burst} with --kube-api-qps 0 (client-go's default of 5) would refuse every request; use a burst of 0 or more`,
+      );
     return { qps: DEFAULT_CLIENT_QPS, burst: burst === 0 ? DEFAULT_CLIENT_BURST : burst };
   }
   if (!(qps > 0) || qps === Infinity) return { qps: 0, burst: Math.max(1, burst) };

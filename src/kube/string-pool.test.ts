@@ -5,10 +5,23 @@ import { StringPool } from './string-pool.js';
 test('internValues changes no value: a cached PV reads the same after it', () => {
   const pv = {
     kind: 'PersistentVolume',
-    metadata: { name: 'pv-1', uid: 'u-1', resourceVersion: '7', creationTimestamp: '2026-12-01T12:00:00Z', finalizers: ['kubernetes.io/pv-protection'], labels: { app: 'x' } },
-    spec: { accessModes: ['ReadWriteOnce'], capacity: { storage: '1Gi' }, csi: { driver: 'd.csi.test', volumeHandle: 'h-1', volumeAttributes: { a: 'b' } },
+    metadata: {
+      name: 'pv-1',
+      uid: 'u-1',
+      resourceVersion: '7',
+      creationTimestamp: '2026-12-01T12:00:00Z',
+      finalizers: ['kubernetes.io/pv-protection'],
+      labels: { app: 'x' },
+    },
+    spec: {
+      accessModes: ['ReadWriteOnce'],
+      capacity: { storage: '1Gi' },
+      csi: { driver: 'd.csi.test', volumeHandle: 'h-1', volumeAttributes: { a: 'b' } },
       nodeAffinity: { required: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: ['n1', 'n2'] }] }] } },
-      claimRef: { namespace: 'ns', name: 'c', uid: 'u-2' }, mountOptions: [], persistentVolumeReclaimPolicy: 'Delete' },
+      claimRef: { namespace: 'ns', name: 'c', uid: 'u-2' },
+      mountOptions: [],
+      persistentVolumeReclaimPolicy: 'Delete',
+    },
     status: { phase: 'Bound', lastPhaseTransitionTime: '2026-12-01T12:00:01Z' },
     nullField: null,
     count: 3,

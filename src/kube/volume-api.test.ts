@@ -32,7 +32,7 @@ test('a PVC that is gone or bound to no volume yet: nothing to do, said as upstr
   assert.match(unbound.lines.join('\n'), /"PV bound to PVC is not created yet" PVC="ns\/data"/);
 });
 
-test('a PV not in the cache yet is the controller\'s error (retried with backoff)', () => {
+test("a PV not in the cache yet is the controller's error (retried with backoff)", () => {
   const { read } = start(cache(pvc({ namespace: 'ns', name: 'data', volumeName: 'pv-1' })), cache<Pv>(), 'ns/data');
   assert.throws(read, /^Error: no PV pv-1 for ns\/data$/);
 });

@@ -79,13 +79,7 @@ export async function patchPvcStatusCached(
  * PV patch helper words it, for every PV write (the class too): `update capacity of PV <name>
  * failed: <API error>`.
  */
-export async function patchPvCached(
-  api: VolumeApi,
-  cache: ObjectCache<Pv>,
-  name: string,
-  patch: Record<string, unknown>,
-  signal: AbortSignal,
-): Promise<Pv> {
+export async function patchPvCached(api: VolumeApi, cache: ObjectCache<Pv>, name: string, patch: Record<string, unknown>, signal: AbortSignal): Promise<Pv> {
   let updated: Pv;
   try {
     updated = await api.patchPv(name, patch, signal);

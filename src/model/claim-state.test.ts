@@ -10,12 +10,26 @@ test('resize state of one PVC', () => {
 });
 
 test('the state comes with the True conditions that show it, the most telling first', () => {
-  const failing = pvc({ ...growing, allocated: '2Gi', resizeStatus: 'ControllerResizeInProgress', conditions: [
-    cond('Resizing', 'True', '2024-01-01T00:00:00Z'), cond('ControllerResizeError', 'True', '2024-01-01T00:05:00Z', 'failed to expand pvc'),
-  ] });
-  assert.deepEqual(resizeProgress(failing)?.shownBy.map((c) => c.type), ['ControllerResizeError']);
-  const nodePending = pvc({ ...growing, allocated: '2Gi', resizeStatus: 'NodeResizePending', conditions: [cond('FileSystemResizePending'), cond('NodeResizeError', 'False')] });
-  assert.deepEqual(resizeProgress(nodePending)?.shownBy.map((c) => c.type), ['FileSystemResizePending']);
+  const failing = pvc({
+    ...growing,
+    allocated: '2Gi',
+    resizeStatus: 'ControllerResizeInProgress',
+    conditions: [cond('Resizing', 'True', '2024-01-01T00:00:00Z'), cond('ControllerResizeError', 'True', '2024-01-01T00:05:00Z', 'failed to expand pvc')],
+  });
+  assert.deepEqual(
+    resizeProgress(failing)?.shownBy.map((c) => c.type),
+    ['ControllerResizeError'],
+  );
+  const nodePending = pvc({
+    ...growing,
+    allocated: '2Gi',
+    resizeStatus: 'NodeResizePending',
+    conditions: [cond('FileSystemResizePending'), cond('NodeResizeError', 'False')],
+  });
+  assert.deepEqual(
+    resizeProgress(nodePending)?.shownBy.map((c) => c.type),
+    ['FileSystemResizePending'],
+  );
   assert.deepEqual(resizeProgress(pvc(growing))?.shownBy, []);
 });
 
@@ -26,11 +40,31 @@ test('modify state of one PVC', () => {
     { name: 'no class asked for', pvc: pvc(claim), expect: undefined },
     { name: 'the class is applied', pvc: pvc({ ...claim, attributesClass: 'gold', currentAttributesClass: 'gold' }), expect: undefined },
     { name: 'another class asked for, untouched', pvc: pvc({ ...claim, attributesClass: 'gold' }), expect: 'waiting' },
-    { name: 'Pending (the class does not exist yet)', pvc: pvc({ ...claim, attributesClass: 'gold', modifyVolumeStatus: { targetVolumeAttributesClassName: 'gold', status: 'Pending' } }), expect: 'waiting' },
-    { name: 'InProgress', pvc: pvc({ ...claim, attributesClass: 'gold', modifyVolumeStatus: inProgress, conditions: [cond('ModifyingVolume')] }), expect: 'in_progress' },
-    { name: 'InProgress with ModifyVolumeError=True: backoff', pvc: pvc({ ...claim, attributesClass: 'gold', modifyVolumeStatus: inProgress, conditions: [cond('ModifyVolumeError')] }), expect: 'backoff' },
-    { name: 'InProgress with ModifyVolumeError=False: in progress', pvc: pvc({ ...claim, attributesClass: 'gold', modifyVolumeStatus: inProgress, conditions: [cond('ModifyVolumeError', 'False')] }), expect: 'in_progress' },
-    { name: 'Infeasible', pvc: pvc({ ...claim, attributesClass: 'gold', modifyVolumeStatus: { targetVolumeAttributesClassName: 'gold', status: 'Infeasible' } }), expect: 'infeasible' },
+    {
+      name: 'Pending (the class does not exist yet)',
+      pvc: pvc({ ...claim, attributesClass: 'gold', modifyVolumeStatus: { targetVolumeAttributesClassName: 'gold', status: 'Pending' } }),
+      expect: 'waiting',
+    },
+    {
+      name: 'InProgress',
+      pvc: pvc({ ...claim, attributesClass: 'gold', modifyVolumeStatus: inProgress, conditions: [cond('ModifyingVolume')] }),
+      expect: 'in_progress',
+    },
+    {
+      name: 'InProgress with ModifyVolumeError=True: backoff',
+      pvc: pvc({ ...claim, attributesClass: 'gold', modifyVolumeStatus: inProgress, conditions: [cond('ModifyVolumeError')] }),
+      expect: 'backoff',
+    },
+    {
+      name: 'InProgress with ModifyVolumeError=False: in progress',
+      pvc: pvc({ ...claim, attributesClass: 'gold', modifyVolumeStatus: inProgress, conditions: [cond('ModifyVolumeError', 'False')] }),
+      expect: 'in_progress',
+    },
+    {
+      name: 'Infeasible',
+      pvc: pvc({ ...claim, attributesClass: 'gold', modifyVolumeStatus: { targetVolumeAttributesClassName: 'gold', status: 'Infeasible' } }),
+      expect: 'infeasible',
+    },
   ];
   for (const row of rows) {
     const progress = modifyProgress(row.pvc);

@@ -48,8 +48,11 @@ function shown(...conditions: (PvcCondition | undefined)[]): PvcCondition[] {
  * (§3.3 step 5); a malformed quantity is not guessed at.
  */
 export function resizeProgress(pvc: Pvc, failures = 0): ClaimProgress | undefined {
-  const progress = (state: ClaimState, ...conditions: (PvcCondition | undefined)[]): ClaimProgress =>
-    ({ operation: 'resize', state, shownBy: shown(...conditions) });
+  const progress = (state: ClaimState, ...conditions: (PvcCondition | undefined)[]): ClaimProgress => ({
+    operation: 'resize',
+    state,
+    shownBy: shown(...conditions),
+  });
   const resizing = trueCondition(pvc, ConditionType.Resizing);
   const controllerError = trueCondition(pvc, ConditionType.ControllerResizeError);
   const nodeError = trueCondition(pvc, ConditionType.NodeResizeError);
@@ -88,8 +91,11 @@ export function resizeProgress(pvc: Pvc, failures = 0): ClaimProgress | undefine
 
 /** The modify state of a PVC, or undefined when its class is applied (or none is asked for). */
 export function modifyProgress(pvc: Pvc): ClaimProgress | undefined {
-  const progress = (state: ClaimState, ...conditions: (PvcCondition | undefined)[]): ClaimProgress =>
-    ({ operation: 'modify', state, shownBy: shown(...conditions) });
+  const progress = (state: ClaimState, ...conditions: (PvcCondition | undefined)[]): ClaimProgress => ({
+    operation: 'modify',
+    state,
+    shownBy: shown(...conditions),
+  });
   const modifying = trueCondition(pvc, ConditionType.ModifyingVolume);
   const failed = trueCondition(pvc, ConditionType.ModifyVolumeError);
   const status = pvc.status?.modifyVolumeStatus;

@@ -13,12 +13,18 @@ test('resize merge keeps foreign conditions in place and replaces same-type resi
 test('resize merge with keepOld keeps other resize conditions and appends new types', () => {
   const old = [c('ControllerResizeError'), c('ModifyingVolume')];
   const merged = mergeResizeConditions(old, [c('FileSystemResizePending')], true);
-  assert.deepEqual(merged.map((x) => x.type), ['ControllerResizeError', 'ModifyingVolume', 'FileSystemResizePending']);
+  assert.deepEqual(
+    merged.map((x) => x.type),
+    ['ControllerResizeError', 'ModifyingVolume', 'FileSystemResizePending'],
+  );
 });
 
 test('withoutResizeConditions drops only the four resize types', () => {
   const old = [c('Resizing'), c('FileSystemResizePending'), c('ControllerResizeError'), c('NodeResizeError'), c('ModifyVolumeError')];
-  assert.deepEqual(withoutResizeConditions(old).map((x) => x.type), ['ModifyVolumeError']);
+  assert.deepEqual(
+    withoutResizeConditions(old).map((x) => x.type),
+    ['ModifyVolumeError'],
+  );
 });
 
 test('modify merge keeps the transition time when status and reason are unchanged', () => {
@@ -29,7 +35,14 @@ test('modify merge keeps the transition time when status and reason are unchange
 
 test('modify merge moves the transition time when the reason changes, and appends new types', () => {
   const old = [{ type: 'ModifyVolumeError', status: 'True', reason: 'Internal', lastTransitionTime: 't0' }, c('Resizing')];
-  const merged = mergeModifyConditions(old, [{ type: 'ModifyVolumeError', status: 'True', reason: 'InvalidArgument' }, { type: 'ModifyingVolume', status: 'True' }], 't1');
+  const merged = mergeModifyConditions(
+    old,
+    [
+      { type: 'ModifyVolumeError', status: 'True', reason: 'InvalidArgument' },
+      { type: 'ModifyingVolume', status: 'True' },
+    ],
+    't1',
+  );
   assert.equal(merged[0]?.lastTransitionTime, 't1');
   assert.equal(merged[1]?.type, 'Resizing');
   assert.deepEqual(merged[2], { type: 'ModifyingVolume', status: 'True', lastProbeTime: 't1', lastTransitionTime: 't1' });

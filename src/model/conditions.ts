@@ -8,11 +8,7 @@ import type { PvcCondition } from './objects.js';
  * Resize merge: non-resize conditions stay in place; a resize condition whose type is in `updates`
  * is replaced in place; other resize conditions stay only if keepOld; leftovers are appended.
  */
-export function mergeResizeConditions(
-  existing: readonly PvcCondition[] | undefined,
-  updates: readonly PvcCondition[],
-  keepOld: boolean,
-): PvcCondition[] {
+export function mergeResizeConditions(existing: readonly PvcCondition[] | undefined, updates: readonly PvcCondition[], keepOld: boolean): PvcCondition[] {
   const pending = new Map(updates.map((c) => [c.type, c]));
   const merged: PvcCondition[] = [];
   for (const condition of existing ?? []) {

@@ -69,20 +69,16 @@ export const Message = {
   inUse: (namespace: string, name: string, driver: string) =>
     `Unable to expand ${namespace}/${name} because CSI driver ${driver} only supports offline expansion and volume is currently in-use`,
   controllerResizeError: (err: string) => `failed to expand pvc with ${err}`,
-  infeasibleDelay: (key: string) =>
-    `skipping volume expansion for pvc ${key}, because expansion previously failed with infeasible error`,
-  oldApiServer:
-    'external-resizer may be running with older version of kubernetes api-server, please upgrade to k8s version 1.32',
+  infeasibleDelay: (key: string) => `skipping volume expansion for pvc ${key}, because expansion previously failed with infeasible error`,
+  oldApiServer: 'external-resizer may be running with older version of kubernetes api-server, please upgrade to k8s version 1.32',
   modifying: (pvcName: string, vacName: string) => `external resizer is modifying volume ${pvcName} with vac ${vacName}`,
-  modifySuccessful: (pvcName: string, vacName: string) =>
-    `external resizer modified volume ${pvcName} with vac ${vacName} successfully`,
+  modifySuccessful: (pvcName: string, vacName: string) => `external resizer modified volume ${pvcName} with vac ${vacName} successfully`,
   modifyCanceled: 'Cancelled modify.',
   vacMissing: (vacName: string) => `VAC "${vacName}" does not exist.`,
   modifyInProgressCondition: (vacName: string) => `Modifying volume to "${vacName}" is in progress.`,
   modifyFailedCondition: (vacName: string) => `Modifying volume to "${vacName}" failed. Waiting for retry.`,
   modifyStillInProgressCondition: (vacName: string) => `Modifying volume to "${vacName}" is still in progress.`,
-  modifyInfeasibleDelay: (key: string) =>
-    `skipping volume modification for pvc ${key}, because modification previously failed with infeasible error`,
+  modifyInfeasibleDelay: (key: string) => `skipping volume modification for pvc ${key}, because modification previously failed with infeasible error`,
 } as const;
 
 /** Drivers that are CSI migration targets of in-tree plugins (csi-translation-lib). */

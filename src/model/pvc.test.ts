@@ -24,8 +24,10 @@ test('sizes read twice read the same; absent ones are 0', () => {
 
 test('a malformed quantity fails on every read, naming each object', () => {
   for (const name of ['x', 'y', 'x']) {
-    assert.throws(() => requestedBytes(pvc(name, '2 Gi')), (err: unknown) =>
-      err instanceof ObjectFieldError && err.message === `ns/${name}: spec.resources.requests.storage: invalid quantity "2 Gi"`);
+    assert.throws(
+      () => requestedBytes(pvc(name, '2 Gi')),
+      (err: unknown) => err instanceof ObjectFieldError && err.message === `ns/${name}: spec.resources.requests.storage: invalid quantity "2 Gi"`,
+    );
   }
 });
 

@@ -8,7 +8,12 @@ import type { Pv, Pvc } from './objects.js';
 export const STORAGE = 'storage';
 
 export class ObjectFieldError extends Error {
-  constructor(readonly field: string, readonly objectKey: string, message: string, options?: ErrorOptions) {
+  constructor(
+    readonly field: string,
+    readonly objectKey: string,
+    message: string,
+    options?: ErrorOptions,
+  ) {
     super(`${objectKey}: ${field}: ${message}`, options);
     this.name = 'ObjectFieldError';
   }

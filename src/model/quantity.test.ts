@@ -1,8 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import {
-  QuantityError, compareQuantity, formatBytes, formatQuantity, parseBytes, parseQuantity, quantityFromBytes,
-} from './quantity.js';
+import { QuantityError, compareQuantity, formatBytes, formatQuantity, parseBytes, parseQuantity, quantityFromBytes } from './quantity.js';
 
 const KI = 1024n;
 const GI = KI ** 3n;
@@ -121,16 +119,44 @@ test('parseQuantity: every canonical output parses back to the same value', () =
 
 test('parseQuantity: invalid input throws QuantityError naming the input', () => {
   const invalid = [
-    '', 'abc', 'aoeu', '1K', '1KiB', '1i', '.5i', '-3.01i', '0.1mi', '0.1am', '1.1.M', '1+1.0M',
-    '1e', '1e+', '-3.01e-', ' 1', '1 ', '1.2.3', '--1', '1Gi ', 'Pi', 'Ei', '-Pi', '.Ei', 'E-12', '+.e-12',
+    '',
+    'abc',
+    'aoeu',
+    '1K',
+    '1KiB',
+    '1i',
+    '.5i',
+    '-3.01i',
+    '0.1mi',
+    '0.1am',
+    '1.1.M',
+    '1+1.0M',
+    '1e',
+    '1e+',
+    '-3.01e-',
+    ' 1',
+    '1 ',
+    '1.2.3',
+    '--1',
+    '1Gi ',
+    'Pi',
+    'Ei',
+    '-Pi',
+    '.Ei',
+    'E-12',
+    '+.e-12',
   ];
   for (const input of invalid) {
-    assert.throws(() => parseQuantity(input), (err: unknown) => {
-      assert.ok(err instanceof QuantityError, `${JSON.stringify(input)} gives ${String(err)}`);
-      assert.equal(err.input, input);
-      assert.match(err.message, /^invalid quantity /);
-      return true;
-    }, JSON.stringify(input));
+    assert.throws(
+      () => parseQuantity(input),
+      (err: unknown) => {
+        assert.ok(err instanceof QuantityError, `${JSON.stringify(input)} gives ${String(err)}`);
+        assert.equal(err.input, input);
+        assert.match(err.message, /^invalid quantity /);
+        return true;
+      },
+      JSON.stringify(input),
+    );
   }
 });
 
@@ -149,16 +175,20 @@ test('parseQuantity: inputs without digits that need the slow path fail as in ap
     ['1e9223372036854775808', "unable to parse quantity's suffix"],
   ];
   for (const [input, goError] of table) {
-    assert.throws(() => parseQuantity(input), (err: unknown) => {
-      assert.ok(err instanceof QuantityError, `${JSON.stringify(input)} gives ${String(err)}`);
-      assert.equal(err.goError, goError, input);
-      assert.equal(err.message, `invalid quantity ${JSON.stringify(input)}: ${goError}`);
-      return true;
-    }, JSON.stringify(input));
+    assert.throws(
+      () => parseQuantity(input),
+      (err: unknown) => {
+        assert.ok(err instanceof QuantityError, `${JSON.stringify(input)} gives ${String(err)}`);
+        assert.equal(err.goError, goError, input);
+        assert.equal(err.message, `invalid quantity ${JSON.stringify(input)}: ${goError}`);
+        return true;
+      },
+      JSON.stringify(input),
+    );
   }
 });
 
-test('goValue is Go\'s Value(), overflow included; toBytes stays exact', () => {
+test("goValue is Go's Value(), overflow included; toBytes stays exact", () => {
   const table: Array<[string, bigint, bigint]> = [
     ['1Gi', 2n ** 30n, 2n ** 30n],
     ['1e19', 0n, 10n ** 19n], // positiveScaleInt64 step by step: 0 on overflow
@@ -177,8 +207,15 @@ test('goValue is Go\'s Value(), overflow included; toBytes stays exact', () => {
 
 test('compareQuantity orders by value, across formats', () => {
   const table: Array<[string, string, -1 | 0 | 1]> = [
-    ['0', '0', 0], ['100m', '50m', 1], ['50m', '100m', -1], ['10000T', '100Gi', 1],
-    ['1Gi', '1024Mi', 0], ['1G', '1Gi', -1], ['1e9', '1G', 0], ['-1', '0', -1], ['1.5Gi', '1536Mi', 0],
+    ['0', '0', 0],
+    ['100m', '50m', 1],
+    ['50m', '100m', -1],
+    ['10000T', '100Gi', 1],
+    ['1Gi', '1024Mi', 0],
+    ['1G', '1Gi', -1],
+    ['1e9', '1G', 0],
+    ['-1', '0', -1],
+    ['1.5Gi', '1536Mi', 0],
   ];
   for (const [a, b, want] of table) {
     assert.equal(compareQuantity(parseQuantity(a), parseQuantity(b)), want, `${a} vs ${b}`);

@@ -39,7 +39,10 @@ export const QuantityParseError = {
 export type QuantityParseError = (typeof QuantityParseError)[keyof typeof QuantityParseError];
 
 export class QuantityError extends Error {
-  constructor(readonly input: string, readonly goError: QuantityParseError) {
+  constructor(
+    readonly input: string,
+    readonly goError: QuantityParseError,
+  ) {
     super(`invalid quantity ${JSON.stringify(input)}: ${goError}`);
     this.name = 'QuantityError';
   }
@@ -150,7 +153,7 @@ export function parseQuantity(input: string): Quantity {
   if (format === QuantityFormat.BinarySI) {
     if (exponent >= 0 && denom.length === 0) {
       mantissa = 1n << BigInt(exponent);
-      precision = 15 - num.length - Math.trunc(Math.fround(exponent) * 3 / 10) - 1;
+      precision = 15 - num.length - Math.trunc((Math.fround(exponent) * 3) / 10) - 1;
     } else {
       precision = -1;
     }
@@ -167,9 +170,7 @@ export function parseQuantity(input: string): Quantity {
       if (product <= INT64_MAX) {
         const amount: Int64Amount = { kind: 'int64', value: positive ? product : -product, scale };
         // Go keeps the input as the printed form when it is already canonical.
-        const isCanonical = format === QuantityFormat.BinarySI
-          ? (digits & 7n) !== 0n
-          : scale % 3 === 0 && !shifted.endsWith('000') && shifted[0] !== '0';
+        const isCanonical = format === QuantityFormat.BinarySI ? (digits & 7n) !== 0n : scale % 3 === 0 && !shifted.endsWith('000') && shifted[0] !== '0';
         return new Quantity(amount, format, isCanonical ? input : undefined);
       }
     }
@@ -278,10 +279,24 @@ function scan(str: string): Scanned | undefined {
 }
 
 const DECIMAL_SUFFIX_EXPONENT: ReadonlyMap<string, number> = new Map([
-  ['n', -9], ['u', -6], ['m', -3], ['', 0], ['k', 3], ['M', 6], ['G', 9], ['T', 12], ['P', 15], ['E', 18],
+  ['n', -9],
+  ['u', -6],
+  ['m', -3],
+  ['', 0],
+  ['k', 3],
+  ['M', 6],
+  ['G', 9],
+  ['T', 12],
+  ['P', 15],
+  ['E', 18],
 ]);
 const BINARY_SUFFIX_EXPONENT: ReadonlyMap<string, number> = new Map([
-  ['Ki', 10], ['Mi', 20], ['Gi', 30], ['Ti', 40], ['Pi', 50], ['Ei', 60],
+  ['Ki', 10],
+  ['Mi', 20],
+  ['Gi', 30],
+  ['Ti', 40],
+  ['Pi', 50],
+  ['Ei', 60],
 ]);
 const DECIMAL_SUFFIX_BY_EXPONENT = new Map([...DECIMAL_SUFFIX_EXPONENT].map(([s, e]) => [e, s]));
 const BINARY_SUFFIX_BY_EXPONENT = new Map([...BINARY_SUFFIX_EXPONENT].map(([s, e]) => [e, s]));

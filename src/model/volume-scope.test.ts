@@ -10,7 +10,7 @@ const node = { name: 'node-a', labels: { 'kubernetes.io/hostname': 'node-a' } };
 const lvm = { driver: 'lvm.csi.io', volumeHandle: 'v' };
 const onNode = (name: string) => [{ matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: [name] }] }];
 
-test('node scope decision: this node\'s PV, another node\'s, one without node affinity', () => {
+test("node scope decision: this node's PV, another node's, one without node affinity", () => {
   assert.equal(nodeScopeDecision(pv({ ...lvm, nodeAffinity: onNode('node-a') }), node), 'included');
   assert.equal(nodeScopeDecision(pv({ ...lvm, nodeAffinity: onNode('node-b') }), node), 'excluded');
   assert.equal(nodeScopeDecision(pv(lvm), node), 'noNodeAffinity');

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { Pv, Pvc, VolumeAttributesClass } from '../model/objects.js';
+import type { Pv } from '../model/objects.js';
 import { createLogger } from '../observability/logger.js';
 import { pvc, volumeAttributesClass } from '../../test/support/builders.js';
 import { classHandlers, pvcHandlers, pvcsWaitingForClass, pvcUpdateWorthModifying } from './handlers.js';
@@ -25,7 +25,7 @@ test('update: unchanged class without a modify status is enqueued (resync, resiz
   assert.equal(pvcUpdateWorthModifying(p, pvc({ ...a, attributesClass: 'gold', resourceVersion: '2' }), pvExists), true);
 });
 
-test('update: not Bound, or the old PVC\'s PV not cached: dropped', () => {
+test("update: not Bound, or the old PVC's PV not cached: dropped", () => {
   const before = pvc(a);
   assert.equal(pvcUpdateWorthModifying(before, pvc({ ...a, attributesClass: 'gold', phase: 'Pending' }), pvExists), false);
   const unbound = pvc({ ...a, volumeName: '' });
@@ -51,7 +51,7 @@ function recordingQueue() {
   return { calls, queue: { add: (key: string) => calls.push(`add ${key}`), forget: (key: string) => calls.push(`forget ${key}`) } };
 }
 
-test('PVC handlers: enqueue through the filter, say why at v4, drop an update whose PV is not cached with upstream\'s error line', () => {
+test("PVC handlers: enqueue through the filter, say why at v4, drop an update whose PV is not cached with upstream's error line", () => {
   const { calls, queue } = recordingQueue();
   const lines: string[] = [];
   const log = createLogger({ verbosity: 4, format: 'json', write: (l) => lines.push(l) });
@@ -61,19 +61,24 @@ test('PVC handlers: enqueue through the filter, say why at v4, drop an update wh
   const settled = pvc({ ...a, attributesClass: 'gold', modifyVolumeStatus: { status: 'Pending' } });
   h.update!(settled, settled);
   h.update!(pvc(a), pvc({ ...a, attributesClass: 'gold', resourceVersion: '2' }));
-  h.update!(pvc({ name: 'b', resourceVersion: '1', volumeName: 'pv-9' }), pvc({ name: 'b', resourceVersion: '2', volumeName: 'pv-9', attributesClass: 'gold' }));
+  h.update!(
+    pvc({ name: 'b', resourceVersion: '1', volumeName: 'pv-9' }),
+    pvc({ name: 'b', resourceVersion: '2', volumeName: 'pv-9', attributesClass: 'gold' }),
+  );
   h.delete!(pvc(a));
   assert.deepEqual(calls, ['add ns/a', 'add ns/a', 'forget ns/a', 'reconciler forgets ns/a']);
-  assert.deepEqual(lines.map((l) => (JSON.parse(l) as { msg: string }).msg), [
-    'No need to modify PVC',
-    'Enqueueing PVC for modify',
-    'Get PV "pv-9" of pvc "ns/b" in PVInformer cache failed: persistentvolume "pv-9" not found',
-  ]);
+  assert.deepEqual(
+    lines.map((l) => (JSON.parse(l) as { msg: string }).msg),
+    ['No need to modify PVC', 'Enqueueing PVC for modify', 'Get PV "pv-9" of pvc "ns/b" in PVInformer cache failed: persistentvolume "pv-9" not found'],
+  );
 });
 
 test('class handlers: a created class enqueues the PVCs waiting for it', () => {
   const { calls, queue } = recordingQueue();
-  const h = classHandlers({ queue, pvcs: { list: () => [pvc({ name: 'pending', attributesClass: 'gold', modifyVolumeStatus: { status: 'Pending' } }), pvc({ name: 'other' })] } });
+  const h = classHandlers({
+    queue,
+    pvcs: { list: () => [pvc({ name: 'pending', attributesClass: 'gold', modifyVolumeStatus: { status: 'Pending' } }), pvc({ name: 'other' })] },
+  });
   h.add!({ metadata: { name: 'gold' }, driverName: 'd' });
   assert.deepEqual(calls, ['add ns/pending']);
 });

@@ -30,7 +30,9 @@ export function pvcHandlers(o: PvcHandlerOptions): InformerHandlers<Pvc> {
       }
       const pvName = before.spec.volumeName ?? '';
       if (pvs.get(pvName) === undefined) {
-        log.errorf(`Get PV ${goQuote(pvName)} of pvc ${goQuote(kObj(before).toString())} in PVInformer cache failed: persistentvolume ${goQuote(pvName)} not found`);
+        log.errorf(
+          `Get PV ${goQuote(pvName)} of pvc ${goQuote(kObj(before).toString())} in PVInformer cache failed: persistentvolume ${goQuote(pvName)} not found`,
+        );
         return;
       }
       log.v(4).info('Enqueueing PVC for modify', { PVC: kObj(after) });

@@ -17,13 +17,31 @@ import { ModifyReconciler } from './reconcile.js';
 const DRIVER = 'd.csi.test';
 
 // What the API server answers for objects deleted meanwhile, as our HTTP layer turns it into an error.
-const pvcGone = () => KubeApiError.fromStatus(404, { kind: 'Status', reason: 'NotFound', code: 404, message: 'persistentvolumeclaims "data" not found' },
-  { method: 'PATCH', path: '/api/v1/namespaces/ns/persistentvolumeclaims/data/status' });
-const pvGone = () => KubeApiError.fromStatus(404, { kind: 'Status', reason: 'NotFound', code: 404, message: 'persistentvolumes "pv-1" not found' },
-  { method: 'PATCH', path: '/api/v1/persistentvolumes/pv-1' });
+const pvcGone = () =>
+  KubeApiError.fromStatus(
+    404,
+    { kind: 'Status', reason: 'NotFound', code: 404, message: 'persistentvolumeclaims "data" not found' },
+    { method: 'PATCH', path: '/api/v1/namespaces/ns/persistentvolumeclaims/data/status' },
+  );
+const pvGone = () =>
+  KubeApiError.fromStatus(
+    404,
+    { kind: 'Status', reason: 'NotFound', code: 404, message: 'persistentvolumes "pv-1" not found' },
+    { method: 'PATCH', path: '/api/v1/persistentvolumes/pv-1' },
+  );
 const never = new AbortController().signal;
 
-function setup(opts: { pvc?: Partial<Pvc['spec']>; status?: Pvc['status']; classes?: string[]; modify?: () => Promise<void>; failPatch?: string; pvDriver?: string; failWrite?: { target: 'pvc' | 'pv'; call: number } } = {}) {
+function setup(
+  opts: {
+    pvc?: Partial<Pvc['spec']>;
+    status?: Pvc['status'];
+    classes?: string[];
+    modify?: () => Promise<void>;
+    failPatch?: string;
+    pvDriver?: string;
+    failWrite?: { target: 'pvc' | 'pv'; call: number };
+  } = {},
+) {
   const pvc: Pvc = {
     metadata: { name: 'data', namespace: 'ns', resourceVersion: '10' },
     spec: { volumeName: 'pv-1', volumeAttributesClassName: 'gold', ...opts.pvc },
@@ -32,7 +50,12 @@ function setup(opts: { pvc?: Partial<Pvc['spec']>; status?: Pvc['status']; class
   const pv: Pv = { metadata: { name: 'pv-1' }, spec: { csi: { driver: opts.pvDriver ?? DRIVER, volumeHandle: 'vol-1' } } };
   const pvcs = new Map([['ns/data', pvc]]);
   const pvs = new Map([['pv-1', pv]]);
-  const classes = new Map((opts.classes ?? ['gold', 'silver']).map((n): [string, VolumeAttributesClass] => [n, { metadata: { name: n }, driverName: DRIVER, parameters: { tier: n } }]));
+  const classes = new Map(
+    (opts.classes ?? ['gold', 'silver']).map((n): [string, VolumeAttributesClass] => [
+      n,
+      { metadata: { name: n }, driverName: DRIVER, parameters: { tier: n } },
+    ]),
+  );
   const writes: { target: 'pvc' | 'pv'; body: Record<string, unknown> }[] = [];
   const calls: string[] = [];
   let rv = 10;
@@ -80,14 +103,20 @@ test('success: InProgress mark (RV-checked), VolumeModify, driver call, PV patch
   const s = setup();
   assert.deepEqual(await s.reconciler.reconcile('ns/data', never), { kind: 'done' });
   assert.deepEqual(s.calls, ['gold']);
-  assert.deepEqual(s.writes.map((w) => w.target), ['pvc', 'pv', 'pvc']);
+  assert.deepEqual(
+    s.writes.map((w) => w.target),
+    ['pvc', 'pv', 'pvc'],
+  );
   assert.deepEqual((s.writes[0]!.body['metadata'] as Record<string, unknown>)['resourceVersion'], '10');
   assert.equal(JSON.stringify(s.writes[1]!.body), '{"spec":{"volumeAttributesClassName":"gold"}}');
   assert.equal(s.writes[2]!.body['metadata'], undefined, 'completion is not RV-checked');
-  assert.deepEqual(s.events.events.map((e) => `${e.type} ${e.reason}: ${e.message}`), [
-    'Normal VolumeModify: external resizer is modifying volume data with vac gold',
-    'Normal VolumeModifySuccessful: external resizer modified volume data with vac gold successfully',
-  ]);
+  assert.deepEqual(
+    s.events.events.map((e) => `${e.type} ${e.reason}: ${e.message}`),
+    [
+      'Normal VolumeModify: external resizer is modifying volume data with vac gold',
+      'Normal VolumeModifySuccessful: external resizer modified volume data with vac gold successfully',
+    ],
+  );
 });
 
 test('a PV of another driver, an unbound PVC, a missing PV', async () => {
@@ -103,17 +132,34 @@ test('a PV of another driver, an unbound PVC, a missing PV', async () => {
 });
 
 test('an error before the driver answers (no gRPC status): no status change, no event, "cannot get error status"', async () => {
-  const s = setup({ modify: async () => { throw new Error('error getting secret creds in namespace ns: forbidden'); } });
-  await assert.rejects(s.reconciler.reconcile('ns/data', never),
-    /^Error: cannot get error status from modify volume err: error getting secret creds in namespace ns: forbidden$/);
-  assert.deepEqual(s.writes.map((w) => w.target), ['pvc'], 'only the InProgress mark');
-  assert.deepEqual(s.events.events.map((e) => e.reason), ['VolumeModify']);
+  const s = setup({
+    modify: async () => {
+      throw new Error('error getting secret creds in namespace ns: forbidden');
+    },
+  });
+  await assert.rejects(
+    s.reconciler.reconcile('ns/data', never),
+    /^Error: cannot get error status from modify volume err: error getting secret creds in namespace ns: forbidden$/,
+  );
+  assert.deepEqual(
+    s.writes.map((w) => w.target),
+    ['pvc'],
+    'only the InProgress mark',
+  );
+  assert.deepEqual(
+    s.events.events.map((e) => e.reason),
+    ['VolumeModify'],
+  );
   assert.equal(s.reconciler.isUncertain('ns/data'), false);
 });
 
 test('InvalidArgument: Infeasible written, key parked; the next sync with the same target waits for the slow set', async () => {
   const invalid = classifyCsiError({ code: GrpcStatus.INVALID_ARGUMENT, details: 'bad tier', metadata: {} }, 'modify');
-  const s = setup({ modify: async () => { throw invalid; } });
+  const s = setup({
+    modify: async () => {
+      throw invalid;
+    },
+  });
   await assert.rejects(s.reconciler.reconcile('ns/data', never), /InvalidArgument desc = bad tier/);
   const status = s.writes[1]!.body['status'] as Record<string, unknown>;
   assert.equal((status['modifyVolumeStatus'] as Record<string, unknown>)['status'], 'Infeasible');
@@ -121,7 +167,9 @@ test('InvalidArgument: Infeasible written, key parked; the next sync with the sa
   // The cache now holds what the fake API returned, not the server's status; simulate the informer.
   const again = setup({
     status: { modifyVolumeStatus: { targetVolumeAttributesClassName: 'gold', status: 'Infeasible' } },
-    modify: async () => { throw invalid; },
+    modify: async () => {
+      throw invalid;
+    },
   });
   again.slowSet.add('ns/data');
   again.clock.advance(20_000);
@@ -135,27 +183,38 @@ test('uncertain with a target whose class was deleted: Warning VAC missing, erro
     status: { modifyVolumeStatus: { targetVolumeAttributesClassName: 'gone', status: 'InProgress' } },
   });
   s.reconciler.seedUncertain([{ metadata: { name: 'data', namespace: 'ns' }, spec: {}, status: { modifyVolumeStatus: { status: 'InProgress' } } }]);
-  await assert.rejects(s.reconciler.reconcile('ns/data', never),
-    { message: 'get VAC with vac name gone in VACInformer cache failed: volumeattributesclass.storage.k8s.io "gone" not found' });
+  await assert.rejects(s.reconciler.reconcile('ns/data', never), {
+    message: 'get VAC with vac name gone in VACInformer cache failed: volumeattributesclass.storage.k8s.io "gone" not found',
+  });
   assert.deepEqual(s.calls, []);
   assert.deepEqual(s.writes, []);
-  assert.deepEqual(s.events.events.map((e) => `${e.type} ${e.reason}: ${e.message}`), ['Warning VolumeModifyFailed: VAC "gone" does not exist.']);
+  assert.deepEqual(
+    s.events.events.map((e) => `${e.type} ${e.reason}: ${e.message}`),
+    ['Warning VolumeModifyFailed: VAC "gone" does not exist.'],
+  );
 });
 
 test('a new class that does not exist: Warning, Pending (RV-checked), done without retry', async () => {
   const s = setup({ pvc: { volumeAttributesClassName: 'later' } });
   assert.deepEqual(await s.reconciler.reconcile('ns/data', never), { kind: 'done' });
   assert.deepEqual(s.writes, [{ target: 'pvc', body: { metadata: { resourceVersion: '10' }, status: { modifyVolumeStatus: { status: 'Pending' } } } }]);
-  assert.deepEqual(s.events.events.map((e) => e.message), ['VAC "later" does not exist.']);
+  assert.deepEqual(
+    s.events.events.map((e) => e.message),
+    ['VAC "later" does not exist.'],
+  );
 });
 
 test('the PV patch fails after the driver succeeded: "failed to mark pvc … completed", no success event', async () => {
   const s = setup({ failPatch: 'pv' });
   await assert.rejects(s.reconciler.reconcile('ns/data', never), {
-    message: 'cannot get error status from modify volume err: modify volume failed to mark pvc data modify volume completed: '
-      + 'update pv.Spec.VolumeAttributesClassName for PVC "data" failed, errored with: update capacity of PV pv-1 failed: apiserver says no ',
+    message:
+      'cannot get error status from modify volume err: modify volume failed to mark pvc data modify volume completed: ' +
+      'update pv.Spec.VolumeAttributesClassName for PVC "data" failed, errored with: update capacity of PV pv-1 failed: apiserver says no ',
   });
-  assert.deepEqual(s.events.events.map((e) => e.reason), ['VolumeModify']);
+  assert.deepEqual(
+    s.events.events.map((e) => e.reason),
+    ['VolumeModify'],
+  );
 });
 
 test('deleting the PVC forgets its uncertain mark and slow-set entry', async () => {
@@ -192,19 +251,35 @@ const failureTexts: {
   },
   {
     name: 'PVC gone before the failure is recorded: the mark error, no failure event',
-    opts: { modify: async () => { throw internal(); }, failWrite: { target: 'pvc', call: 2 } },
+    opts: {
+      modify: async () => {
+        throw internal();
+      },
+      failWrite: { target: 'pvc', call: 2 },
+    },
     error: 'mark PVC "data" as modify volume failed, errored with: can\'t patch status of  PVC ns/data with persistentvolumeclaims "data" not found',
     events: ['Normal VolumeModify: external resizer is modifying volume data with vac gold'],
   },
   {
-    name: 'a final gRPC error: the driver\'s error, event with it',
-    opts: { modify: async () => { throw internal(); } },
+    name: "a final gRPC error: the driver's error, event with it",
+    opts: {
+      modify: async () => {
+        throw internal();
+      },
+    },
     error: 'rpc error: code = Internal desc = backend down',
-    events: ['Normal VolumeModify: external resizer is modifying volume data with vac gold', 'Warning VolumeModifyFailed: rpc error: code = Internal desc = backend down'],
+    events: [
+      'Normal VolumeModify: external resizer is modifying volume data with vac gold',
+      'Warning VolumeModifyFailed: rpc error: code = Internal desc = backend down',
+    ],
   },
   {
     name: 'a non-final gRPC error: the event says it is still modifying',
-    opts: { modify: async () => { throw unavailable(); } },
+    opts: {
+      modify: async () => {
+        throw unavailable();
+      },
+    },
     error: 'rpc error: code = Unavailable desc = driver restarting',
     events: [
       'Normal VolumeModify: external resizer is modifying volume data with vac gold',
@@ -212,24 +287,29 @@ const failureTexts: {
     ],
   },
   {
-    name: 'PV gone after the driver succeeded (trailing space is upstream\'s)',
+    name: "PV gone after the driver succeeded (trailing space is upstream's)",
     opts: { failWrite: { target: 'pv', call: 1 } },
-    error: 'cannot get error status from modify volume err: modify volume failed to mark pvc data modify volume completed: '
-      + 'update pv.Spec.VolumeAttributesClassName for PVC "data" failed, errored with: update capacity of PV pv-1 failed: persistentvolumes "pv-1" not found ',
+    error:
+      'cannot get error status from modify volume err: modify volume failed to mark pvc data modify volume completed: ' +
+      'update pv.Spec.VolumeAttributesClassName for PVC "data" failed, errored with: update capacity of PV pv-1 failed: persistentvolumes "pv-1" not found ',
     events: ['Normal VolumeModify: external resizer is modifying volume data with vac gold'],
   },
   {
     name: 'PVC gone after the driver succeeded and the PV was written',
     opts: { failWrite: { target: 'pvc', call: 2 } },
-    error: 'cannot get error status from modify volume err: modify volume failed to mark pvc data modify volume completed: '
-      + 'mark PVC "data" as ModifyVolumeCompleted failed, errored with: can\'t patch status of  PVC ns/data with persistentvolumeclaims "data" not found ',
+    error:
+      'cannot get error status from modify volume err: modify volume failed to mark pvc data modify volume completed: ' +
+      'mark PVC "data" as ModifyVolumeCompleted failed, errored with: can\'t patch status of  PVC ns/data with persistentvolumeclaims "data" not found ',
     events: ['Normal VolumeModify: external resizer is modifying volume data with vac gold'],
   },
   {
     name: 'PVC gone while cancelling',
     opts: {
       pvc: { volumeAttributesClassName: null },
-      status: { modifyVolumeStatus: { targetVolumeAttributesClassName: 'bad', status: 'Infeasible' }, conditions: [{ type: 'ModifyingVolume', status: 'True' }] },
+      status: {
+        modifyVolumeStatus: { targetVolumeAttributesClassName: 'bad', status: 'Infeasible' },
+        conditions: [{ type: 'ModifyingVolume', status: 'True' }],
+      },
       failWrite: { target: 'pvc', call: 1 },
     },
     error: 'mark PVC "data" as rolled back failed: can\'t patch status of  PVC ns/data with persistentvolumeclaims "data" not found',
@@ -250,6 +330,9 @@ for (const c of failureTexts) {
       assert.equal(err.message, c.error);
       return true;
     });
-    assert.deepEqual(s.events.events.map((e) => `${e.type} ${e.reason}: ${e.message}`), c.events);
+    assert.deepEqual(
+      s.events.events.map((e) => `${e.type} ${e.reason}: ${e.message}`),
+      c.events,
+    );
   });
 }

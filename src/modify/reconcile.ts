@@ -29,7 +29,12 @@ import type { Outcome } from '../queue/workers.js';
 import type { Modifier } from './modifier.js';
 import { modifyFacts, planModify } from './plan.js';
 import {
-  markModifyCanceled, markModifyCompleted, markModifyFailed, markModifyInProgress, markModifyPending, pvClassPatch,
+  markModifyCanceled,
+  markModifyCompleted,
+  markModifyFailed,
+  markModifyInProgress,
+  markModifyPending,
+  pvClassPatch,
   type PvcStatusPatch,
 } from './status.js';
 
@@ -98,7 +103,9 @@ export class ModifyReconciler {
     const { pvcs, pvs, log } = this.options;
     log.v(4).info('Started PVC processing for modify controller', { key });
     const found = readClaimAndVolume(key, {
-      pvcs, pvs, log,
+      pvcs,
+      pvs,
+      log,
       pvNotFound: (pvName) => new Error(`Get PV "${pvName}" of pvc "${key}" in PVInformer cache failed: persistentvolume "${pvName}" not found`),
     });
     if (!found) return { kind: 'done' };
@@ -121,9 +128,14 @@ export class ModifyReconciler {
     const { slowSet, log } = this.options;
     const { slowSet: slowSetAction, plan } = planModify(modifyFacts(pvc, slowSet.contains(key), this.uncertainKeys.has(key)));
     switch (slowSetAction) {
-      case 'remove': slowSet.remove(key); break;
-      case 'add': slowSet.add(key); break;
-      case 'leave': break;
+      case 'remove':
+        slowSet.remove(key);
+        break;
+      case 'add':
+        slowSet.add(key);
+        break;
+      case 'leave':
+        break;
       default: {
         const unknown: never = slowSetAction;
         throw new Error(`unhandled slow-set action ${String(unknown)}`);
@@ -218,9 +230,21 @@ export class ModifyReconciler {
     else this.uncertainKeys.add(key);
     const status = err.failure === 'infeasible' ? ModifyStatus.Infeasible : ModifyStatus.InProgress;
     // A failed status write is returned instead of the driver's error (and no event is recorded).
-    await this.markStatus(pvc, markModifyFailed(pvc, {
-      target, status, final, codeName: err.codeName, details: err.details,
-    }, this.now()), signal);
+    await this.markStatus(
+      pvc,
+      markModifyFailed(
+        pvc,
+        {
+          target,
+          status,
+          final,
+          codeName: err.codeName,
+          details: err.details,
+        },
+        this.now(),
+      ),
+      signal,
+    );
     if (status === ModifyStatus.Infeasible) this.options.slowSet.add(key);
     const text = final ? err.message : `${err.message}. Still modifying to VAC ${target}`;
     this.options.events.event(pvc, 'Warning', EventReason.VolumeModifyFailed, text);

@@ -3,9 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { pv, pvc } from '../../test/support/builders.js';
-import {
-  markModifyCanceled, markModifyCompleted, markModifyFailed, markModifyInProgress, markModifyPending, pvClassPatch,
-} from './status.js';
+import { markModifyCanceled, markModifyCompleted, markModifyFailed, markModifyInProgress, markModifyPending, pvClassPatch } from './status.js';
 import type { Patch } from '../kube/patch.js';
 
 const NOW = '2025-01-02T03:04:05Z';
@@ -23,14 +21,23 @@ test('InProgress: target and status, ModifyingVolume=True with the reference mes
   const patch = markModifyInProgress(pvc({ ...data, conditions: [resizing] }), 'gold', NOW);
   assert.equal(precondition(patch), '42');
   // Appended after the resize condition: the order list names both.
-  assert.equal(text(patch), '{"metadata":{"resourceVersion":"42"},"status":{'
-    + '"$setElementOrder/conditions":[{"type":"Resizing"},{"type":"ModifyingVolume"}],'
-    + '"conditions":[{"lastProbeTime":"2025-01-02T03:04:05Z","lastTransitionTime":"2025-01-02T03:04:05Z","message":"Modifying volume to \\"gold\\" is in progress.","status":"True","type":"ModifyingVolume"}],'
-    + '"modifyVolumeStatus":{"status":"InProgress","targetVolumeAttributesClassName":"gold"}}}');
+  assert.equal(
+    text(patch),
+    '{"metadata":{"resourceVersion":"42"},"status":{' +
+      '"$setElementOrder/conditions":[{"type":"Resizing"},{"type":"ModifyingVolume"}],' +
+      '"conditions":[{"lastProbeTime":"2025-01-02T03:04:05Z","lastTransitionTime":"2025-01-02T03:04:05Z","message":"Modifying volume to \\"gold\\" is in progress.","status":"True","type":"ModifyingVolume"}],' +
+      '"modifyVolumeStatus":{"status":"InProgress","targetVolumeAttributesClassName":"gold"}}}',
+  );
 });
 
 test('InProgress again with an unchanged condition keeps its lastTransitionTime', () => {
-  const existing = { type: 'ModifyingVolume', status: 'True', message: 'Modifying volume to "gold" is in progress.', lastProbeTime: EARLIER, lastTransitionTime: EARLIER };
+  const existing = {
+    type: 'ModifyingVolume',
+    status: 'True',
+    message: 'Modifying volume to "gold" is in progress.',
+    lastProbeTime: EARLIER,
+    lastTransitionTime: EARLIER,
+  };
   const patch = markModifyInProgress(pvc({ ...data, conditions: [existing] }), 'gold', NOW);
   const conditions = (patch['status'] as { conditions: unknown[] }).conditions;
   // Only what changed is sent, keyed by type.
@@ -44,24 +51,39 @@ test('Pending: only the status, target and conditions untouched, RV-checked', ()
 });
 
 test('final InvalidArgument: Infeasible, "failed. Waiting for retry.", ModifyVolumeError with the code name and gRPC message', () => {
-  const before = pvc({ ...data,
+  const before = pvc({
+    ...data,
     modifyVolumeStatus: { targetVolumeAttributesClassName: 'gold', status: 'InProgress' },
-    conditions: [{ type: 'ModifyingVolume', status: 'True', message: 'Modifying volume to "gold" is in progress.', lastProbeTime: EARLIER, lastTransitionTime: EARLIER }],
+    conditions: [
+      { type: 'ModifyingVolume', status: 'True', message: 'Modifying volume to "gold" is in progress.', lastProbeTime: EARLIER, lastTransitionTime: EARLIER },
+    ],
   });
-  const patch = markModifyFailed(before, {
-    target: 'gold', status: 'Infeasible', final: true, codeName: 'InvalidArgument', details: 'iops must be at most 3000',
-  }, NOW);
+  const patch = markModifyFailed(
+    before,
+    {
+      target: 'gold',
+      status: 'Infeasible',
+      final: true,
+      codeName: 'InvalidArgument',
+      details: 'iops must be at most 3000',
+    },
+    NOW,
+  );
   assert.equal(precondition(patch), '42');
   // ModifyingVolume's status is unchanged: its transition time stays, only message and probe time change.
-  assert.equal(text(patch), '{"metadata":{"resourceVersion":"42"},"status":{'
-    + '"$setElementOrder/conditions":[{"type":"ModifyingVolume"},{"type":"ModifyVolumeError"}],'
-    + '"conditions":[{"lastProbeTime":"2025-01-02T03:04:05Z","message":"Modifying volume to \\"gold\\" failed. Waiting for retry.","type":"ModifyingVolume"},'
-    + '{"lastProbeTime":"2025-01-02T03:04:05Z","lastTransitionTime":"2025-01-02T03:04:05Z","message":"iops must be at most 3000","reason":"InvalidArgument","status":"True","type":"ModifyVolumeError"}],'
-    + '"modifyVolumeStatus":{"status":"Infeasible"}}}');
+  assert.equal(
+    text(patch),
+    '{"metadata":{"resourceVersion":"42"},"status":{' +
+      '"$setElementOrder/conditions":[{"type":"ModifyingVolume"},{"type":"ModifyVolumeError"}],' +
+      '"conditions":[{"lastProbeTime":"2025-01-02T03:04:05Z","message":"Modifying volume to \\"gold\\" failed. Waiting for retry.","type":"ModifyingVolume"},' +
+      '{"lastProbeTime":"2025-01-02T03:04:05Z","lastTransitionTime":"2025-01-02T03:04:05Z","message":"iops must be at most 3000","reason":"InvalidArgument","status":"True","type":"ModifyVolumeError"}],' +
+      '"modifyVolumeStatus":{"status":"Infeasible"}}}',
+  );
 });
 
 test('non-final error: stays InProgress, "is still in progress."; a changed reason moves the error condition\'s transition time', () => {
-  const before = pvc({ ...data,
+  const before = pvc({
+    ...data,
     modifyVolumeStatus: { targetVolumeAttributesClassName: 'gold', status: 'InProgress' },
     conditions: [{ type: 'ModifyVolumeError', status: 'True', reason: 'Internal', message: 'x', lastProbeTime: EARLIER, lastTransitionTime: EARLIER }],
   });
@@ -76,7 +98,8 @@ test('non-final error: stays InProgress, "is still in progress."; a changed reas
 });
 
 test('completed: modifyVolumeStatus deleted (null), current class set, both modify conditions deleted, others kept; not RV-checked', () => {
-  const before = pvc({ ...data,
+  const before = pvc({
+    ...data,
     modifyVolumeStatus: { targetVolumeAttributesClassName: 'gold', status: 'InProgress' },
     conditions: [
       resizing,
@@ -87,16 +110,23 @@ test('completed: modifyVolumeStatus deleted (null), current class set, both modi
   const patch = markModifyCompleted(before, 'gold');
   assert.equal(precondition(patch), undefined);
   // Deletions in merge-key order, as apimachinery sorts them.
-  assert.equal(text(patch), '{"status":{"$setElementOrder/conditions":[{"type":"Resizing"}],'
-    + '"conditions":[{"$patch":"delete","type":"ModifyVolumeError"},{"$patch":"delete","type":"ModifyingVolume"}],'
-    + '"currentVolumeAttributesClassName":"gold","modifyVolumeStatus":null}}');
+  assert.equal(
+    text(patch),
+    '{"status":{"$setElementOrder/conditions":[{"type":"Resizing"}],' +
+      '"conditions":[{"$patch":"delete","type":"ModifyVolumeError"},{"$patch":"delete","type":"ModifyingVolume"}],' +
+      '"currentVolumeAttributesClassName":"gold","modifyVolumeStatus":null}}',
+  );
 });
 
 test('completed with only modify conditions: the emptied list is null', () => {
-  const patch = markModifyCompleted(pvc({ ...data,
-    modifyVolumeStatus: { targetVolumeAttributesClassName: 'gold', status: 'InProgress' },
-    conditions: [{ type: 'ModifyingVolume', status: 'True', lastTransitionTime: EARLIER }],
-  }), 'gold');
+  const patch = markModifyCompleted(
+    pvc({
+      ...data,
+      modifyVolumeStatus: { targetVolumeAttributesClassName: 'gold', status: 'InProgress' },
+      conditions: [{ type: 'ModifyingVolume', status: 'True', lastTransitionTime: EARLIER }],
+    }),
+    'gold',
+  );
   assert.equal(text(patch), '{"status":{"conditions":null,"currentVolumeAttributesClassName":"gold","modifyVolumeStatus":null}}');
 });
 
@@ -106,7 +136,8 @@ test('completed without modify conditions sends no condition changes', () => {
 });
 
 test('canceled: only ModifyingVolume goes (ModifyVolumeError and the status stay); not RV-checked', () => {
-  const before = pvc({ ...data,
+  const before = pvc({
+    ...data,
     modifyVolumeStatus: { targetVolumeAttributesClassName: 'bad', status: 'Infeasible' },
     conditions: [
       { type: 'ModifyingVolume', status: 'True', lastTransitionTime: EARLIER },
@@ -115,7 +146,10 @@ test('canceled: only ModifyingVolume goes (ModifyVolumeError and the status stay
   });
   const patch = markModifyCanceled(before);
   assert.equal(precondition(patch), undefined);
-  assert.equal(text(patch), '{"status":{"$setElementOrder/conditions":[{"type":"ModifyVolumeError"}],"conditions":[{"$patch":"delete","type":"ModifyingVolume"}]}}');
+  assert.equal(
+    text(patch),
+    '{"status":{"$setElementOrder/conditions":[{"type":"ModifyVolumeError"}],"conditions":[{"$patch":"delete","type":"ModifyingVolume"}]}}',
+  );
 });
 
 test('PV patch names the class, and is empty when the PV already has it', () => {

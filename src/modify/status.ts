@@ -18,8 +18,11 @@ type PvcStatus = NonNullable<Pvc['status']>;
 export type PvcStatusPatch = Patch;
 
 function statusPatch(pvc: Pvc, checksResourceVersion: boolean, change: (status: PvcStatus) => void): PvcStatusPatch {
-  return patchFromDraft({ status: pvc.status ?? {} }, (draft) => change(draft.status),
-    checksResourceVersion ? { resourceVersion: pvc.metadata.resourceVersion } : undefined);
+  return patchFromDraft(
+    { status: pvc.status ?? {} },
+    (draft) => change(draft.status),
+    checksResourceVersion ? { resourceVersion: pvc.metadata.resourceVersion } : undefined,
+  );
 }
 
 function mergeConditions(status: PvcStatus, updates: Omit<PvcCondition, 'lastProbeTime' | 'lastTransitionTime'>[], now: string): void {
@@ -33,9 +36,7 @@ function dropConditions(status: PvcStatus, types: readonly string[]): void {
 /** §4.4 step 7: the new target is InProgress, ModifyingVolume=True. RV-checked. */
 export function markModifyInProgress(pvc: Pvc, target: string, now: string): PvcStatusPatch {
   return statusPatch(pvc, true, (status) => {
-    mergeConditions(status, [
-      { type: ConditionType.ModifyingVolume, status: 'True', message: Message.modifyInProgressCondition(target) },
-    ], now);
+    mergeConditions(status, [{ type: ConditionType.ModifyingVolume, status: 'True', message: Message.modifyInProgressCondition(target) }], now);
     status.modifyVolumeStatus = { targetVolumeAttributesClassName: target, status: ModifyStatus.InProgress };
   });
 }
@@ -63,10 +64,14 @@ export interface ModifyFailure {
 export function markModifyFailed(pvc: Pvc, failure: ModifyFailure, now: string): PvcStatusPatch {
   const modifying = failure.final ? Message.modifyFailedCondition(failure.target) : Message.modifyStillInProgressCondition(failure.target);
   return statusPatch(pvc, true, (status) => {
-    mergeConditions(status, [
-      { type: ConditionType.ModifyingVolume, status: 'True', message: modifying },
-      { type: ConditionType.ModifyVolumeError, status: 'True', reason: failure.codeName, message: failure.details },
-    ], now);
+    mergeConditions(
+      status,
+      [
+        { type: ConditionType.ModifyingVolume, status: 'True', message: modifying },
+        { type: ConditionType.ModifyVolumeError, status: 'True', reason: failure.codeName, message: failure.details },
+      ],
+      now,
+    );
     status.modifyVolumeStatus = { targetVolumeAttributesClassName: failure.target, status: failure.status };
   });
 }

@@ -31,7 +31,14 @@ test('serves the registry at the metrics path, 404 elsewhere', async (t) => {
 
 test('a failing collector is logged and left out; the rest is still served', async (t) => {
   const metrics = createMetrics();
-  new Gauge({ name: 'broken_metric', help: 'throws', registers: [metrics.registry], collect() { throw new Error('boom'); } });
+  new Gauge({
+    name: 'broken_metric',
+    help: 'throws',
+    registers: [metrics.registry],
+    collect() {
+      throw new Error('boom');
+    },
+  });
   metrics.workqueue.adds.inc({ name: 'q' });
   const lines: string[] = [];
   const log = createLogger({ verbosity: 0, format: 'text', write: (l) => lines.push(l) });
@@ -49,7 +56,10 @@ test('leader-election health: ok, or 500 with the reason', async (t) => {
   let result: HealthResult = { ok: true };
   const metrics = createMetrics();
   const server = await startHttpServer({
-    address: '127.0.0.1:0', metricsPath: '/metrics', registry: metrics.registry, log: silentLogger,
+    address: '127.0.0.1:0',
+    metricsPath: '/metrics',
+    registry: metrics.registry,
+    log: silentLogger,
     healthChecks: new Map([[LEADER_ELECTION_HEALTH_PATH, () => result]]),
   });
   t.after(() => server.close());
@@ -85,7 +95,10 @@ test('beforeScrape runs before the registry is gathered: collectors it adds are 
   const metrics = createMetrics();
   let scrapes = 0;
   const server = await startHttpServer({
-    address: '127.0.0.1:0', metricsPath: '/metrics', registry: metrics.registry, log: silentLogger,
+    address: '127.0.0.1:0',
+    metricsPath: '/metrics',
+    registry: metrics.registry,
+    log: silentLogger,
     beforeScrape: async () => {
       if (scrapes++ === 0) await registerProcessMetrics(metrics.registry);
     },

@@ -3,8 +3,8 @@
 // formatting a stack string; the compiled position is mapped back to the TypeScript file and
 // line through the module's source map: the one Node keeps when source maps are on (tsx turns
 // them on), else the `.js.map` file beside a compiled module (dist/), read once per file and kept
-// only as flat line tables (source-map-lines.ts: ~2 MiB for the bundle instead of ~17 MiB), which
-// the build also writes ready-made as `.js.lines`.
+// only as flat line tables (source-map-lines.ts: a fraction of Node's parsed map), which the build
+// also writes ready-made as `.js.lines`.
 // Positions are cached, so a call site pays the map lookup once.
 import { readFileSync } from 'node:fs';
 import { findSourceMap } from 'node:module';
@@ -90,7 +90,7 @@ function sourceMapFor(fileName: string): LineLookup | null {
   map = null;
   try {
     // Node keeps maps only while source maps are on (tsx, --enable-source-maps); asking otherwise
-    // loads its source-map cache modules for nothing (~2 ms on the first line).
+    // loads its source-map cache modules for nothing, on the first line.
     const nodeMap = process.sourceMapsEnabled ? findSourceMap(fileName) : undefined;
     if (nodeMap !== undefined) {
       map = {

@@ -29,13 +29,27 @@ const TABLE: readonly Row[] = [
   ['app/build.ts', 'startupError', 1, 'Failed to create cluster config', 'cause', `${ER} cmd/csi-resizer/main.go:125`],
   ['app/build.ts', 'startupError', 1, 'Failed to create kube client', 'cause', `${ER} cmd/csi-resizer/main.go:130 (client-go's rate-limiter check)`],
   ['app/run.ts', 'info', 0, 'w.message', 'featureGate,value', 'component-base featuregate: the warning for setting a GA or deprecated gate'],
-  ['app/build.ts', 'startupError', 1, '--node-deployment needs the node name in the NODE_NAME environment variable (fieldRef spec.nodeName in the DaemonSet)', '', 'ours: --node-deployment (docs/differences/node-deployment.md)'],
+  [
+    'app/build.ts',
+    'startupError',
+    1,
+    '--node-deployment needs the node name in the NODE_NAME environment variable (fieldRef spec.nodeName in the DaemonSet)',
+    '',
+    'ours: --node-deployment (docs/differences/node-deployment.md)',
+  ],
   ['app/build.ts', 'startupError', 1, '`Failed to get node ${name} for --node-deployment`', 'cause', 'ours: --node-deployment reads its Node once'],
   ['app/build.ts', 'info', 0, 'Node deployment: acting only on volumes whose node affinity selects this node', 'node', 'ours: --node-deployment'],
   ['app/node-volume-scope.ts', 'info', 0, 'PV has no node affinity; node-local resizers leave it alone', 'pv,node', 'ours: --node-deployment, once per PV'],
   ['app/build.ts', 'error', 0, 'Failed to check VolumeAttributesClass V1 API availability', 'err', `${ER} cmd/csi-resizer/main.go:143`],
   ['app/build.ts', 'info', 0, 'VolumeAttributesClass v1 API is available', '', `${ER} cmd/csi-resizer/main.go:145`],
-  ['app/build.ts', 'info', 0, 'Disabling VolumeAttributesClass feature gate because the VolumeAttributesClass v1 API is not available', '', `${ER} cmd/csi-resizer/main.go:147`],
+  [
+    'app/build.ts',
+    'info',
+    0,
+    'Disabling VolumeAttributesClass feature gate because the VolumeAttributesClass v1 API is not available',
+    '',
+    `${ER} cmd/csi-resizer/main.go:147`,
+  ],
   ['app/build.ts', 'startupError', 1, 'Failed to create CSI client', 'cause', `${ER} cmd/csi-resizer/main.go:163`],
   ['app/build.ts', 'startupError', 1, 'Get driver name failed', 'cause', `${ER} cmd/csi-resizer/main.go:169`],
   ['csi/client.ts', 'info', 2, 'CSI driver name', 'driverName', `${ER} cmd/csi-resizer/main.go:172`],
@@ -44,25 +58,60 @@ const TABLE: readonly Row[] = [
   ['app/select-backends.ts', 'startupError', 1, 'Failed to create CSI resizer', 'cause', `${ER} cmd/csi-resizer/main.go:198 (controller service missing)`],
   ['app/select-backends.ts', 'info', 0, 'Modify not supported', 'message', `${ER} cmd/csi-resizer/main.go:210`],
   ['app/select-backends.ts', 'startupError', 255, 'CSI driver does not support resize nor modify', '', `${ER} cmd/csi-resizer/main.go:217 (klog.Fatalf)`],
-  ['app/select-backends.ts', 'info', 0, 'The CSI driver supports node resize only, using trivial resizer to handle resize requests', '', `${ER} pkg/resizer/csi_resizer.go:70`],
+  [
+    'app/select-backends.ts',
+    'info',
+    0,
+    'The CSI driver supports node resize only, using trivial resizer to handle resize requests',
+    '',
+    `${ER} pkg/resizer/csi_resizer.go:70`,
+  ],
   ['app/process-runner.ts', 'info', 0, 'ServeMux listening', 'address', `${ER} cmd/csi-resizer/main.go:225`],
   ['app/exit.ts', 'error', 0, 'Failed to start HTTP server', 'err,address,metricsPath', `${ER} cmd/csi-resizer/main.go:228`],
   ['app/process-runner.ts', 'infof', 0, 'Received SIGTERM or SIGINT signal, shutting down controller.', '', `${ER} cmd/csi-resizer/main.go:279`],
   ['app/exit.ts', 'fatalf', 0, 'err.message', '', 'relays a StartupError with exit code 255 (klog.Fatalf)'],
-  ['app/exit.ts', 'error', 0, 'err.message', '<err.cause === undefined ? undefined : { err: err.cause }>', 'relays a StartupError: its fixed message, the cause in err'],
+  [
+    'app/exit.ts',
+    'error',
+    0,
+    'err.message',
+    '<err.cause === undefined ? undefined : { err: err.cause }>',
+    'relays a StartupError: its fixed message, the cause in err',
+  ],
   ['app/build.ts', 'startupError', 1, 'Failed to create leaderelection client', 'cause', `${LIB} leaderelection/leader_election.go:239`],
   ['app/build.ts', 'startupError', 2, 'Invalid leader election configuration', 'cause', `ours: ${LIB} panics (RunOrDie) where we log; exit 2 as Go's panic`],
   ['app/build.ts', 'startupError', 1, 'Invalid leader election configuration', 'cause', 'ours: any other error building the elector'],
   ['app/run.ts', 'warn', 0, 'Ignoring arguments after the flags', 'args', 'ours: Go ignores them silently; a warning helps'],
   ['app/exit.ts', 'info', 0, 'Received second signal, exiting immediately', 'signal', 'ours: a second signal forces the exit'],
   ['app/exit.ts', 'error', 0, 'CSI driver name changed, exiting', 'err', 'ours: upstream exits on any connection loss instead'],
-  ['app/process-runner.ts', 'info', 0, 'In-flight operations did not finish within --timeout; exiting anyway', 'timeoutMs', 'ours: the drain bound (after a signal or a lost Lease)'],
-  ['app/process-runner.ts', 'error', 0, 'Setting up the process metrics failed', 'err', 'ours: the process_* and nodejs_* collectors are set up after start-up'],
+  [
+    'app/process-runner.ts',
+    'info',
+    0,
+    'In-flight operations did not finish within --timeout; exiting anyway',
+    'timeoutMs',
+    'ours: the drain bound (after a signal or a lost Lease)',
+  ],
+  [
+    'app/process-runner.ts',
+    'error',
+    0,
+    'Setting up the process metrics failed',
+    'err',
+    'ours: the process_* and nodejs_* collectors are set up after start-up',
+  ],
   ['app/exit.ts', 'error', 0, 'Controllers stopped unexpectedly', 'err', 'ours: a controller failing outside shutdown'],
   ['app/build.ts', 'info', 0, 'Leader election enabled', 'lease,identity', 'ours: names the lease and identity once'],
   ['app/build.ts', 'error', 0, 'Component stopped with an error', 'component,err', 'ours: a runnable failing'],
   ['app/permission-check.ts', 'warn', 0, 'Could not check RBAC permissions', 'err', 'ours: the startup RBAC check'],
-  ['app/permission-check.ts', 'error', 0, 'Missing RBAC permission: resizes will not happen until it is granted (see deploy/kubernetes/rbac.yaml)', 'permission', 'ours: the startup RBAC check'],
+  [
+    'app/permission-check.ts',
+    'error',
+    0,
+    'Missing RBAC permission: resizes will not happen until it is granted (see deploy/kubernetes/rbac.yaml)',
+    'permission',
+    'ours: the startup RBAC check',
+  ],
   ['app/permission-check.ts', 'info', 2, 'RBAC permissions checked', 'granted', 'ours: the startup RBAC check'],
 
   // CSI connection and probe (csi-lib-utils connection/connection.go, rpc/common.go)
@@ -76,7 +125,14 @@ const TABLE: readonly Row[] = [
   ['csi/client.ts', 'info', 0, 'CSI driver is not ready', '', `${LIB} rpc/common.go:161`],
   ['csi/connection.ts', 'warn', 0, 'Lost connection to CSI driver, reconnecting', 'address', 'ours: we reconnect where upstream exits'],
   ['csi/connection.ts', 'info', 0, 'Reconnected to CSI driver', 'address', 'ours: we reconnect where upstream exits'],
-  ['csi/connection.ts', 'warn', 0, 'Connection attempt to CSI driver timed out, dialing again', 'address,timeoutMs', 'ours: grpc-js waits for the HTTP/2 handshake without a bound'],
+  [
+    'csi/connection.ts',
+    'warn',
+    0,
+    'Connection attempt to CSI driver timed out, dialing again',
+    'address,timeoutMs',
+    'ours: grpc-js waits for the HTTP/2 handshake without a bound',
+  ],
   ['csi/connection.ts', 'error', 0, 'CSI connection state listener failed', 'err', 'ours: a listener bug never stops the connection'],
   ['csi/client.ts', 'info', 0, 'CSI driver reconnected, name unchanged', 'driver', 'ours: the name is checked after a reconnect'],
   ['csi/client.ts', 'warn', 0, 'Checking the CSI driver name after reconnecting failed, retrying', 'err', 'ours: the name is checked after a reconnect'],
@@ -90,7 +146,14 @@ const TABLE: readonly Row[] = [
   ['kube/leader-election.ts', 'info', 5, 'Successfully renewed lease', 'lock', `${CG} tools/leaderelection/leaderelection.go:300`],
   ['kube/leader-election.ts', 'info', 0, 'Failed to renew lease', 'lock,err', `${CG} tools/leaderelection/leaderelection.go:304`],
   ['kube/leader-election.ts', 'error', 0, 'Failed to release lease', 'err,lock', `${CG} tools/leaderelection/leaderelection.go:341`],
-  ['kube/leader-election.ts', 'info', 2, 'Failed to update lease optimistically, falling back to slow path', 'lock,err', `${CG} tools/leaderelection/leaderelection.go:454`],
+  [
+    'kube/leader-election.ts',
+    'info',
+    2,
+    'Failed to update lease optimistically, falling back to slow path',
+    'lock,err',
+    `${CG} tools/leaderelection/leaderelection.go:454`,
+  ],
   ['kube/leader-election.ts', 'error', 0, 'Error retrieving lease lock', 'err,lock', `${CG} tools/leaderelection/leaderelection.go:461`],
   ['kube/leader-election.ts', 'error', 0, 'Error initially creating lease lock', 'err,lock', `${CG} tools/leaderelection/leaderelection.go:465`],
   ['kube/leader-election.ts', 'info', 4, 'Lease is held by and has not yet expired', 'lock,holder', `${CG} tools/leaderelection/leaderelection.go:481`],
@@ -110,7 +173,14 @@ const TABLE: readonly Row[] = [
   ['kube/informer.ts', 'info', 2, 'Server does not stream initial events; listing instead', 'resource', 'ours: informer'],
   ['kube/informer.ts', 'info', 2, 'Watch resourceVersion too old, relisting', 'resource', 'ours: informer'],
   ['kube/informer.ts', 'warn', 0, 'List/watch failed, retrying', 'resource,err,delayMs', 'ours: informer'],
-  ['kube/informer.ts', 'warn', 0, 'Reading an object again failed, retrying', 'resource,key,err,delayMs', 'ours: informer refetch (--node-deployment: a claim whose PV arrived after it)'],
+  [
+    'kube/informer.ts',
+    'warn',
+    0,
+    'Reading an object again failed, retrying',
+    'resource,key,err,delayMs',
+    'ours: informer refetch (--node-deployment: a claim whose PV arrived after it)',
+  ],
   ['kube/informer.ts', 'info', 2, 'Informer synced', 'resource,objects', 'ours: informer'],
   ['kube/informer.ts', 'info', 2, 'Watch silent too long, restarting it', 'resource,inactivityMs', 'ours: informer'],
   ['kube/informer.ts', 'error', 0, 'Skipping an object the informer cannot handle', 'resource,key,err', 'ours: malformed objects are skipped, not fatal'],
@@ -129,8 +199,22 @@ const TABLE: readonly Row[] = [
   ['resize/controller.ts', 'error', 0, 'Cannot sync pod, pv or pvc caches', '', `${ER} pkg/controller/controller.go:288`],
   ['resize/controller.ts', 'error', 0, 'Error syncing PVC', 'err', `${ER} pkg/controller/controller.go:328`],
   ['resize/reconcile.ts', 'info', 4, 'Started PVC processing for resize controller', 'key', `${ER} pkg/controller/controller.go:338`],
-  ['kube/volume-api.ts', 'info', 3, 'PVC is deleted or does not exist', 'PVC', `${ER} pkg/controller/controller.go:351, pkg/modifycontroller/controller.go:273`],
-  ['kube/volume-api.ts', 'info', 4, 'PV bound to PVC is not created yet', 'PVC', `${ER} pkg/controller/controller.go:361, pkg/modifycontroller/controller.go:280`],
+  [
+    'kube/volume-api.ts',
+    'info',
+    3,
+    'PVC is deleted or does not exist',
+    'PVC',
+    `${ER} pkg/controller/controller.go:351, pkg/modifycontroller/controller.go:273`,
+  ],
+  [
+    'kube/volume-api.ts',
+    'info',
+    4,
+    'PV bound to PVC is not created yet',
+    'PVC',
+    `${ER} pkg/controller/controller.go:361, pkg/modifycontroller/controller.go:280`,
+  ],
   ['resize/reconcile.ts', 'info', 4, 'No need to resize PVC', 'PVC', `${ER} pkg/controller/controller.go:386`],
   ['resize/reconcile.ts', 'info', 4, 'No need to resize PV', 'PV', `${ER} pkg/controller/controller.go:395 (legacy path, PV not resizable)`],
   ['resize/reconcile.ts', 'info', 4, 'No need to resize PV', 'PV', `${ER} pkg/controller/controller.go:395 (legacy path, size reached)`],
@@ -146,14 +230,35 @@ const TABLE: readonly Row[] = [
   ['resize/reconcile.ts', 'infof', 4, '`skipping updating status for pvc ${key}`', '', `${ER} pkg/controller/expand_and_recover.go:164`],
   ['resize/reconcile.ts', 'info', 4, 'Update capacity of PV succeeded', 'PV,capacity', `${ER} pkg/controller/expand_and_recover.go:199`],
   ['resize/reconcile.ts', 'info', 4, "Resize volume succeeded, start to update PV's capacity", 'PV', `${ER} pkg/controller/expand_and_recover.go:277`],
-  ['resize/reconcile.ts', 'info', 4, "Resize volume succeeded, start to update PV's capacity", 'PV', `${ER} pkg/controller/controller.go:628 (updatePVCapacity)`],
-  ['resize/reconcile.ts', 'info', 4, 'Mark PVC as file system resize required', 'PVC', `${ER} pkg/controller/resize_status.go:98, pkg/controller/controller.go:558 (legacy)`],
+  [
+    'resize/reconcile.ts',
+    'info',
+    4,
+    "Resize volume succeeded, start to update PV's capacity",
+    'PV',
+    `${ER} pkg/controller/controller.go:628 (updatePVCapacity)`,
+  ],
+  [
+    'resize/reconcile.ts',
+    'info',
+    4,
+    'Mark PVC as file system resize required',
+    'PVC',
+    `${ER} pkg/controller/resize_status.go:98, pkg/controller/controller.go:558 (legacy)`,
+  ],
   ['resize/reconcile.ts', 'info', 4, 'Resize PVC finished', 'PVC', `${ER} pkg/controller/resize_status.go:194, pkg/controller/controller.go:605 (legacy)`],
   ['resize/reconcile.ts', 'info', 4, "Resize volume succeeded start to update PV's capacity", 'PV', `${ER} pkg/controller/controller.go:526`],
   ['resize/reconcile.ts', 'info', 4, 'Update capacity succeeded', 'PV,capacity', `${ER} pkg/controller/controller.go:532`],
 
   // modify controller (pkg/modifycontroller)
-  ['modify/handlers.ts', 'errorf', 0, '`Get PV ${goQuote(pvName)} of pvc ${goQuote(kObj(before).toString())} in PVInformer cache failed: persistentvolume ${goQuote(pvName)} not found`', '', `${ER} pkg/modifycontroller/controller.go:177`],
+  [
+    'modify/handlers.ts',
+    'errorf',
+    0,
+    '`Get PV ${goQuote(pvName)} of pvc ${goQuote(kObj(before).toString())} in PVInformer cache failed: persistentvolume ${goQuote(pvName)} not found`',
+    '',
+    `${ER} pkg/modifycontroller/controller.go:177`,
+  ],
   ['modify/handlers.ts', 'info', 4, 'Enqueueing PVC for modify', 'PVC', `${ER} pkg/modifycontroller/controller.go:181`],
   ['modify/handlers.ts', 'info', 4, 'No need to modify PVC', 'PVC', `${ER} pkg/modifycontroller/controller.go:184`],
   ['modify/controller.ts', 'error', 0, 'Cannot sync pod, pv, pvc or vac caches', '', `${ER} pkg/modifycontroller/controller.go:198`],
@@ -165,7 +270,14 @@ const TABLE: readonly Row[] = [
   ['modify/reconcile.ts', 'info', 4, 'No need to modify PV', 'PV', `${ER} pkg/modifycontroller/controller.go:303`],
   ['modify/reconcile.ts', 'info', 4, 'stop reconcile for rolled back PVC', 'PV', `${ER} pkg/modifycontroller/modify_volume.go:72 (nothing to cancel)`],
   ['modify/reconcile.ts', 'info', 4, 'stop reconcile for rolled back PVC', 'PV', `${ER} pkg/modifycontroller/modify_volume.go:72 (cancel)`],
-  ['modify/reconcile.ts', 'infof', 4, '`Update volumeAttributesClass of PV ${goQuote(pv.metadata.name)} to ${target} succeeded`', '', `${ER} pkg/modifycontroller/modify_volume.go:161`],
+  [
+    'modify/reconcile.ts',
+    'infof',
+    4,
+    '`Update volumeAttributesClass of PV ${goQuote(pv.metadata.name)} to ${target} succeeded`',
+    '',
+    `${ER} pkg/modifycontroller/modify_volume.go:161`,
+  ],
   ['modify/reconcile.ts', 'infof', 4, 'Message.modifyInfeasibleDelay(key)', '', `${ER} pkg/modifycontroller/modify_volume.go:246`],
 ];
 
@@ -184,8 +296,7 @@ function rowOf(call: LogCall): string {
 }
 
 test('every log call in src/ is in the table: message, keys, level and kind as upstream emits them', () => {
-  const found = sources(SRC)
-    .flatMap((path) => findLogCalls(relative(SRC, path), readFileSync(path, 'utf8')));
+  const found = sources(SRC).flatMap((path) => findLogCalls(relative(SRC, path), readFileSync(path, 'utf8')));
   const expected = TABLE.map(([file, kind, level, message, keys]) => JSON.stringify([file, kind, level, message, keys]));
   const actual = found.map(rowOf);
   const missingFromTable = actual.filter((row) => !expected.includes(row));
@@ -199,5 +310,8 @@ test('every log call in src/ is in the table: message, keys, level and kind as u
 test('messages held in constants are upstream texts', () => {
   assert.equal(Message.oldApiServer, 'external-resizer may be running with older version of kubernetes api-server, please upgrade to k8s version 1.32');
   assert.equal(Message.infeasibleDelay('ns/p'), 'skipping volume expansion for pvc ns/p, because expansion previously failed with infeasible error');
-  assert.equal(Message.modifyInfeasibleDelay('ns/p'), 'skipping volume modification for pvc ns/p, because modification previously failed with infeasible error');
+  assert.equal(
+    Message.modifyInfeasibleDelay('ns/p'),
+    'skipping volume modification for pvc ns/p, because modification previously failed with infeasible error',
+  );
 });

@@ -13,7 +13,10 @@ import { goQuote } from '../base/go-quote.js';
 
 /** klog.ObjectRef: `ns/name` in text, `{"name":…,"namespace":…}` in JSON (klog.KObj, klog.KRef). */
 export class ObjectRef {
-  constructor(readonly namespace: string, readonly name: string) {}
+  constructor(
+    readonly namespace: string,
+    readonly name: string,
+  ) {}
   toString(): string {
     return this.namespace === '' ? this.name : `${this.namespace}/${this.name}`;
   }
@@ -179,7 +182,8 @@ function encodeJson(value: unknown, escaping: JsonEscaping, seen: Set<object>, d
   if (obj instanceof Error) return jsonString(errorMessage(obj), escaping);
   if (obj instanceof ObjectRef) return jsonString(obj.toString(), escaping);
   if (obj instanceof Date) return jsonString(Number.isNaN(obj.getTime()) ? 'Invalid Date' : obj.toISOString(), escaping);
-  if (ArrayBuffer.isView(obj) && obj instanceof Uint8Array) return jsonString(Buffer.from(obj.buffer, obj.byteOffset, obj.byteLength).toString('base64'), escaping);
+  if (ArrayBuffer.isView(obj) && obj instanceof Uint8Array)
+    return jsonString(Buffer.from(obj.buffer, obj.byteOffset, obj.byteLength).toString('base64'), escaping);
   seen.add(obj);
   try {
     const toJSON = (obj as { toJSON?: unknown }).toJSON;

@@ -31,7 +31,11 @@ test('text: klog header with microseconds, the pid right-aligned in 7 columns, a
   log.info('Version', { version: 'v2.2.1' }); // @text-info
   assert.deepEqual(lines, [`I1201 06:53:18.898123   18389 logger.test.ts:${lineOf('@text-info')}] "Version" version="v2.2.1"`]);
 
-  for (const [pid, column] of [[1, '      1'], [1234567, '1234567'], [12345678, '12345678']] as const) {
+  for (const [pid, column] of [
+    [1, '      1'],
+    [1234567, '1234567'],
+    [12345678, '12345678'],
+  ] as const) {
     const one = capture({ pid });
     one.log.info('m');
     assert.match(one.lines[0]!, new RegExp(`^I1201 06:53:18\\.898123 ${column} logger\\.test\\.ts:\\d+\\] "m"$`));
@@ -43,7 +47,10 @@ test('text: error lines put err first, leave it out when absent; W and E severit
   log.error('Failed to start HTTP server', { address: ':8080', err: new Error('listen tcp :8080: bind: address already in use'), metricsPath: '/metrics' }); // @text-error
   log.error('Only one of `--metrics-address` and `--http-endpoint` can be set.');
   log.warn('careful', { n: 1 });
-  assert.equal(lines[0], `E1201 06:53:18.898123   18389 logger.test.ts:${lineOf('@text-error')}] "Failed to start HTTP server" err="listen tcp :8080: bind: address already in use" address=":8080" metricsPath="/metrics"`);
+  assert.equal(
+    lines[0],
+    `E1201 06:53:18.898123   18389 logger.test.ts:${lineOf('@text-error')}] "Failed to start HTTP server" err="listen tcp :8080: bind: address already in use" address=":8080" metricsPath="/metrics"`,
+  );
   assert.match(lines[1]!, /^E1201 [^\]]+\] "Only one of `--metrics-address` and `--http-endpoint` can be set\."$/);
   assert.match(lines[2]!, /^W1201 [^\]]+\] "careful" n=1$/);
 });
@@ -65,11 +72,19 @@ test('text values are quoted as klog quotes them', () => {
   cyclic['self'] = cyclic;
   const table: Array<{ name: string; value: unknown; text: string }> = [
     { name: 'string', value: 'a "b" \\ c', text: 'k="a \\"b\\" \\\\ c"' },
-    { name: 'control and non-ASCII characters (strconv.Quote)', value: 'tab\there\u0000\u007f é\u00a0€\u{1F600}\u200b', text: 'k="tab\\there\\x00\\x7f é\\u00a0€😀\\u200b"' },
+    {
+      name: 'control and non-ASCII characters (strconv.Quote)',
+      value: 'tab\there\u0000\u007f é\u00a0€\u{1F600}\u200b',
+      text: 'k="tab\\there\\x00\\x7f é\\u00a0€😀\\u200b"',
+    },
     { name: 'multi-line string', value: 'line 1\nline 2', text: 'k=<\n\tline 1\n\tline 2\n >' },
     { name: 'multi-line string ending in a newline', value: 'line 1\n', text: 'k=<\n\tline 1\n >' },
     { name: 'error: its message', value: new Error('boom'), text: 'k="boom"' },
-    { name: 'error with a cause: Go %w text', value: new Error('patch failed', { cause: new Error('connection refused') }), text: 'k="patch failed: connection refused"' },
+    {
+      name: 'error with a cause: Go %w text',
+      value: new Error('patch failed', { cause: new Error('connection refused') }),
+      text: 'k="patch failed: connection refused"',
+    },
     { name: 'error whose message already holds the cause', value: new Error('a: b', { cause: new Error('b') }), text: 'k="a: b"' },
     { name: 'multi-line error', value: new Error('x\ny'), text: 'k=<\n\tx\n\ty\n >' },
     { name: 'int', value: 42, text: 'k=42' },
@@ -86,8 +101,19 @@ test('text values are quoted as klog quotes them', () => {
     { name: 'KRef without namespace', value: kRef('', 'pv-1'), text: 'k="pv-1"' },
     { name: 'KObj', value: kObj({ metadata: { namespace: 'ns', name: 'n' } }), text: 'k="ns/n"' },
     { name: 'key', value: kKey('ns/n'), text: 'k="ns/n"' },
-    { name: 'struct-like object: field order, HTML escaped, undefined left out', value: { b: '<x>&', a: 1, u: undefined }, text: 'k={"b":"\\u003cx\\u003e\\u0026","a":1}' },
-    { name: 'map: keys sorted', value: new Map([['b', 1], ['a', 2]]), text: 'k={"a":2,"b":1}' },
+    {
+      name: 'struct-like object: field order, HTML escaped, undefined left out',
+      value: { b: '<x>&', a: 1, u: undefined },
+      text: 'k={"b":"\\u003cx\\u003e\\u0026","a":1}',
+    },
+    {
+      name: 'map: keys sorted',
+      value: new Map([
+        ['b', 1],
+        ['a', 2],
+      ]),
+      text: 'k={"a":2,"b":1}',
+    },
     { name: 'array and set', value: [1, 'x', new Set([true])], text: 'k=[1,"x",[true]]' },
     { name: 'nested error and bigint', value: { err: new Error('e'), n: 5n }, text: 'k={"err":"e","n":5}' },
     { name: 'bytes: %+q', value: new Uint8Array([104, 105, 0, 0xc3, 0xa9]), text: 'k="hi\\x00\\u00e9"' },
@@ -118,7 +144,10 @@ test('json: component-base key order, ts in epoch milliseconds, v on info lines 
   assert.equal(lines[0], `{"ts":1796107998898.123,"caller":"${caller('@json-info')}","msg":"Version","v":0,"version":"v2.2.1"}`);
   // klog.V(4).InfoS reaches the zap backend at level 0, so upstream's JSON says "v":0 for it.
   assert.match(lines[1]!, /^\{"ts":[0-9.]+,"caller":"[^"]+","msg":"Started PVC processing for resize controller","v":0,"key":"ns\/p"\}$/);
-  assert.equal(lines[2], `{"ts":1796107998898.123,"caller":"${caller('@json-error')}","msg":"Failed to start HTTP server","address":":8080","metricsPath":"/metrics","err":"bind"}`);
+  assert.equal(
+    lines[2],
+    `{"ts":1796107998898.123,"caller":"${caller('@json-error')}","msg":"Failed to start HTTP server","address":":8080","metricsPath":"/metrics","err":"bind"}`,
+  );
   assert.match(lines[3]!, /"msg":"Only one of `--metrics-address` and `--http-endpoint` can be set\."\}$/);
   assert.match(lines[4]!, /"msg":"Starting external resizer","controller":"resizer","v":0,"extra":1\}$/);
   assert.match(lines[5]!, /"msg":"became leader, starting","v":2\}$/);
@@ -153,9 +182,25 @@ test('json values are written as zap writes them', () => {
 test('never throws: values no encoder can take, hostile field objects, a failing stream', () => {
   const circular: Record<string, unknown> = { name: 'x' };
   circular['me'] = { back: circular };
-  const throwingGetter = Object.defineProperty({}, 'boom', { enumerable: true, get: () => { throw new Error('getter failed'); } });
-  const throwingToJson = { toJSON: () => { throw new Error('toJSON failed'); } };
-  const hostileProxy = new Proxy({}, { ownKeys: () => { throw new Error('no keys'); } });
+  const throwingGetter = Object.defineProperty({}, 'boom', {
+    enumerable: true,
+    get: () => {
+      throw new Error('getter failed');
+    },
+  });
+  const throwingToJson = {
+    toJSON: () => {
+      throw new Error('toJSON failed');
+    },
+  };
+  const hostileProxy = new Proxy(
+    {},
+    {
+      ownKeys: () => {
+        throw new Error('no keys');
+      },
+    },
+  );
   let deep: unknown[] = [];
   const root = deep;
   for (let i = 0; i < 100_000; i++) {
@@ -164,7 +209,11 @@ test('never throws: values no encoder can take, hostile field objects, a failing
     deep = next;
   }
   const throwingError = new Error('m');
-  Object.defineProperty(throwingError, 'message', { get: () => { throw new Error('message getter'); } });
+  Object.defineProperty(throwingError, 'message', {
+    get: () => {
+      throw new Error('message getter');
+    },
+  });
   const cases: Array<{ name: string; fields: LogFields; expect: RegExp }> = [
     { name: 'circular value', fields: { v: circular }, expect: /v="<internal error: json: unsupported value: encountered a cycle via Object>"/ },
     { name: 'null-prototype value', fields: { v: Object.create(null) as object }, expect: /v=\{\}/ },
@@ -188,7 +237,13 @@ test('never throws: values no encoder can take, hostile field objects, a failing
       else for (const line of lines) JSON.parse(line);
     }
   }
-  const failing = createLogger({ verbosity: 0, format: 'text', write: () => { throw new Error('EPIPE'); } });
+  const failing = createLogger({
+    verbosity: 0,
+    format: 'text',
+    write: () => {
+      throw new Error('EPIPE');
+    },
+  });
   assert.doesNotThrow(() => failing.info('m'));
   assert.doesNotThrow(() => failing.error('m', undefined));
   // a non-string message from untyped code
@@ -214,7 +269,10 @@ test('-v gates v(n) lines; --vmodule raises the level for matching files only', 
   plain.log.v(2).info('shown');
   plain.log.v(3).info('hidden');
   assert.equal(plain.log.enabled(3), false);
-  assert.deepEqual(plain.lines.map((l) => l.replace(/^.*\] /, '')), ['"shown"']);
+  assert.deepEqual(
+    plain.lines.map((l) => l.replace(/^.*\] /, '')),
+    ['"shown"'],
+  );
 
   const table: Array<{ vmodule: string; shown: boolean }> = [
     { vmodule: 'logger.test=4', shown: true },
@@ -242,13 +300,18 @@ test('-v gates v(n) lines; --vmodule raises the level for matching files only', 
 });
 
 test('--vmodule parsing follows component-base', () => {
-  assert.deepEqual(parseVModule('a=1,,b*=2'), [{ pattern: 'a', level: 1 }, { pattern: 'b*', level: 2 }]);
+  assert.deepEqual(parseVModule('a=1,,b*=2'), [
+    { pattern: 'a', level: 1 },
+    { pattern: 'b*', level: 2 },
+  ]);
   assert.throws(() => parseVModule('a'), { message: '"a" does not have the pattern=N format' });
   assert.throws(() => parseVModule('a=b=1'), { message: '"a=b=1" does not have the pattern=N format' });
   assert.throws(() => parseVModule('=1'), { message: '"=1" does not have the pattern=N format' });
   assert.throws(() => parseVModule('a=x'), { message: 'parsing verbosity in "a=x": strconv.ParseUint: parsing "x": invalid syntax' });
   assert.throws(() => parseVModule('a=-1'), { message: 'parsing verbosity in "a=-1": strconv.ParseUint: parsing "-1": invalid syntax' });
-  assert.throws(() => parseVModule('a=2147483648'), { message: 'parsing verbosity in "a=2147483648": strconv.ParseUint: parsing "2147483648": value out of range' });
+  assert.throws(() => parseVModule('a=2147483648'), {
+    message: 'parsing verbosity in "a=2147483648": strconv.ParseUint: parsing "2147483648": value out of range',
+  });
   assert.equal(globMatch('a\\*', 'a*'), true);
   assert.equal(globMatch('a\\*', 'ab'), false);
   assert.equal(globMatch('[a-c]x', 'bx'), true);
@@ -261,7 +324,7 @@ test('Go quoting of messages', () => {
   assert.equal(goQuote('\ud800'), '"\ufffd"');
 });
 
-test('klog text quotes as Go does, with the flag errors\' quoting: newer Unicode escaped, bytes with %+q', () => {
+test("klog text quotes as Go does, with the flag errors' quoting: newer Unicode escaped, bytes with %+q", () => {
   const lines: string[] = [];
   const log = createLogger({ verbosity: 0, format: 'text', write: (l) => lines.push(l) });
   // U+088F and U+1FAE9 were assigned after Unicode 15.0: Go 1.26's klog escapes them.
@@ -273,20 +336,35 @@ test('klog text quotes as Go does, with the flag errors\' quoting: newer Unicode
 test('split stream: info lines to stdout, warnings and errors to stderr; the info buffer', () => {
   const stdout: string[] = [];
   const stderr: string[] = [];
-  const unbuffered = createLogOutput({ splitStream: true, infoBufferBytes: 0, flushIntervalMs: 5_000, stdout: (t) => stdout.push(t), stderr: (t) => stderr.push(t) });
+  const unbuffered = createLogOutput({
+    splitStream: true,
+    infoBufferBytes: 0,
+    flushIntervalMs: 5_000,
+    stdout: (t) => stdout.push(t),
+    stderr: (t) => stderr.push(t),
+  });
   const text = createLogger({ verbosity: 0, format: 'text', output: unbuffered });
   text.info('i');
   text.warn('w');
   text.error('e');
   assert.equal(stdout.length, 1);
   assert.match(stdout[0]!, /^I.*"i"\n$/);
-  assert.deepEqual(stderr.map((l) => l[0]), ['W', 'E']);
+  assert.deepEqual(
+    stderr.map((l) => l[0]),
+    ['W', 'E'],
+  );
   unbuffered.close();
 
   // JSON has no warning level: zap gets warnings as info lines.
   stdout.length = 0;
   stderr.length = 0;
-  const jsonOut = createLogOutput({ splitStream: true, infoBufferBytes: 0, flushIntervalMs: 5_000, stdout: (t) => stdout.push(t), stderr: (t) => stderr.push(t) });
+  const jsonOut = createLogOutput({
+    splitStream: true,
+    infoBufferBytes: 0,
+    flushIntervalMs: 5_000,
+    stdout: (t) => stdout.push(t),
+    stderr: (t) => stderr.push(t),
+  });
   const json = createLogger({ verbosity: 0, format: 'json', output: jsonOut });
   json.info('i');
   json.warnf('w');
@@ -311,7 +389,13 @@ test('split stream: info lines to stdout, warnings and errors to stderr; the inf
 
   stdout.length = 0;
   stderr.length = 0;
-  const single = createLogOutput({ splitStream: false, infoBufferBytes: 1000, flushIntervalMs: 5_000, stdout: (t) => stdout.push(t), stderr: (t) => stderr.push(t) });
+  const single = createLogOutput({
+    splitStream: false,
+    infoBufferBytes: 1000,
+    flushIntervalMs: 5_000,
+    stdout: (t) => stdout.push(t),
+    stderr: (t) => stderr.push(t),
+  });
   single.write('i', true);
   single.write('e', false);
   assert.equal(stdout.length, 0, 'one stream without the split');
@@ -325,5 +409,8 @@ test('the default clock: epoch milliseconds with a sub-millisecond fraction, nev
   const after = Date.now();
   assert.ok(readings[0]! >= before - 1 && readings.at(-1)! <= after + 1, 'within a millisecond of Date.now()');
   for (let i = 1; i < readings.length; i++) assert.ok(readings[i]! >= readings[i - 1]!, 'monotonic');
-  assert.ok(readings.some((ms) => !Number.isInteger(ms)), 'a fraction (klog prints microseconds)');
+  assert.ok(
+    readings.some((ms) => !Number.isInteger(ms)),
+    'a fraction (klog prints microseconds)',
+  );
 });

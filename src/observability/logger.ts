@@ -13,16 +13,15 @@
 // `-v` gates `v(n)` lines; --vmodule raises the level per source file (vmodule.ts). The source
 // position comes from one V8 call-site capture, mapped through the source map and cached per
 // call site (log-caller.ts); it is taken only for a line that will be written, and for a `v(n)`
-// line above -v only when --vmodule is set. Measured with bench/logger-cost.ts (CPU time, Node 20,
-// a shared 2-core machine): the position costs about 4 µs of the 8–12 µs a written text or JSON
-// line costs in all (7.5 µs per text line from the compiled dist/); a `v(n)` line below -v costs
-// 0.05 µs without --vmodule and about 4 µs (one position lookup) with it.
+// line above -v only when --vmodule is set: the position is about half of a written line's cost,
+// and a `v(n)` line below -v costs next to nothing without --vmodule (bench/logger-cost.ts;
+// docs/performance.md, "The logger's cost").
 //
 // Logging never throws: a value that can't be encoded is printed as klog and zap print such a
 // value, and any other failure (a stream gone) loses the line, not the caller's work. Fields
 // whose key names a secret are printed as `<redacted>`.
 //
-// Hand-written: pino and friends have no verbosity gate and no klog text format (see README).
+// Hand-written: pino and friends have no verbosity gate and no klog text format (docs/architecture.md, "What we write ourselves").
 import { callerOf, type CallerPosition } from './log-caller.js';
 import { createLogOutput, type LogOutput } from './log-output.js';
 import { goQuote } from '../base/go-quote.js';
@@ -115,7 +114,11 @@ function klogHeader(severity: Severity, ms: number, pid: string, caller: CallerP
  * The bound fields and the call's, secrets redacted; a bound key the call gives again is printed
  * once, at its later place (klog drops the earlier one).
  */
-function splitFields(bound: readonly (readonly [string, unknown])[], fields: LogFields | undefined, skipKey?: string): {
+function splitFields(
+  bound: readonly (readonly [string, unknown])[],
+  fields: LogFields | undefined,
+  skipKey?: string,
+): {
   bound: [string, unknown][];
   own: [string, unknown][];
 } {
@@ -163,7 +166,10 @@ function errorField(fields: LogFields | undefined): unknown {
 }
 
 class KlogVerbose implements VerboseLogger {
-  constructor(private readonly logger: KlogLogger, private readonly level: number) {}
+  constructor(
+    private readonly logger: KlogLogger,
+    private readonly level: number,
+  ) {}
 
   info(msg: string, fields?: LogFields): void {
     const caller = this.logger.callerIfEnabled(this.level, KlogVerbose.prototype.info);
@@ -286,7 +292,7 @@ class KlogLogger implements Logger {
 /**
  * Epoch milliseconds with a microsecond fraction: the wall clock read once, then advanced by the
  * monotonic clock, as performance.timeOrigin + performance.now() is. Not through `performance`:
- * its first use loads node:perf_hooks, ~3 ms of CPU on the first log line of every start.
+ * its first use loads node:perf_hooks, on the first log line of every start.
  */
 export function wallClockMs(): () => number {
   const base = process.hrtime.bigint();

@@ -31,8 +31,8 @@ const WORKQUEUE_BUCKETS = Array.from({ length: 10 }, (_, i) => 1e-8 * 10 ** i);
 
 /**
  * How often prom-client's event-loop delay histogram samples (perf_hooks.monitorEventLoopDelay's
- * resolution). Its default, 10 ms, wakes an idle process 100 times a second, which measured about
- * 8 ms of CPU per second at rest: most of our idle cost. Once a second still gives the
+ * resolution). Its default, 10 ms, wakes an idle process 100 times a second, most of our CPU at
+ * rest (docs/performance.md, "CPU at rest"). Once a second still gives the
  * nodejs_eventloop_lag_* gauges a dozen samples per 15 s scrape.
  */
 export const EVENT_LOOP_SAMPLE_MS = 1000;
@@ -59,45 +59,64 @@ export function createMetrics(): Metrics {
 
   const workqueue: WorkqueueMetrics = {
     depth: new Gauge({ name: 'workqueue_depth', help: '[BETA] Current depth of workqueue', labelNames: ['name'] as const, registers: [registry] }),
-    adds: new Counter({ name: 'workqueue_adds_total', help: '[BETA] Total number of adds handled by workqueue', labelNames: ['name'] as const, registers: [registry] }),
+    adds: new Counter({
+      name: 'workqueue_adds_total',
+      help: '[BETA] Total number of adds handled by workqueue',
+      labelNames: ['name'] as const,
+      registers: [registry],
+    }),
     queueDuration: new Histogram({
       name: 'workqueue_queue_duration_seconds',
       help: '[BETA] How long in seconds an item stays in workqueue before being requested.',
-      labelNames: ['name'] as const, buckets: WORKQUEUE_BUCKETS, registers: [registry],
+      labelNames: ['name'] as const,
+      buckets: WORKQUEUE_BUCKETS,
+      registers: [registry],
     }),
     workDuration: new Histogram({
       name: 'workqueue_work_duration_seconds',
       help: '[BETA] How long in seconds processing an item from workqueue takes.',
-      labelNames: ['name'] as const, buckets: WORKQUEUE_BUCKETS, registers: [registry],
+      labelNames: ['name'] as const,
+      buckets: WORKQUEUE_BUCKETS,
+      registers: [registry],
     }),
     unfinishedWorkSeconds: new Gauge({
       name: 'workqueue_unfinished_work_seconds',
-      help: '[BETA] How many seconds of work has done that is in progress and hasn\'t been observed by work_duration. Large values indicate stuck threads. One can deduce the number of stuck threads by observing the rate at which this increases.',
-      labelNames: ['name'] as const, registers: [registry],
+      help: "[BETA] How many seconds of work has done that is in progress and hasn't been observed by work_duration. Large values indicate stuck threads. One can deduce the number of stuck threads by observing the rate at which this increases.",
+      labelNames: ['name'] as const,
+      registers: [registry],
     }),
     longestRunningProcessorSeconds: new Gauge({
       name: 'workqueue_longest_running_processor_seconds',
       help: '[BETA] How many seconds has the longest running processor for workqueue been running.',
-      labelNames: ['name'] as const, registers: [registry],
+      labelNames: ['name'] as const,
+      registers: [registry],
     }),
-    retries: new Counter({ name: 'workqueue_retries_total', help: '[BETA] Total number of retries handled by workqueue', labelNames: ['name'] as const, registers: [registry] }),
+    retries: new Counter({
+      name: 'workqueue_retries_total',
+      help: '[BETA] Total number of retries handled by workqueue',
+      labelNames: ['name'] as const,
+      registers: [registry],
+    }),
   };
 
   const leaderElectionMasterStatus = new Gauge({
     name: 'leader_election_master_status',
-    help: '[ALPHA] Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 indicates master. \'name\' is the string used to identify the lease. Please make sure to group by name.',
-    labelNames: ['name'] as const, registers: [registry],
+    help: "[ALPHA] Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 indicates master. 'name' is the string used to identify the lease. Please make sure to group by name.",
+    labelNames: ['name'] as const,
+    registers: [registry],
   });
   const leaderElectionSlowpathTotal = new Counter({
     name: 'leader_election_slowpath_total',
-    help: '[ALPHA] Total number of slow path exercised in renewing leader leases. \'name\' is the string used to identify the lease. Please make sure to group by name.',
-    labelNames: ['name'] as const, registers: [registry],
+    help: "[ALPHA] Total number of slow path exercised in renewing leader leases. 'name' is the string used to identify the lease. Please make sure to group by name.",
+    labelNames: ['name'] as const,
+    registers: [registry],
   });
 
   const informerObjectsSkipped = new Counter({
     name: 'csi_resizer_informer_objects_skipped_total',
-    help: 'Objects an informer skipped because they could not be keyed or transformed (malformed API data). \'resource\' is the resource listed and watched.',
-    labelNames: ['resource'] as const, registers: [registry],
+    help: "Objects an informer skipped because they could not be keyed or transformed (malformed API data). 'resource' is the resource listed and watched.",
+    labelNames: ['resource'] as const,
+    registers: [registry],
   });
 
   return { registry, csiOperations, workqueue, leaderElectionMasterStatus, leaderElectionSlowpathTotal, informerObjectsSkipped };

@@ -33,7 +33,7 @@ export function registerResizeStateMetrics(options: ResizeStateMetricsOptions): 
   });
   new Gauge({
     name: OLDEST_METRIC,
-    help: 'Age in seconds of the oldest unfinished resize (or modification) of this driver\'s PersistentVolumeClaims, 0 when none. Reported by the leader.',
+    help: "Age in seconds of the oldest unfinished resize (or modification) of this driver's PersistentVolumeClaims, 0 when none. Reported by the leader.",
     registers: [options.registry],
     collect() {
       this.set(snapshot().oldestSeconds);

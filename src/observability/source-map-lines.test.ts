@@ -12,8 +12,16 @@ const here = fileURLToPath(new URL('.', import.meta.url));
 async function bundleMap(): Promise<{ code: string; map: { sources: string[]; mappings: string } }> {
   const esbuild = await import('esbuild');
   const out = await esbuild.build({
-    entryPoints: [join(here, 'logger.ts')], bundle: true, platform: 'node', format: 'esm', write: false,
-    sourcemap: 'external', sourcesContent: false, outfile: join(here, 'out.js'), packages: 'external', logLevel: 'silent',
+    entryPoints: [join(here, 'logger.ts')],
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    write: false,
+    sourcemap: 'external',
+    sourcesContent: false,
+    outfile: join(here, 'out.js'),
+    packages: 'external',
+    logLevel: 'silent',
   });
   const file = (suffix: string) => out.outputFiles.find((f) => f.path.endsWith(suffix))!.text;
   return { code: file('out.js'), map: JSON.parse(file('out.js.map')) };

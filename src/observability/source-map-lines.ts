@@ -1,7 +1,8 @@
 // A source map's `mappings` decoded into flat typed arrays, for the one lookup the logger needs:
 // generated position → original file and line. Node's SourceMap keeps an array object per mapping
-// segment; for the bundle's map (~160,000 segments, most of them in bundled dependencies) that is
-// ~17 MiB of heap held for the life of the process, against ~2 MiB here.
+// segment, which for the bundle's map (most segments in bundled dependencies) is several times the
+// heap of these tables, held for the life of the process (docs/performance.md, "Start-up costs
+// behind code choices").
 
 export interface OriginalPosition {
   readonly source: string;

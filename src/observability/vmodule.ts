@@ -83,7 +83,7 @@ function compileGlob(pattern: string): RegExp | undefined {
         if (body[j + 1] === '-') {
           let hi = body[j + 2];
           if (hi === '\\') hi = body[j + 3];
-          if (hi === undefined || hi === '' ) {
+          if (hi === undefined || hi === '') {
             ok = false;
             break;
           }

@@ -27,7 +27,12 @@ test('holders of one key run one after another; other keys run alongside', async
 
 test('a throwing holder releases the key', async () => {
   const lock = new KeyLock();
-  await assert.rejects(lock.withKey('a', async () => { throw new Error('boom'); }), /boom/);
+  await assert.rejects(
+    lock.withKey('a', async () => {
+      throw new Error('boom');
+    }),
+    /boom/,
+  );
   assert.equal(await lock.withKey('a', async () => 42), 42);
   assert.equal(lock.heldKeys, 0);
 });

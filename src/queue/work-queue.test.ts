@@ -7,13 +7,17 @@ import { FakeClock, flushMicrotasks } from '../../test/fakes/fake-clock.js';
 async function metricValue(metrics: ReturnType<typeof createMetrics>, name: string, suffix = ''): Promise<number | undefined> {
   const metric = metrics.registry.getSingleMetric(name);
   const data = await metric?.get();
-  const sample = data?.values.find((v) => (v as { metricName?: string }).metricName === undefined ? suffix === '' : (v as { metricName?: string }).metricName === name + suffix);
+  const sample = data?.values.find((v) =>
+    (v as { metricName?: string }).metricName === undefined ? suffix === '' : (v as { metricName?: string }).metricName === name + suffix,
+  );
   return sample?.value;
 }
 
 test('a key added many times is queued once', async () => {
   const q = new WorkQueue<string>();
-  q.add('a'); q.add('b'); q.add('a');
+  q.add('a');
+  q.add('b');
+  q.add('a');
   assert.equal(q.len(), 2);
   assert.equal(await q.get(), 'a');
   assert.equal(await q.get(), 'b');
@@ -29,7 +33,9 @@ test('a key re-added while processing is not handed out until done, then runs ag
   q.add('a');
   assert.equal(q.len(), 0, 'processing key is only marked dirty');
   let second: string | undefined;
-  void q.get().then((k) => { second = k; });
+  void q.get().then((k) => {
+    second = k;
+  });
   await flushMicrotasks();
   assert.equal(second, undefined, 'no second worker gets the key');
   q.done('a');
@@ -55,7 +61,8 @@ test('get waits for an add; shutDown releases waiters with undefined', async () 
 
 test('keys queued before shutDown are still handed out, then undefined', async () => {
   const q = new WorkQueue<string>();
-  q.add('a'); q.add('b');
+  q.add('a');
+  q.add('b');
   q.shutDown();
   assert.equal(await q.get(), 'a');
   assert.equal(await q.get(), 'b');
@@ -66,7 +73,9 @@ test('metrics: depth, adds, queue and work duration, unfinished work, longest pr
   const clock = new FakeClock();
   const metrics = createMetrics();
   const q = new WorkQueue<string>({ name: 'drv-pvc', clock, metrics: metrics.workqueue, metricsUpdatePeriodMs: 500 });
-  q.add('a'); q.add('b'); q.add('a');
+  q.add('a');
+  q.add('b');
+  q.add('a');
   assert.equal(await metricValue(metrics, 'workqueue_depth'), 2);
   assert.equal(await metricValue(metrics, 'workqueue_adds_total'), 2);
   clock.advance(2000);

@@ -18,7 +18,11 @@ function thrownValues(): Record<string, unknown> {
   const errorWithCircularCause = new Error('patch failed', { cause: circular });
   const nullProto = Object.assign(Object.create(null) as object, { code: 500 });
   const hostileError = new Error('x');
-  Object.defineProperty(hostileError, 'message', { get: () => { throw new Error('no message for you'); } });
+  Object.defineProperty(hostileError, 'message', {
+    get: () => {
+      throw new Error('no message for you');
+    },
+  });
   return {
     circular,
     circularCause,
@@ -41,7 +45,10 @@ for (const format of ['text', 'json'] as const) {
     const values = thrownValues();
     const done: string[] = [];
     const running = runWorkers({
-      queue, workers: 1, log, signal: controller.signal,
+      queue,
+      workers: 1,
+      log,
+      signal: controller.signal,
       onError: (err) => log.error('Error syncing PVC', { err }),
       reconcile: async (key) => {
         if (key in values) throw values[key];

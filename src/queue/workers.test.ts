@@ -16,7 +16,9 @@ function setup() {
   const controller = new AbortController();
   /** What the workers reported as failed: [key, error text]. */
   const failures: Array<[string, string]> = [];
-  const onError = (err: unknown, key: string) => { failures.push([key, err instanceof Error ? err.message : String(err)]); };
+  const onError = (err: unknown, key: string) => {
+    failures.push([key, err instanceof Error ? err.message : String(err)]);
+  };
   return { clock, queue, lines, log, controller, failures, onError };
 }
 
@@ -29,7 +31,11 @@ test('outcomes: done forgets, retryAfter waits without backoff, a throw is repor
   };
   const calls: string[] = [];
   const running = runWorkers({
-    queue, workers: 2, log, signal: controller.signal, onError,
+    queue,
+    workers: 2,
+    log,
+    signal: controller.signal,
+    onError,
     reconcile: async (key) => {
       calls.push(key);
       const next = plans[key]?.shift() ?? done;
@@ -37,7 +43,9 @@ test('outcomes: done forgets, retryAfter waits without backoff, a throw is repor
       return next;
     },
   });
-  queue.add('ok'); queue.add('later'); queue.add('flaky');
+  queue.add('ok');
+  queue.add('later');
+  queue.add('flaky');
   await flushMicrotasks();
   assert.deepEqual(calls.sort(), ['flaky', 'later', 'ok']);
   assert.equal(queue.numRequeues('flaky'), 1);
@@ -66,9 +74,14 @@ test('a key is never reconciled by two workers at once', async () => {
   let maxActive = 0;
   let runs = 0;
   const running = runWorkers({
-    queue, workers: 4, log, signal: controller.signal, onError,
+    queue,
+    workers: 4,
+    log,
+    signal: controller.signal,
+    onError,
     reconcile: async () => {
-      active++; runs++;
+      active++;
+      runs++;
       maxActive = Math.max(maxActive, active);
       await flushMicrotasks();
       active--;
@@ -79,7 +92,8 @@ test('a key is never reconciled by two workers at once', async () => {
     queue.add('same');
     await new Promise((r) => setImmediate(r));
   }
-  await flushMicrotasks(); await flushMicrotasks();
+  await flushMicrotasks();
+  await flushMicrotasks();
   assert.equal(maxActive, 1);
   assert.ok(runs >= 2, 're-added during processing runs again');
   controller.abort();
@@ -91,16 +105,25 @@ test('shutdown waits for reconciles in flight and starts no new ones', async () 
   let release!: () => void;
   const started: string[] = [];
   const running = runWorkers({
-    queue, workers: 1, log, signal: controller.signal, onError,
+    queue,
+    workers: 1,
+    log,
+    signal: controller.signal,
+    onError,
     reconcile: (key) => {
       started.push(key);
-      return new Promise<Outcome>((resolve) => { release = () => resolve(done); });
+      return new Promise<Outcome>((resolve) => {
+        release = () => resolve(done);
+      });
     },
   });
-  queue.add('a'); queue.add('b');
+  queue.add('a');
+  queue.add('b');
   await flushMicrotasks();
   let finished = false;
-  void running.then(() => { finished = true; });
+  void running.then(() => {
+    finished = true;
+  });
   controller.abort();
   await flushMicrotasks();
   assert.equal(finished, false, 'waits for a');
@@ -116,8 +139,14 @@ test('an aborted signal before start returns at once; non-Error throws are handl
 
   const s = setup();
   const running = runWorkers({
-    queue: s.queue, workers: 1, log: s.log, signal: s.controller.signal, onError: s.onError,
-    reconcile: async () => { throw 'a string'; },
+    queue: s.queue,
+    workers: 1,
+    log: s.log,
+    signal: s.controller.signal,
+    onError: s.onError,
+    reconcile: async () => {
+      throw 'a string';
+    },
   });
   s.queue.add('k');
   await flushMicrotasks();
@@ -128,15 +157,24 @@ test('an aborted signal before start returns at once; non-Error throws are handl
   assert.equal(failures.length, 0);
 });
 
-test('0 or fewer workers (as the Go sidecar\'s `for range workers`): nothing is reconciled, run ends with the signal', async () => {
+test("0 or fewer workers (as the Go sidecar's `for range workers`): nothing is reconciled, run ends with the signal", async () => {
   for (const workers of [0, -3]) {
     const { queue, log, controller, onError } = setup();
     const reconciled: string[] = [];
     let finished = false;
     const running = runWorkers({
-      queue, workers, log, signal: controller.signal, onError,
-      reconcile: async (key) => { reconciled.push(key); return done; },
-    }).then(() => { finished = true; });
+      queue,
+      workers,
+      log,
+      signal: controller.signal,
+      onError,
+      reconcile: async (key) => {
+        reconciled.push(key);
+        return done;
+      },
+    }).then(() => {
+      finished = true;
+    });
     queue.add('a');
     await flushMicrotasks();
     assert.equal(finished, false, `${workers} workers: still running`);

@@ -32,11 +32,14 @@ export class ResizeController {
   constructor(o: ResizeControllerOptions) {
     const { pvcInformer, pvInformer, podInformer, claimUsage, queue, reconciler, log, controllerName } = o;
     const informers = [
-      watched(pvcInformer, pvcHandlers({
-        queue,
-        forget: (key, uid) => reconciler.forget(key, uid),
-        recoverVolumeExpansionFailure: o.recoverVolumeExpansionFailure,
-      })),
+      watched(
+        pvcInformer,
+        pvcHandlers({
+          queue,
+          forget: (key, uid) => reconciler.forget(key, uid),
+          recoverVolumeExpansionFailure: o.recoverVolumeExpansionFailure,
+        }),
+      ),
       watched(pvInformer),
     ];
     if (podInformer) {

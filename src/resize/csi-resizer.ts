@@ -4,9 +4,9 @@
 // Unlike upstream, SINGLE_NODE_MULTI_WRITER is taken from the capabilities discovered at startup
 // instead of asking the driver again before every expansion.
 import { messageOf } from '../base/errors.js';
-import { volumeCapabilityFor, type VolumeCapability } from '../csi/capabilities.js';
+import { volumeCapabilityFor } from '../csi/capabilities.js';
 import { formatBytes } from '../model/quantity.js';
-import type { CsiClient, VolumeExpansionMode } from '../csi/client.js';
+import type { CsiClient, VolumeCapability, VolumeExpansionMode } from '../csi/client.js';
 import { MIGRATION_TARGET_DRIVERS } from '../model/names.js';
 import type { CsiPersistentVolumeSource, Pv, Pvc } from '../model/objects.js';
 import { translateInTreePv } from './migration.js';

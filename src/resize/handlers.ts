@@ -46,8 +46,7 @@ export function pvcUpdateWorthReconciling(before: Pvc, after: Pvc, recoverVolume
   const sizeBefore = orMinusOne(() => requestedBytes(before));
   const sizeAfter = orMinusOne(() => requestedBytes(after));
   const requestChanged = recoverVolumeExpansionFailure ? sizeAfter !== sizeBefore : sizeAfter > sizeBefore;
-  const annotationChanged =
-    before.metadata.annotations?.[Annotation.StorageResizer] !== after.metadata.annotations?.[Annotation.StorageResizer];
+  const annotationChanged = before.metadata.annotations?.[Annotation.StorageResizer] !== after.metadata.annotations?.[Annotation.StorageResizer];
   if (requestChanged || annotationChanged) return true;
   // A periodic resync delivers the same object twice.
   if (before.metadata.resourceVersion === after.metadata.resourceVersion) return true;

@@ -34,7 +34,10 @@ for (const row of transformRows) {
 
 test('transform interns claim keys through the given function', () => {
   const seen: string[] = [];
-  const record = toPodClaimUsage(pod({ ...app, claims: ['a', 'b'] }), 'ns/app', (k) => { seen.push(k); return `interned ${k}`; });
+  const record = toPodClaimUsage(pod({ ...app, claims: ['a', 'b'] }), 'ns/app', (k) => {
+    seen.push(k);
+    return `interned ${k}`;
+  });
   assert.deepEqual(seen, ['ns/a', 'ns/b']);
   assert.deepEqual(record?.claims, ['interned ns/a', 'interned ns/b']);
 });
@@ -95,7 +98,10 @@ test('through the pod informer: pods that end, are deleted, or are re-created un
   server.put(PODS, pod({ name: 'done', uid: 'u4', claims: ['c'], phase: 'Succeeded' }));
   const ctl = new AbortController();
   const running = informer.run(ctl.signal);
-  t.after(async () => { ctl.abort(); await running; });
+  t.after(async () => {
+    ctl.abort();
+    await running;
+  });
   await informer.waitForSync(AbortSignal.timeout(5000));
   const inUse = () => ['a', 'b', 'c', 'd'].filter((c) => usage.isInUse(`ns/${c}`)).join(',');
   assert.deepEqual(informer.store.keys().sort(), ['ns/p1', 'ns/p2'], 'only pods that use a claim are cached');

@@ -21,7 +21,10 @@ function str(src: InTreeSource, field: string): string {
 
 function gceHandle(pv: Pv, src: InTreeSource): string {
   const disk = str(src, 'pdName');
-  const zones = ZONE_LABELS.map((l) => pv.metadata.labels?.[l]).find((z) => z)?.split('__') ?? [];
+  const zones =
+    ZONE_LABELS.map((l) => pv.metadata.labels?.[l])
+      .find((z) => z)
+      ?.split('__') ?? [];
   if (zones.length > 1) {
     // A regional disk: its zones share a region (the zone name without its last dash part).
     const region = (zones[0] ?? '').replace(/-[^-]+$/, '');

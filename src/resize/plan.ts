@@ -36,10 +36,7 @@ export type ExpansionPlan =
       warnOldApiServer?: boolean;
     };
 
-export type NothingReason =
-  | 'node expansion in progress'
-  | 'node expansion pending'
-  | 'waiting for kubelet (FileSystemResizePending)';
+export type NothingReason = 'node expansion in progress' | 'node expansion pending' | 'waiting for kubelet (FileSystemResizePending)';
 
 export interface ExpansionDecision {
   /** What to do with the key's slow-set entry before acting: park it (an existing entry keeps its time), or leave it. */

@@ -25,14 +25,30 @@ const DRIVER = 'd.csi.test';
 const never = new AbortController().signal;
 const GiB = 1024n ** 3n;
 
-const pvcGone = () => KubeApiError.fromStatus(404, { kind: 'Status', reason: 'NotFound', code: 404, message: 'persistentvolumeclaims "data" not found' },
-  { method: 'PATCH', path: '/api/v1/namespaces/ns/persistentvolumeclaims/data/status' });
-const pvGone = () => KubeApiError.fromStatus(404, { kind: 'Status', reason: 'NotFound', code: 404, message: 'persistentvolumes "pv-1" not found' },
-  { method: 'PATCH', path: '/api/v1/persistentvolumes/pv-1' });
-const conflict = () => KubeApiError.fromStatus(409, {
-  kind: 'Status', reason: 'Conflict', code: 409,
-  message: 'Operation cannot be fulfilled on persistentvolumeclaims "data": the object has been modified; please apply your changes to the latest version and try again',
-}, { method: 'PATCH', path: '/api/v1/namespaces/ns/persistentvolumeclaims/data/status' });
+const pvcGone = () =>
+  KubeApiError.fromStatus(
+    404,
+    { kind: 'Status', reason: 'NotFound', code: 404, message: 'persistentvolumeclaims "data" not found' },
+    { method: 'PATCH', path: '/api/v1/namespaces/ns/persistentvolumeclaims/data/status' },
+  );
+const pvGone = () =>
+  KubeApiError.fromStatus(
+    404,
+    { kind: 'Status', reason: 'NotFound', code: 404, message: 'persistentvolumes "pv-1" not found' },
+    { method: 'PATCH', path: '/api/v1/persistentvolumes/pv-1' },
+  );
+const conflict = () =>
+  KubeApiError.fromStatus(
+    409,
+    {
+      kind: 'Status',
+      reason: 'Conflict',
+      code: 409,
+      message:
+        'Operation cannot be fulfilled on persistentvolumeclaims "data": the object has been modified; please apply your changes to the latest version and try again',
+    },
+    { method: 'PATCH', path: '/api/v1/namespaces/ns/persistentvolumeclaims/data/status' },
+  );
 const grpc = (code: GrpcStatus, details: string) => Object.assign(new Error(`${code} ${details}`), { code, details, metadata: {} });
 
 interface Setup {
@@ -60,8 +76,11 @@ function setup(o: Setup = {}) {
   const pv: Pv = {
     metadata: { name: 'pv-1', ...(o.pvAnnotations ? { annotations: o.pvAnnotations } : {}) },
     spec: {
-      capacity: { storage: '1Gi' }, accessModes: ['ReadWriteOnce'],
-      claimRef: { namespace: 'ns', name: 'data', uid: 'u-1' }, csi: { driver: DRIVER, volumeHandle: 'vol-1' }, ...o.pv,
+      capacity: { storage: '1Gi' },
+      accessModes: ['ReadWriteOnce'],
+      claimRef: { namespace: 'ns', name: 'data', uid: 'u-1' },
+      csi: { driver: DRIVER, volumeHandle: 'vol-1' },
+      ...o.pv,
     },
   };
   const pvcs = new Map([['ns/data', pvc]]);
@@ -113,18 +132,23 @@ function setup(o: Setup = {}) {
   return { reconciler, writes, events, calls, slowSet, clock, pvcs };
 }
 
-const csiResizer = (csi: Partial<CsiClient>) => new CsiResizer({
-  driverName: DRIVER,
-  csi: csi as CsiClient,
-  secrets: { getSecret: async () => { throw KubeApiError.fromStatus(404, { message: 'secrets "creds" not found' }, { method: 'GET', path: '/api/v1/namespaces/ns/secrets/creds' }); } },
-  supportsSingleNodeMultiWriter: false,
-  expansionMode: 'online',
-});
+const csiResizer = (csi: Partial<CsiClient>) =>
+  new CsiResizer({
+    driverName: DRIVER,
+    csi: csi as CsiClient,
+    secrets: {
+      getSecret: async () => {
+        throw KubeApiError.fromStatus(404, { message: 'secrets "creds" not found' }, { method: 'GET', path: '/api/v1/namespaces/ns/secrets/creds' });
+      },
+    },
+    supportsSingleNodeMultiWriter: false,
+    expansionMode: 'online',
+  });
 
 const RESIZING = 'Normal Resizing: External resizer is resizing volume pv-1';
 const failed = (text: string) => `Warning VolumeResizeFailed: ${text}`;
 const failedVolume = (text: string) => `resize volume "pv-1" by resizer "${DRIVER}" failed: ${text}`;
-const patchPvc = "can't patch status of  PVC ns/data with persistentvolumeclaims \"data\" not found";
+const patchPvc = 'can\'t patch status of  PVC ns/data with persistentvolumeclaims "data" not found';
 const patchPv = 'update capacity of PV pv-1 failed: persistentvolumes "pv-1" not found';
 
 const table: { name: string; setup: Setup; error: string; events: string[]; condition?: string }[] = [
@@ -136,18 +160,33 @@ const table: { name: string; setup: Setup; error: string; events: string[]; cond
   },
   {
     name: 'OutOfRange: the condition and the event carry the gRPC text',
-    setup: { resize: async () => { throw grpc(GrpcStatus.OUT_OF_RANGE, 'too big'); } },
+    setup: {
+      resize: async () => {
+        throw grpc(GrpcStatus.OUT_OF_RANGE, 'too big');
+      },
+    },
     error: failedVolume('rpc error: code = OutOfRange desc = too big'),
     events: [RESIZING, failed(failedVolume('rpc error: code = OutOfRange desc = too big'))],
     condition: 'failed to expand pvc with rpc error: code = OutOfRange desc = too big',
   },
   {
     name: 'a final error the PVC could not record: both texts, as one',
-    setup: { resize: async () => { throw grpc(GrpcStatus.INTERNAL, 'boom'); }, failPvc: { call: 2, error: pvcGone } },
-    error: 'resizing failed in controller with rpc error: code = Internal desc = boom but failed to update PVC ns/data with: '
-      + `mark PVC "ns/data" as controller expansion failed, errored with: ${patchPvc}`,
-    events: [RESIZING, failed('resizing failed in controller with rpc error: code = Internal desc = boom but failed to update PVC ns/data with: '
-      + `mark PVC "ns/data" as controller expansion failed, errored with: ${patchPvc}`)],
+    setup: {
+      resize: async () => {
+        throw grpc(GrpcStatus.INTERNAL, 'boom');
+      },
+      failPvc: { call: 2, error: pvcGone },
+    },
+    error:
+      'resizing failed in controller with rpc error: code = Internal desc = boom but failed to update PVC ns/data with: ' +
+      `mark PVC "ns/data" as controller expansion failed, errored with: ${patchPvc}`,
+    events: [
+      RESIZING,
+      failed(
+        'resizing failed in controller with rpc error: code = Internal desc = boom but failed to update PVC ns/data with: ' +
+          `mark PVC "ns/data" as controller expansion failed, errored with: ${patchPvc}`,
+      ),
+    ],
   },
   {
     name: 'PVC deleted while the driver worked, node expansion required',
@@ -170,8 +209,10 @@ const table: { name: string; setup: Setup; error: string; events: string[]; cond
   {
     name: 'PV annotation removal fails: logged only',
     setup: {
-      status: { phase: 'Bound', capacity: { storage: '2Gi' } }, pv: { capacity: { storage: '2Gi' } },
-      pvAnnotations: { 'volume.alpha.kubernetes.io/pre-resize-capacity': '1Gi' }, failPv: { call: 1, error: pvGone },
+      status: { phase: 'Bound', capacity: { storage: '2Gi' } },
+      pv: { capacity: { storage: '2Gi' } },
+      pvAnnotations: { 'volume.alpha.kubernetes.io/pre-resize-capacity': '1Gi' },
+      failPv: { call: 1, error: pvGone },
     },
     error: `failed removing annotation volume.alpha.kubernetes.io/pre-resize-capacity from pv "pv-1": ${patchPv}`,
     events: [],
@@ -180,7 +221,10 @@ const table: { name: string; setup: Setup; error: string; events: string[]; cond
     name: 'access modes with no CSI mode',
     setup: { resizer: csiResizer({}), pv: { accessModes: ['ReadOnlyMany', 'ReadWriteOnce'] } },
     error: failedVolume('failed to get capabilities of volume pv-1 with CSI does not support ReadOnlyMany and ReadWriteOnce on the same PersistentVolume'),
-    events: [RESIZING, failed(failedVolume('failed to get capabilities of volume pv-1 with CSI does not support ReadOnlyMany and ReadWriteOnce on the same PersistentVolume'))],
+    events: [
+      RESIZING,
+      failed(failedVolume('failed to get capabilities of volume pv-1 with CSI does not support ReadOnlyMany and ReadWriteOnce on the same PersistentVolume')),
+    ],
   },
   {
     name: 'the expand secret is missing',
@@ -202,17 +246,27 @@ const table: { name: string; setup: Setup; error: string; events: string[]; cond
   },
   {
     name: 'legacy: file system resize required, PVC gone',
-    setup: { legacy: true, resize: async (t) => ({ capacityBytes: t.bytes, capacity: '2Gi', nodeExpansionRequired: true }), failPvc: { call: 2, error: pvcGone } },
+    setup: {
+      legacy: true,
+      resize: async (t) => ({ capacityBytes: t.bytes, capacity: '2Gi', nodeExpansionRequired: true }),
+      failPvc: { call: 2, error: pvcGone },
+    },
     error: `mark PVC "ns/data" as file system resize required failed: ${patchPvc}`,
     events: [RESIZING, failed(`mark PVC "ns/data" as file system resize required failed: ${patchPvc}`)],
   },
   {
     name: 'legacy: finished, a conflict is recorded too (as upstream, whose conflict check never matches)',
     setup: { legacy: true, failPvc: { call: 2, error: conflict } },
-    error: 'Mark PVC "ns/data" as resize finished failed: can\'t patch status of  PVC ns/data with Operation cannot be fulfilled on persistentvolumeclaims "data": '
-      + 'the object has been modified; please apply your changes to the latest version and try again',
-    events: [RESIZING, failed('Mark PVC "ns/data" as resize finished failed: can\'t patch status of  PVC ns/data with Operation cannot be fulfilled on persistentvolumeclaims "data": '
-      + 'the object has been modified; please apply your changes to the latest version and try again')],
+    error:
+      'Mark PVC "ns/data" as resize finished failed: can\'t patch status of  PVC ns/data with Operation cannot be fulfilled on persistentvolumeclaims "data": ' +
+      'the object has been modified; please apply your changes to the latest version and try again',
+    events: [
+      RESIZING,
+      failed(
+        'Mark PVC "ns/data" as resize finished failed: can\'t patch status of  PVC ns/data with Operation cannot be fulfilled on persistentvolumeclaims "data": ' +
+          'the object has been modified; please apply your changes to the latest version and try again',
+      ),
+    ],
   },
 ];
 
@@ -223,15 +277,20 @@ for (const c of table) {
       assert.equal(err.message, c.error);
       return true;
     });
-    assert.deepEqual(s.events.events.map((e) => `${e.type} ${e.reason}: ${e.message}`), c.events);
+    assert.deepEqual(
+      s.events.events.map((e) => `${e.type} ${e.reason}: ${e.message}`),
+      c.events,
+    );
     if (c.condition !== undefined) {
-      const conditions = s.writes.filter((w) => w.target === 'pvc').flatMap((w) => ((w.body['status'] as { conditions?: { type: string; message?: string }[] })?.conditions ?? []));
+      const conditions = s.writes
+        .filter((w) => w.target === 'pvc')
+        .flatMap((w) => (w.body['status'] as { conditions?: { type: string; message?: string }[] })?.conditions ?? []);
       assert.equal(conditions.find((x) => x.type === 'ControllerResizeError')?.message, c.condition);
     }
   });
 }
 
-test('the trivial resizer\'s size is written in the PVC\'s own spelling, the driver\'s bytes in BinarySI', async () => {
+test("the trivial resizer's size is written in the PVC's own spelling, the driver's bytes in BinarySI", async () => {
   const decimal = setup({
     request: '2G',
     status: { phase: 'Bound', capacity: { storage: '1G' } },
@@ -239,10 +298,15 @@ test('the trivial resizer\'s size is written in the PVC\'s own spelling, the dri
   });
   await decimal.reconciler.reconcile('ns/data', never);
   const pvWrite = decimal.writes.find((w) => w.target === 'pv')!;
-  assert.equal(JSON.stringify(pvWrite.body),
-    '{"metadata":{"annotations":{"volume.alpha.kubernetes.io/pre-resize-capacity":"1G"}},"spec":{"capacity":{"storage":"2G"}}}');
-  const bytes = await csiResizer({ expandVolume: async () => ({ capacityBytes: 2_000_000_000n, nodeExpansionRequired: false }) })
-    .resize({ metadata: { name: 'pv-1' }, spec: { accessModes: ['ReadWriteOnce'], csi: { driver: DRIVER, volumeHandle: 'v' } } }, { bytes: 2n * GiB, quantity: '2Gi' }, never);
+  assert.equal(
+    JSON.stringify(pvWrite.body),
+    '{"metadata":{"annotations":{"volume.alpha.kubernetes.io/pre-resize-capacity":"1G"}},"spec":{"capacity":{"storage":"2G"}}}',
+  );
+  const bytes = await csiResizer({ expandVolume: async () => ({ capacityBytes: 2_000_000_000n, nodeExpansionRequired: false }) }).resize(
+    { metadata: { name: 'pv-1' }, spec: { accessModes: ['ReadWriteOnce'], csi: { driver: DRIVER, volumeHandle: 'v' } } },
+    { bytes: 2n * GiB, quantity: '2Gi' },
+    never,
+  );
   assert.equal(bytes.capacity, '1953125Ki');
 });
 
@@ -308,91 +372,128 @@ const SUCCESS = 'Normal VolumeResizeSuccessful: Resize volume succeeded';
 const FS_REQUIRED = 'Normal FileSystemResizeRequired: Require file system resize of volume on node';
 const rpcFailed = (code: string, desc: string) => failed(failedVolume(`rpc error: code = ${code} desc = ${desc}`));
 const controllerError = (code: string, desc: string) => `+ControllerResizeError(failed to expand pvc with rpc error: code = ${code} desc = ${desc})`;
-const conflictText = 'Operation cannot be fulfilled on persistentvolumeclaims "data": the object has been modified; please apply your changes to the latest version and try again';
+const conflictText =
+  'Operation cannot be fulfilled on persistentvolumeclaims "data": the object has been modified; please apply your changes to the latest version and try again';
 
 const writeTable: { name: string; setup: Setup; decision: string; calls: string[]; writes: Summary[]; events: string[] }[] = [
   // Recovery-aware path (§3.5).
   {
     name: 'recovery, final: done, expansion finished',
     setup: {},
-    decision: 'done', calls: ['2Gi'],
+    decision: 'done',
+    calls: ['2Gi'],
     writes: [MARK, 'pv capacity=2Gi', 'pvc rv=11 capacity=2Gi'],
     events: [RESIZING, SUCCESS],
   },
   {
     name: 'recovery, final with node work: NodeResizePending, the PV remembers the old size',
     setup: { resize: nodeWork },
-    decision: 'done', calls: ['2Gi'],
+    decision: 'done',
+    calls: ['2Gi'],
     writes: [MARK, 'pv pre-resize=1Gi capacity=2Gi', 'pvc rv=11 R=NodeResizePending +FileSystemResizePending'],
     events: [RESIZING, FS_REQUIRED],
   },
   {
     name: 'recovery, infeasible (OutOfRange): ControllerResizeInfeasible and the error condition, not RV-checked',
-    setup: { resize: async () => { throw outOfRange(); } },
-    decision: 'backoff', calls: ['2Gi'],
+    setup: {
+      resize: async () => {
+        throw outOfRange();
+      },
+    },
+    decision: 'backoff',
+    calls: ['2Gi'],
     writes: [MARK, `pvc R=ControllerResizeInfeasible ${controllerError('OutOfRange', 'too big')}`],
     events: [RESIZING, rpcFailed('OutOfRange', 'too big')],
   },
   {
     name: 'recovery, a final error (Internal): the error condition, the status stays in progress',
-    setup: { resize: async () => { throw internal(); } },
-    decision: 'backoff', calls: ['2Gi'],
+    setup: {
+      resize: async () => {
+        throw internal();
+      },
+    },
+    decision: 'backoff',
+    calls: ['2Gi'],
     writes: [MARK, `pvc ${controllerError('Internal', 'backend down')}`],
     events: [RESIZING, rpcFailed('Internal', 'backend down')],
   },
   {
     name: 'recovery, uncertain (DeadlineExceeded): nothing written after the mark, the driver may still finish',
-    setup: { resize: async () => { throw deadline(); } },
-    decision: 'backoff', calls: ['2Gi'],
+    setup: {
+      resize: async () => {
+        throw deadline();
+      },
+    },
+    decision: 'backoff',
+    calls: ['2Gi'],
     writes: [MARK],
     events: [RESIZING, rpcFailed('DeadlineExceeded', 'Deadline exceeded')],
   },
   {
     name: 'recovery, uncertain (Unavailable): nothing written after the mark',
-    setup: { resize: async () => { throw unavailable(); } },
-    decision: 'backoff', calls: ['2Gi'],
+    setup: {
+      resize: async () => {
+        throw unavailable();
+      },
+    },
+    decision: 'backoff',
+    calls: ['2Gi'],
     writes: [MARK],
     events: [RESIZING, rpcFailed('Unavailable', 'driver restarting')],
   },
   {
     name: 'recovery, bogus capacity (less than asked): a final error, the PV is not written',
     setup: { resize: bogus },
-    decision: 'backoff', calls: ['2Gi'],
-    writes: [MARK, `pvc +ControllerResizeError(failed to expand pvc with CSI driver reported capacity ${GiB} bytes, less than the requested ${2n * GiB} bytes)`],
+    decision: 'backoff',
+    calls: ['2Gi'],
+    writes: [
+      MARK,
+      `pvc +ControllerResizeError(failed to expand pvc with CSI driver reported capacity ${GiB} bytes, less than the requested ${2n * GiB} bytes)`,
+    ],
     events: [RESIZING, failed(failedVolume(`CSI driver reported capacity ${GiB} bytes, less than the requested ${2n * GiB} bytes`))],
   },
   {
     name: 'recovery, in use (FailedPrecondition, pods watched): a final error',
-    setup: { claimUsage: usedByPod(), resize: async () => { throw failedPrecondition(); } },
-    decision: 'backoff', calls: ['2Gi'],
+    setup: {
+      claimUsage: usedByPod(),
+      resize: async () => {
+        throw failedPrecondition();
+      },
+    },
+    decision: 'backoff',
+    calls: ['2Gi'],
     writes: [MARK, `pvc ${controllerError('FailedPrecondition', 'volume is attached')}`],
     events: [RESIZING, rpcFailed('FailedPrecondition', 'volume is attached')],
   },
   {
     name: 'recovery, in use by a pod and the driver expands offline only: no driver call',
     setup: { claimUsage: usedByPod(), expansionMode: 'offline' },
-    decision: 'backoff', calls: [],
+    decision: 'backoff',
+    calls: [],
     writes: [MARK],
     events: [failed('Unable to expand ns/data because CSI driver d.csi.test only supports offline expansion and volume is currently in-use')],
   },
   {
     name: 'recovery, conflict (409) on the in-progress mark: nothing else, no event',
     setup: { failPvc: { call: 1, error: conflict } },
-    decision: 'backoff', calls: [],
+    decision: 'backoff',
+    calls: [],
     writes: [MARK],
     events: [],
   },
   {
     name: 'recovery, conflict (409) on the finished mark: the PV is written, the failure recorded',
     setup: { failPvc: { call: 2, error: conflict } },
-    decision: 'backoff', calls: ['2Gi'],
+    decision: 'backoff',
+    calls: ['2Gi'],
     writes: [MARK, 'pv capacity=2Gi', 'pvc rv=11 capacity=2Gi'],
     events: [RESIZING, failed(`mark PVC "ns/data" as resize finished failed: can't patch status of  PVC ns/data with ${conflictText}`)],
   },
   {
     name: 'recovery, conflict (409) on the node-pending mark: the failure recorded',
     setup: { resize: nodeWork, failPvc: { call: 2, error: conflict } },
-    decision: 'backoff', calls: ['2Gi'],
+    decision: 'backoff',
+    calls: ['2Gi'],
     writes: [MARK, 'pv pre-resize=1Gi capacity=2Gi', 'pvc rv=11 R=NodeResizePending +FileSystemResizePending'],
     events: [RESIZING, failed(`mark PVC "ns/data" as node expansion required failed: can't patch status of  PVC ns/data with ${conflictText}`)],
   },
@@ -401,70 +502,106 @@ const writeTable: { name: string; setup: Setup; decision: string; calls: string[
   {
     name: 'legacy, final: done, expansion finished',
     setup: { legacy: true },
-    decision: 'done', calls: ['2Gi'],
+    decision: 'done',
+    calls: ['2Gi'],
     writes: [MARK_LEGACY, 'pv capacity=2Gi', 'pvc rv=11 capacity=2Gi'],
     events: [RESIZING, SUCCESS],
   },
   {
     name: 'legacy, final with node work: FileSystemResizePending',
     setup: { legacy: true, resize: nodeWork },
-    decision: 'done', calls: ['2Gi'],
+    decision: 'done',
+    calls: ['2Gi'],
     writes: [MARK_LEGACY, 'pv pre-resize=1Gi capacity=2Gi', 'pvc rv=11 +FileSystemResizePending'],
     events: [RESIZING, FS_REQUIRED],
   },
   {
     name: 'legacy, infeasible (OutOfRange): returned, nothing written',
-    setup: { legacy: true, resize: async () => { throw outOfRange(); } },
-    decision: 'backoff', calls: ['2Gi'],
+    setup: {
+      legacy: true,
+      resize: async () => {
+        throw outOfRange();
+      },
+    },
+    decision: 'backoff',
+    calls: ['2Gi'],
     writes: [MARK_LEGACY],
     events: [RESIZING, rpcFailed('OutOfRange', 'too big')],
   },
   {
     name: 'legacy, a final error (Internal): returned, nothing written',
-    setup: { legacy: true, resize: async () => { throw internal(); } },
-    decision: 'backoff', calls: ['2Gi'],
+    setup: {
+      legacy: true,
+      resize: async () => {
+        throw internal();
+      },
+    },
+    decision: 'backoff',
+    calls: ['2Gi'],
     writes: [MARK_LEGACY],
     events: [RESIZING, rpcFailed('Internal', 'backend down')],
   },
   {
     name: 'legacy, uncertain (DeadlineExceeded): returned, nothing written',
-    setup: { legacy: true, resize: async () => { throw deadline(); } },
-    decision: 'backoff', calls: ['2Gi'],
+    setup: {
+      legacy: true,
+      resize: async () => {
+        throw deadline();
+      },
+    },
+    decision: 'backoff',
+    calls: ['2Gi'],
     writes: [MARK_LEGACY],
     events: [RESIZING, rpcFailed('DeadlineExceeded', 'Deadline exceeded')],
   },
   {
     name: 'legacy, uncertain (Unavailable): returned, nothing written',
-    setup: { legacy: true, resize: async () => { throw unavailable(); } },
-    decision: 'backoff', calls: ['2Gi'],
+    setup: {
+      legacy: true,
+      resize: async () => {
+        throw unavailable();
+      },
+    },
+    decision: 'backoff',
+    calls: ['2Gi'],
     writes: [MARK_LEGACY],
     events: [RESIZING, rpcFailed('Unavailable', 'driver restarting')],
   },
   {
     name: 'legacy, bogus capacity: returned, the PV is not written',
     setup: { legacy: true, resize: bogus },
-    decision: 'backoff', calls: ['2Gi'],
+    decision: 'backoff',
+    calls: ['2Gi'],
     writes: [MARK_LEGACY],
     events: [RESIZING, failed(failedVolume(`CSI driver reported capacity ${GiB} bytes, less than the requested ${2n * GiB} bytes`))],
   },
   {
     name: 'legacy, in use (FailedPrecondition, pods watched): returned, nothing written',
-    setup: { legacy: true, claimUsage: usedByPod(), resize: async () => { throw failedPrecondition(); } },
-    decision: 'backoff', calls: ['2Gi'],
+    setup: {
+      legacy: true,
+      claimUsage: usedByPod(),
+      resize: async () => {
+        throw failedPrecondition();
+      },
+    },
+    decision: 'backoff',
+    calls: ['2Gi'],
     writes: [MARK_LEGACY],
     events: [RESIZING, rpcFailed('FailedPrecondition', 'volume is attached')],
   },
   {
     name: 'legacy, conflict (409) on the Resizing mark: nothing else, no event',
     setup: { legacy: true, failPvc: { call: 1, error: conflict } },
-    decision: 'backoff', calls: [],
+    decision: 'backoff',
+    calls: [],
     writes: [MARK_LEGACY],
     events: [],
   },
   {
     name: 'legacy, conflict (409) on the file-system-resize mark: the failure recorded',
     setup: { legacy: true, resize: nodeWork, failPvc: { call: 2, error: conflict } },
-    decision: 'backoff', calls: ['2Gi'],
+    decision: 'backoff',
+    calls: ['2Gi'],
     writes: [MARK_LEGACY, 'pv pre-resize=1Gi capacity=2Gi', 'pvc rv=11 +FileSystemResizePending'],
     events: [RESIZING, failed(`mark PVC "ns/data" as file system resize required failed: can't patch status of  PVC ns/data with ${conflictText}`)],
   },
@@ -476,7 +613,11 @@ for (const c of writeTable) {
     assert.equal(await decision(s.reconciler.reconcile('ns/data', never)), c.decision);
     assert.deepEqual(s.calls, c.calls, 'driver calls');
     assert.deepEqual(s.writes.map(summarise), c.writes, 'writes');
-    assert.deepEqual(s.events.events.map((e) => `${e.type} ${e.reason}: ${e.message}`), c.events, 'events');
+    assert.deepEqual(
+      s.events.events.map((e) => `${e.type} ${e.reason}: ${e.message}`),
+      c.events,
+      'events',
+    );
   });
 }
 
@@ -486,17 +627,30 @@ const IN_USE = failed('Unable to expand ns/data because CSI driver d.csi.test on
 for (const legacy of [false, true]) {
   test(`in use, ${legacy ? 'legacy' : 'recovery'}: after FailedPrecondition the driver is not called again while a pod uses the claim`, async () => {
     const usage = usedByPod();
-    const s = setup({ legacy, claimUsage: usage, resize: async () => { throw failedPrecondition(); } });
+    const s = setup({
+      legacy,
+      claimUsage: usage,
+      resize: async () => {
+        throw failedPrecondition();
+      },
+    });
     assert.equal(await decision(s.reconciler.reconcile('ns/data', never)), 'backoff');
     s.events.clear();
     const before = s.writes.length;
     assert.equal(await decision(s.reconciler.reconcile('ns/data', never)), 'backoff');
     assert.deepEqual(s.calls, ['2Gi'], 'no second driver call');
-    assert.deepEqual(s.writes.slice(before).map(summarise), [
-      // The recovery path wrote the failure too, so its cached PVC is one version further.
-      legacy ? 'pvc rv=11 +Resizing' : 'pvc rv=12 A=2Gi R=ControllerResizeInProgress +Resizing',
-    ], 'only the mark');
-    assert.deepEqual(s.events.events.map((e) => `${e.type} ${e.reason}: ${e.message}`), [IN_USE]);
+    assert.deepEqual(
+      s.writes.slice(before).map(summarise),
+      [
+        // The recovery path wrote the failure too, so its cached PVC is one version further.
+        legacy ? 'pvc rv=11 +Resizing' : 'pvc rv=12 A=2Gi R=ControllerResizeInProgress +Resizing',
+      ],
+      'only the mark',
+    );
+    assert.deepEqual(
+      s.events.events.map((e) => `${e.type} ${e.reason}: ${e.message}`),
+      [IN_USE],
+    );
     // The pod is gone: the driver is asked again.
     usage.remove(new PodClaimUsage('ns/app', 'ns/data'));
     assert.equal(await decision(s.reconciler.reconcile('ns/data', never)), 'backoff');
@@ -511,8 +665,15 @@ for (const [kind, error, next] of [
   test(`recovery, in progress to 5Gi, request lowered to 3Gi: after ${kind} the next attempt asks for ${next}`, async () => {
     const s = setup({
       request: '3Gi',
-      status: { phase: 'Bound', capacity: { storage: '1Gi' }, allocatedResources: { storage: '5Gi' }, allocatedResourceStatuses: { storage: 'ControllerResizeInProgress' } },
-      resize: async () => { throw error(); },
+      status: {
+        phase: 'Bound',
+        capacity: { storage: '1Gi' },
+        allocatedResources: { storage: '5Gi' },
+        allocatedResourceStatuses: { storage: 'ControllerResizeInProgress' },
+      },
+      resize: async () => {
+        throw error();
+      },
     });
     assert.equal(await decision(s.reconciler.reconcile('ns/data', never)), 'backoff');
     assert.equal(await decision(s.reconciler.reconcile('ns/data', never)), 'backoff');
@@ -523,9 +684,14 @@ for (const [kind, error, next] of [
 test('recovery, infeasible: parked, the same size waits out the slow set without a write; a new size is tried at once', async () => {
   const s = setup({
     status: {
-      phase: 'Bound', capacity: { storage: '1Gi' }, allocatedResources: { storage: '2Gi' }, allocatedResourceStatuses: { storage: 'ControllerResizeInfeasible' },
+      phase: 'Bound',
+      capacity: { storage: '1Gi' },
+      allocatedResources: { storage: '2Gi' },
+      allocatedResourceStatuses: { storage: 'ControllerResizeInfeasible' },
     },
-    resize: async () => { throw outOfRange(); },
+    resize: async () => {
+      throw outOfRange();
+    },
   });
   // Not parked yet (a restart, or the first sync after the failure was written): one more try, and parked.
   assert.equal(await decision(s.reconciler.reconcile('ns/data', never)), 'backoff');
@@ -535,7 +701,11 @@ test('recovery, infeasible: parked, the same size waits out the slow set without
   assert.equal(await decision(s.reconciler.reconcile('ns/data', never)), 'retryAfter 60000');
   s.clock.advance(20_000);
   assert.equal(await decision(s.reconciler.reconcile('ns/data', never)), 'retryAfter 40000');
-  assert.deepEqual([s.calls.length, s.writes.length, s.events.withReason('VolumeResizeFailed').length], [1, written, 1], 'no driver call, write or event while waiting');
+  assert.deepEqual(
+    [s.calls.length, s.writes.length, s.events.withReason('VolumeResizeFailed').length],
+    [1, written, 1],
+    'no driver call, write or event while waiting',
+  );
   // The user asks for a smaller size (recovery): tried at once.
   const pvc = s.pvcs.get('ns/data')!;
   s.pvcs.set('ns/data', { ...pvc, spec: { ...pvc.spec, resources: { requests: { storage: '1536Mi' } } } });

@@ -8,9 +8,7 @@ import { messageOf } from '../base/errors.js';
 import { classifyCsiError, type CsiError } from '../csi/errors.js';
 import { Annotation, EventReason, Message } from '../model/names.js';
 import type { Pv, Pvc } from '../model/objects.js';
-import {
-  allocatedBytes, capacityBytes, isFileSystemResizePending, pvBytes, pvClaimedBy, pvcKey, requestedBytes, resizeStatus, STORAGE,
-} from '../model/pvc.js';
+import { allocatedBytes, capacityBytes, isFileSystemResizePending, pvBytes, pvClaimedBy, requestedBytes, resizeStatus, STORAGE } from '../model/pvc.js';
 import { formatBytes } from '../model/quantity.js';
 import { kObj, type Logger } from '../observability/logger.js';
 import type { Clock } from '../base/clock.js';
@@ -24,11 +22,17 @@ import { legacyNeedsResize, planExpansion, pvcNeedsResize } from './plan.js';
 import type { Resizer, ResizeResult, ResizeTarget } from './resizer.js';
 import type { ClaimUsage } from './in-use.js';
 import {
-  markControllerExpansionFailed, markControllerResizeInProgress, markExpansionFinished, markFileSystemResizePendingLegacy,
-  markNodeExpansionPending, markResizeFinishedLegacy, markResizingLegacy, pvCapacityPatch, removePreResizeAnnotationPatch,
+  markControllerExpansionFailed,
+  markControllerResizeInProgress,
+  markExpansionFinished,
+  markFileSystemResizePendingLegacy,
+  markNodeExpansionPending,
+  markResizeFinishedLegacy,
+  markResizingLegacy,
+  pvCapacityPatch,
+  removePreResizeAnnotationPatch,
   type PvcStatusPatch,
 } from './status.js';
-
 
 export interface ResizeGates {
   readonly recoverVolumeExpansionFailure: boolean;
@@ -53,7 +57,10 @@ export interface ResizeReconcilerOptions {
 
 /** The driver replied "success" with a size it can't have grown to: never written to the PV. */
 export class BogusCapacityError extends Error {
-  constructor(readonly replyBytes: bigint, readonly requestedBytes: bigint) {
+  constructor(
+    readonly replyBytes: bigint,
+    readonly requestedBytes: bigint,
+  ) {
     super(`CSI driver reported capacity ${replyBytes} bytes, less than the requested ${requestedBytes} bytes`);
     this.name = 'BogusCapacityError';
   }
@@ -103,7 +110,10 @@ export class ResizeReconciler {
     const { pvcs, pvs, gates, log } = this.options;
     log.v(4).info('Started PVC processing for resize controller', { key });
     const found = readClaimAndVolume(key, {
-      pvcs, pvs, log, pvNotFound: (pvName) => new Error(`PV "${pvName}" bound to pvc "${key}" not found`),
+      pvcs,
+      pvs,
+      log,
+      pvNotFound: (pvName) => new Error(`PV "${pvName}" bound to pvc "${key}" not found`),
     });
     if (!found) return { kind: 'done' };
     const { pvc, pv } = found;
@@ -111,11 +121,13 @@ export class ResizeReconciler {
 
     if (gates.annotateFsResize) {
       log.v(4).info('Capacity of pv and pvc', {
-        PV: kObj(pv), pvCapacity: pv.spec.capacity?.[STORAGE] ?? '0', PVC: kObj(pvc), pvcCapacity: pvc.status?.capacity?.[STORAGE] ?? '0',
+        PV: kObj(pv),
+        pvCapacity: pv.spec.capacity?.[STORAGE] ?? '0',
+        PVC: kObj(pvc),
+        pvcCapacity: pvc.status?.capacity?.[STORAGE] ?? '0',
       });
     }
-    if (gates.annotateFsResize && pv.metadata.annotations?.[Annotation.PreResizeCapacity] !== undefined &&
-        capacityBytes(pvc) >= pvBytes(pv)) {
+    if (gates.annotateFsResize && pv.metadata.annotations?.[Annotation.PreResizeCapacity] !== undefined && capacityBytes(pvc) >= pvBytes(pv)) {
       try {
         await patchPvCached(this.options.api, pvs, pvName, removePreResizeAnnotationPatch(pv), signal);
       } catch (err) {
@@ -295,7 +307,9 @@ export class ResizeReconciler {
     this.finalErrorKeys.delete(key);
     this.options.slowSet.remove(key);
     const legacy = writes.path === 'legacy';
-    log.v(4).info(legacy ? "Resize volume succeeded start to update PV's capacity" : "Resize volume succeeded, start to update PV's capacity", { PV: kObj(pv) });
+    log
+      .v(4)
+      .info(legacy ? "Resize volume succeeded start to update PV's capacity" : "Resize volume succeeded, start to update PV's capacity", { PV: kObj(pv) });
     return result;
   }
 
@@ -310,8 +324,8 @@ export class ResizeReconciler {
         await this.patchStatus(pvc, markControllerExpansionFailed(pvc, err.message, infeasible, this.now()), signal);
       } catch (patchErr) {
         throw new Error(
-          `resizing failed in controller with ${err.message} but failed to update PVC ${key} with: `
-            + `mark PVC "${key}" as controller expansion failed, errored with: ${messageOf(patchErr)}`,
+          `resizing failed in controller with ${err.message} but failed to update PVC ${key} with: ` +
+            `mark PVC "${key}" as controller expansion failed, errored with: ${messageOf(patchErr)}`,
           { cause: patchErr },
         );
       }

@@ -43,24 +43,50 @@ async function gauges(metrics: Metrics): Promise<{ counts: Record<string, number
   return { counts, oldestSeconds: (await scrape(metrics.registry.metrics(), OLDEST_METRIC)).get('') };
 }
 
-test('gauges count this driver\'s PVCs by state, every state always present, never a PVC name', async () => {
+test("gauges count this driver's PVCs by state, every state always present, never a PVC name", async () => {
   const clock = new FakeClock(Date.parse('2024-01-01T00:10:00Z'));
   const metrics = createMetrics();
   const pvcs = [
     pvc({ name: 'a', uid: 'uid-a', request: '2Gi', capacity: '1Gi', volumeName: 'pv-a' }),
-    pvc({ name: 'b', uid: 'uid-b', request: '2Gi', capacity: '1Gi', volumeName: 'pv-b', resizeStatus: 'ControllerResizeInfeasible', conditions: [cond('ControllerResizeError', '2024-01-01T00:05:00Z')] }),
-    pvc({ name: 'c', uid: 'uid-c', request: '2Gi', capacity: '1Gi', volumeName: 'pv-c', resizeStatus: 'NodeResizePending', conditions: [cond('FileSystemResizePending', '2024-01-01T00:09:00Z')] }),
+    pvc({
+      name: 'b',
+      uid: 'uid-b',
+      request: '2Gi',
+      capacity: '1Gi',
+      volumeName: 'pv-b',
+      resizeStatus: 'ControllerResizeInfeasible',
+      conditions: [cond('ControllerResizeError', '2024-01-01T00:05:00Z')],
+    }),
+    pvc({
+      name: 'c',
+      uid: 'uid-c',
+      request: '2Gi',
+      capacity: '1Gi',
+      volumeName: 'pv-c',
+      resizeStatus: 'NodeResizePending',
+      conditions: [cond('FileSystemResizePending', '2024-01-01T00:09:00Z')],
+    }),
     pvc({ name: 'd', uid: 'uid-d', request: '1Gi', capacity: '1Gi', volumeName: 'pv-d' }),
     // Another driver's volume and an unbound claim are not ours.
     pvc({ name: 'e', uid: 'uid-e', request: '2Gi', capacity: '1Gi', volumeName: 'pv-other' }),
     pvc({ name: 'f', uid: 'uid-f', request: '2Gi', capacity: '1Gi', volumeName: '' }),
   ];
-  const pvs = [pv({ ...ours, name: 'pv-a' }), pv({ ...ours, name: 'pv-b' }), pv({ ...ours, name: 'pv-c' }), pv({ ...ours, name: 'pv-d' }), pv({ ...ours, name: 'pv-other', driver: 'other.csi.example.com' })];
+  const pvs = [
+    pv({ ...ours, name: 'pv-a' }),
+    pv({ ...ours, name: 'pv-b' }),
+    pv({ ...ours, name: 'pv-c' }),
+    pv({ ...ours, name: 'pv-d' }),
+    pv({ ...ours, name: 'pv-other', driver: 'other.csi.example.com' }),
+  ];
   registerCensus(metrics, { driverName: DRIVER, pvcs: storeOf(pvcs), pvs: storeOf(pvs), clock });
 
   const counts = await scrape(metrics.registry.metrics(), PVCS_METRIC);
   assert.deepEqual(Object.fromEntries(counts), {
-    '{state="waiting"}': 1, '{state="in_progress"}': 0, '{state="node_pending"}': 1, '{state="infeasible"}': 1, '{state="backoff"}': 0,
+    '{state="waiting"}': 1,
+    '{state="in_progress"}': 0,
+    '{state="node_pending"}': 1,
+    '{state="infeasible"}': 1,
+    '{state="backoff"}': 0,
   });
   // The infeasible one started at 00:05 by its condition; now is 00:10.
   assert.deepEqual(Object.fromEntries(await scrape(metrics.registry.metrics(), OLDEST_METRIC)), { '': 300 });
@@ -76,13 +102,16 @@ test('gauges count this driver\'s PVCs by state, every state always present, nev
   assert.deepEqual(Object.values(done.counts), [0, 0, 0, 0, 0]);
 });
 
-test('the request change starts the clock; the queue\'s requeue count marks backoff', async () => {
+test("the request change starts the clock; the queue's requeue count marks backoff", async () => {
   const clock = new FakeClock(Date.parse('2024-01-01T00:00:00Z'));
   const metrics = createMetrics();
   const claim = pvc({ name: 'a', uid: 'uid-a', request: '2Gi', capacity: '1Gi', volumeName: 'pv-a' });
   const requeues = new Map<string, number>();
   const state = registerCensus(metrics, {
-    driverName: DRIVER, pvcs: storeOf([claim]), pvs: storeOf([pv({ ...ours, name: 'pv-a' })]), clock,
+    driverName: DRIVER,
+    pvcs: storeOf([claim]),
+    pvs: storeOf([pv({ ...ours, name: 'pv-a' })]),
+    clock,
     requeues: (key) => requeues.get(key) ?? 0,
   });
   state.requestChanged(claim);
@@ -97,13 +126,20 @@ test('the request change starts the clock; the queue\'s requeue count marks back
 test('a ModifyingVolume condition counts toward the oldest age', async () => {
   const clock = new FakeClock(Date.parse('2024-01-01T01:00:00Z'));
   const metrics = createMetrics();
-  const claim = pvc({ name: 'm', uid: 'uid-m', request: '1Gi', capacity: '1Gi', volumeName: 'pv-m', conditions: [cond('ModifyingVolume', '2024-01-01T00:59:00Z')] });
+  const claim = pvc({
+    name: 'm',
+    uid: 'uid-m',
+    request: '1Gi',
+    capacity: '1Gi',
+    volumeName: 'pv-m',
+    conditions: [cond('ModifyingVolume', '2024-01-01T00:59:00Z')],
+  });
   registerCensus(metrics, { driverName: DRIVER, pvcs: storeOf([claim]), pvs: storeOf([pv({ ...ours, name: 'pv-m' })]), clock });
   assert.equal((await gauges(metrics)).oldestSeconds, 60);
   assert.deepEqual(Object.values((await gauges(metrics)).counts), [0, 0, 0, 0, 0]);
 });
 
-test('ownership is the controllers\' decision: a migrated in-tree PV counts, the annotation alone does not, the scope applies', async () => {
+test("ownership is the controllers' decision: a migrated in-tree PV counts, the annotation alone does not, the scope applies", async () => {
   const EBS = 'ebs.csi.aws.com'; // a CSI migration target
   const annotated = (o: Parameters<typeof pvc>[0], driver: string): Pvc => {
     const claim = pvc(o);

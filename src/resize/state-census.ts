@@ -47,7 +47,10 @@ export function belongsToDriver(pvc: Pvc, pvs: PvSource, driverName: string, sco
 }
 
 const UNFINISHED_CONDITIONS = [
-  ConditionType.Resizing, ConditionType.FileSystemResizePending, ConditionType.ControllerResizeError, ConditionType.ModifyingVolume,
+  ConditionType.Resizing,
+  ConditionType.FileSystemResizePending,
+  ConditionType.ControllerResizeError,
+  ConditionType.ModifyingVolume,
 ] as const;
 
 /** The earliest time (ms) the PVC's True conditions give for the start of its unfinished operation. */

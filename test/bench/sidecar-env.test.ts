@@ -18,12 +18,15 @@ function withEnv(vars: Record<string, string>, body: () => void): void {
 }
 
 test('runtime-specific variables of the machine are left out, the rest kept', () => {
-  withEnv({ NODE_EXTRA_CA_CERTS: '/etc/ssl/certs/ca-certificates.crt', NODE_OPTIONS: '--inspect', GOGC: '50', GOMAXPROCS: '1', SIDECAR_ENV_PROBE: 'kept' }, () => {
-    const env = podEnv();
-    for (const name of ['NODE_EXTRA_CA_CERTS', 'NODE_OPTIONS', 'GOGC', 'GOMAXPROCS']) assert.equal(env[name], undefined, name);
-    assert.equal(env['SIDECAR_ENV_PROBE'], 'kept');
-    assert.equal(env['PATH'], process.env['PATH']);
-  });
+  withEnv(
+    { NODE_EXTRA_CA_CERTS: '/etc/ssl/certs/ca-certificates.crt', NODE_OPTIONS: '--inspect', GOGC: '50', GOMAXPROCS: '1', SIDECAR_ENV_PROBE: 'kept' },
+    () => {
+      const env = podEnv();
+      for (const name of ['NODE_EXTRA_CA_CERTS', 'NODE_OPTIONS', 'GOGC', 'GOMAXPROCS']) assert.equal(env[name], undefined, name);
+      assert.equal(env['SIDECAR_ENV_PROBE'], 'kept');
+      assert.equal(env['PATH'], process.env['PATH']);
+    },
+  );
 });
 
 test('both sidecars get the same pod environment, extras last', () => {

@@ -1,4 +1,4 @@
-// The faults of the chaos suite, each injected faultAtMs into a burst (issue 14):
+// The faults of the chaos suite, each injected faultAtMs into a burst:
 //   apiserver-kill    kube-apiserver SIGKILLed, down apiserverDownMs, restarted with the same flags and port
 //   etcd-restart      etcd SIGKILLed, down etcdDownMs, restarted on its data
 //   etcd-compaction   etcd compacted past every watcher's resourceVersion and the watches cut: each
@@ -22,7 +22,10 @@ const LABEL = 'csi-resizer-bench';
 const secs = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
 
 export const apiserverKill: Fault = {
-  id: 'apiserver-kill', title: 'kube-apiserver SIGKILLed and restarted', impls: BOTH, replicas: 1,
+  id: 'apiserver-kill',
+  title: 'kube-apiserver SIGKILLed and restarted',
+  impls: BOTH,
+  replicas: 1,
   async inject(ctx) {
     const t = await ctx.env.cluster.restart('apiserver', { signal: 'SIGKILL', downMs: ctx.env.settings.apiserverDownMs });
     ctx.facts.push(`apiserver unavailable ${secs(t.readyAt - t.killedAt)} (killed to ready)`);
@@ -30,7 +33,10 @@ export const apiserverKill: Fault = {
 };
 
 export const etcdRestart: Fault = {
-  id: 'etcd-restart', title: 'etcd SIGKILLed and restarted', impls: BOTH, replicas: 1,
+  id: 'etcd-restart',
+  title: 'etcd SIGKILLed and restarted',
+  impls: BOTH,
+  replicas: 1,
   async inject(ctx) {
     const t = await ctx.env.cluster.restart('etcd', { signal: 'SIGKILL', downMs: ctx.env.settings.etcdDownMs });
     ctx.facts.push(`etcd unavailable ${secs(t.readyAt - t.killedAt)} (killed to healthy)`);
@@ -38,7 +44,10 @@ export const etcdRestart: Fault = {
 };
 
 export const etcdCompaction: Fault = {
-  id: 'etcd-compaction', title: 'etcd compacted, watches cut (410 Gone)', impls: BOTH, replicas: 1,
+  id: 'etcd-compaction',
+  title: 'etcd compacted, watches cut (410 Gone)',
+  impls: BOTH,
+  replicas: 1,
   async prepare(ctx) {
     await ctx.env.cluster.restart('apiserver', { signal: 'SIGTERM', extraArgs: ['--watch-cache=false'] });
   },
@@ -76,7 +85,10 @@ export const etcdCompaction: Fault = {
 };
 
 export const proxyBlackhole: Fault = {
-  id: 'proxy-blackhole', title: 'connections to the API server cut, then black-holed', impls: BOTH, replicas: 1,
+  id: 'proxy-blackhole',
+  title: 'connections to the API server cut, then black-holed',
+  impls: BOTH,
+  replicas: 1,
   async inject(ctx) {
     const { proxy, settings } = ctx.env;
     proxy.blackhole();
@@ -91,7 +103,10 @@ export const proxyBlackhole: Fault = {
 };
 
 export const driverKill: Fault = {
-  id: 'driver-kill', title: 'CSI driver SIGKILLed mid-call, restarted with its volumes', impls: BOTH, replicas: 1,
+  id: 'driver-kill',
+  title: 'CSI driver SIGKILLed mid-call, restarted with its volumes',
+  impls: BOTH,
+  replicas: 1,
   async inject(ctx) {
     await ctx.driver.kill('SIGKILL');
     // The driver stays down this long on purpose: the length of the outage is the fault.
@@ -106,12 +121,17 @@ export const driverKill: Fault = {
       open.set(c.volumeId, (open.get(c.volumeId) ?? 0) + (c.event === 'call' ? 1 : -1));
     }
     const inFlight = [...open.values()].reduce((sum, n) => sum + Math.max(0, n), 0);
-    ctx.facts.push(`${inFlight} expand calls received by the driver and never answered (killed mid-call); driver back after ${secs(ctx.env.settings.driverDownMs)}`);
+    ctx.facts.push(
+      `${inFlight} expand calls received by the driver and never answered (killed mid-call); driver back after ${secs(ctx.env.settings.driverDownMs)}`,
+    );
   },
 };
 
 export const leaderKill: Fault = {
-  id: 'leader-kill', title: 'leader SIGKILLed, standby takes over', impls: BOTH, replicas: 2,
+  id: 'leader-kill',
+  title: 'leader SIGKILLed, standby takes over',
+  impls: BOTH,
+  replicas: 2,
   async inject(ctx) {
     const { api } = ctx.env;
     const leasePath = `/apis/coordination.k8s.io/v1/namespaces/${LEASE_NAMESPACE}/leases/${ctx.leaseName}`;
@@ -124,14 +144,23 @@ export const leaderKill: Fault = {
     let next = holder;
     while (next === holder && Date.now() < deadline) {
       await sleep(200);
-      next = (await api.call<{ spec?: { holderIdentity?: string } }>('GET', leasePath).catch(() => ({ spec: { holderIdentity: holder } }))).spec?.holderIdentity ?? '';
+      next =
+        (await api.call<{ spec?: { holderIdentity?: string } }>('GET', leasePath).catch(() => ({ spec: { holderIdentity: holder } }))).spec?.holderIdentity ??
+        '';
     }
-    ctx.facts.push(next === holder ? `leader ${holder} killed; no takeover within 120 s` : `leader ${holder} killed; ${next} took the lease after ${secs(Date.now() - killedAt)}`);
+    ctx.facts.push(
+      next === holder
+        ? `leader ${holder} killed; no takeover within 120 s`
+        : `leader ${holder} killed; ${next} took the lease after ${secs(Date.now() - killedAt)}`,
+    );
   },
 };
 
 export const recreate: Fault = {
-  id: 'recreate', title: 'claims deleted and recreated under the same name', impls: BOTH, replicas: 1,
+  id: 'recreate',
+  title: 'claims deleted and recreated under the same name',
+  impls: BOTH,
+  replicas: 1,
   async inject(ctx) {
     const { api, settings } = ctx.env;
     const picked = [...ctx.expected.keys()].filter((name) => Number(name.split('-').at(-1)) % 2 === 0);
@@ -155,7 +184,10 @@ async function recreateClaim(api: Api, ctx: FaultContext, name: string, i: numbe
   await api.mergePatch(path, { metadata: { finalizers: null } }).catch(() => {});
   const deadline = Date.now() + 30_000;
   for (;;) {
-    const gone = await api.call('GET', path).then(() => false, (err: { status?: number }) => err.status === 404);
+    const gone = await api.call('GET', path).then(
+      () => false,
+      (err: { status?: number }) => err.status === 404,
+    );
     if (gone) break;
     if (Date.now() > deadline) throw new Error(`${name} was not deleted within 30 s`);
     await sleep(100);
@@ -164,13 +196,23 @@ async function recreateClaim(api: Api, ctx: FaultContext, name: string, i: numbe
   const pv = `${ns}-new-${i}`;
   const created = await api.callRetry<{ metadata: { uid: string } }>('POST', `/api/v1/namespaces/${ns}/persistentvolumeclaims`, {
     metadata: { name, namespace: ns, labels: { [LABEL]: ns } },
-    spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } }, storageClassName: STORAGE_CLASS, volumeName: pv, volumeMode: 'Filesystem' },
+    spec: {
+      accessModes: ['ReadWriteOnce'],
+      resources: { requests: { storage: '1Gi' } },
+      storageClassName: STORAGE_CLASS,
+      volumeName: pv,
+      volumeMode: 'Filesystem',
+    },
   });
   await api.callRetry('POST', '/api/v1/persistentvolumes', {
     metadata: { name: pv, labels: { [LABEL]: ns }, annotations: { 'pv.kubernetes.io/provisioned-by': DRIVER_NAME } },
     spec: {
-      capacity: { storage: '1Gi' }, accessModes: ['ReadWriteOnce'], persistentVolumeReclaimPolicy: 'Retain', storageClassName: STORAGE_CLASS,
-      volumeMode: 'Filesystem', csi: { driver: DRIVER_NAME, volumeHandle: replacementHandle(ns, i) },
+      capacity: { storage: '1Gi' },
+      accessModes: ['ReadWriteOnce'],
+      persistentVolumeReclaimPolicy: 'Retain',
+      storageClassName: STORAGE_CLASS,
+      volumeMode: 'Filesystem',
+      csi: { driver: DRIVER_NAME, volumeHandle: replacementHandle(ns, i) },
       claimRef: { kind: 'PersistentVolumeClaim', apiVersion: 'v1', namespace: ns, name, uid: created.metadata.uid },
     },
   });

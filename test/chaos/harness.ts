@@ -164,15 +164,18 @@ export async function runFault(env: ChaosEnv, fault: Fault, impl: Impl): Promise
     await growWhenAdmitted(env.api, ns, canary!.pvc, 2);
     await waitFinal(tracker, new Map([[canary!.pvc, 2n * GI]]), 180_000, replicas);
 
-    const rvBeforeBurst = (await env.api.callRetry<{ metadata: { resourceVersion: string } }>('GET', `/api/v1/namespaces/${ns}/persistentvolumeclaims?limit=1`)).metadata.resourceVersion;
+    const rvBeforeBurst = (await env.api.callRetry<{ metadata: { resourceVersion: string } }>('GET', `/api/v1/namespaces/${ns}/persistentvolumeclaims?limit=1`))
+      .metadata.resourceVersion;
     const ctx: FaultContext = { ...base, replicas, rvBeforeBurst };
     const wallStart = Date.now();
     const t0 = performance.now();
     let faultError: unknown;
     // On purpose a delay: the fault lands this far into the burst of edits.
-    const injected = sleep(s.faultAtMs).then(() => fault.inject(ctx)).catch((err: unknown) => {
-      faultError = err;
-    });
+    const injected = sleep(s.faultAtMs)
+      .then(() => fault.inject(ctx))
+      .catch((err: unknown) => {
+        faultError = err;
+      });
     await growAll(env.api, ns, claims, 2, s.concurrency);
     log(`edits sent in ${((performance.now() - t0) / 1000).toFixed(1)}s`);
     await injected;
@@ -186,21 +189,37 @@ export async function runFault(env: ChaosEnv, fault: Fault, impl: Impl): Promise
     // A marker instead of a quiet window: the canary, grown again now, turns final only once the
     // resizers have taken the keys queued before it, so a late or stray write has landed by then.
     await growWhenAdmitted(env.api, ns, canary!.pvc, 3);
-    if (!(await waitFinal(tracker, new Map([[canary!.pvc, 3n * GI]]), 60_000, []))) facts.push('the marker claim grown after the burst did not turn final within 60 s');
+    if (!(await waitFinal(tracker, new Map([[canary!.pvc, 3n * GI]]), 60_000, [])))
+      facts.push('the marker claim grown after the burst did not turn final within 60 s');
 
     const verdict = await judge(env.api, ns, expected, retired, driver);
-    const duplicateCalls = driver.calls().filter((c) => c.event === 'call' && c.method === 'ControllerExpandVolume' && c.afterSuccess && c.at >= wallStart).length;
+    const duplicateCalls = driver
+      .calls()
+      .filter((c) => c.event === 'call' && c.method === 'ControllerExpandVolume' && c.afterSuccess && c.at >= wallStart).length;
     const restarts = replicas.reduce((sum, r) => sum + r.restarts, 0);
     await Promise.all(replicas.map((r) => r.stop()));
-    const logs = replicas.flatMap((r) => r.logPaths).map((p) => readFileSync(p, 'utf8')).join('\n');
+    const logs = replicas
+      .flatMap((r) => r.logPaths)
+      .map((p) => readFileSync(p, 'utf8'))
+      .join('\n');
     fault.readLogs?.(ctx, logs);
     const result: FaultResult = {
-      fault: fault.id, title: fault.title, impl, n,
-      lost: verdict.lost.length, wrongSizes: verdict.wrong.length, duplicateCalls, restarts, timeToAllFinalS,
-      facts, problems: [...verdict.lost.slice(0, 10), ...verdict.wrong.slice(0, 10)],
+      fault: fault.id,
+      title: fault.title,
+      impl,
+      n,
+      lost: verdict.lost.length,
+      wrongSizes: verdict.wrong.length,
+      duplicateCalls,
+      restarts,
+      timeToAllFinalS,
+      facts,
+      problems: [...verdict.lost.slice(0, 10), ...verdict.wrong.slice(0, 10)],
     };
-    log(`lost ${result.lost}, wrong ${result.wrongSizes}, duplicate calls ${duplicateCalls}, restarts ${restarts}, ` +
-      `all final in ${timeToAllFinalS === undefined ? '-' : timeToAllFinalS.toFixed(1)}s; ${facts.join('; ')}`);
+    log(
+      `lost ${result.lost}, wrong ${result.wrongSizes}, duplicate calls ${duplicateCalls}, restarts ${restarts}, ` +
+        `all final in ${timeToAllFinalS === undefined ? '-' : timeToAllFinalS.toFixed(1)}s; ${facts.join('; ')}`,
+    );
     for (const p of result.problems) log(`  ${p}`);
     return result;
   } finally {
@@ -222,12 +241,20 @@ export function replacementHandle(ns: string, i: number): string {
 function startReplicas(env: ChaosEnv, impl: Impl, count: 1 | 2, dir: string): Supervised[] {
   const s = env.settings;
   const targets: ResizerTargets = {
-    kubeconfig: env.kubeconfig, csiAddress: `unix://${join(dir, 'csi.sock')}`,
-    oursEntry: env.oursEntry, upstreamBin: env.upstreamBin, logDir: env.logDir,
+    kubeconfig: env.kubeconfig,
+    csiAddress: `unix://${join(dir, 'csi.sock')}`,
+    oursEntry: env.oursEntry,
+    upstreamBin: env.upstreamBin,
+    logDir: env.logDir,
   };
   const leader = count === 2;
   const flags: ResizerFlags = {
-    workers: s.workers, qps: s.qps, burst: s.burst, timeout: s.timeout, handleVolumeInUseError: true, verbosity: 2,
+    workers: s.workers,
+    qps: s.qps,
+    burst: s.burst,
+    timeout: s.timeout,
+    handleVolumeInUseError: true,
+    verbosity: 2,
     leaderElection: leader,
     extraArgs: leader
       ? [
@@ -242,9 +269,7 @@ function startReplicas(env: ChaosEnv, impl: Impl, count: 1 | 2, dir: string): Su
     const identity = `replica-${'ab'[i]}`;
     const label = `${impl}-${identity}`;
     // Upstream's identity is the hostname; ours also reads CSI_RESIZER_LEADER_ELECTION_IDENTITY.
-    const launch = leader
-      ? impl === 'upstream' ? { hostname: identity } : { env: { CSI_RESIZER_LEADER_ELECTION_IDENTITY: identity } }
-      : {};
+    const launch = leader ? (impl === 'upstream' ? { hostname: identity } : { env: { CSI_RESIZER_LEADER_ELECTION_IDENTITY: identity } }) : {};
     return new Supervised(label, () => startResizer(impl, targets, flags, `chaos-${label}`, launch), s.restartDelayMs);
   });
 }

@@ -23,7 +23,11 @@ export class ControlledProxy {
   private readonly held: Pair[] = [];
   readonly stats: ProxyStats = { accepted: 0, cut: 0 };
 
-  private constructor(private readonly server: Server, readonly port: number, private readonly target: { host: string; port: number }) {}
+  private constructor(
+    private readonly server: Server,
+    readonly port: number,
+    private readonly target: { host: string; port: number },
+  ) {}
 
   static async start(target: { host: string; port: number }): Promise<ControlledProxy> {
     if (!['127.0.0.1', 'localhost', '::1'].includes(target.host)) throw new Error(`the proxy only forwards to loopback, not ${target.host}`);

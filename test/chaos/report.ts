@@ -9,8 +9,10 @@ export function chaosTable(results: readonly FaultResult[]): string {
     '|---|---|---:|---:|---:|---:|---:|---:|---|',
   ];
   for (const r of results) {
-    rows.push(`| ${cell(r.title)} | ${r.impl} | ${r.n} | ${r.lost} | ${r.wrongSizes} | ${r.duplicateCalls} | ${r.restarts} | ` +
-      `${r.timeToAllFinalS === undefined ? 'not all' : `${r.timeToAllFinalS.toFixed(1)} s`} | ${cell(r.facts.join('; '))} |`);
+    rows.push(
+      `| ${cell(r.title)} | ${r.impl} | ${r.n} | ${r.lost} | ${r.wrongSizes} | ${r.duplicateCalls} | ${r.restarts} | ` +
+        `${r.timeToAllFinalS === undefined ? 'not all' : `${r.timeToAllFinalS.toFixed(1)} s`} | ${cell(r.facts.join('; '))} |`,
+    );
   }
   return rows.join('\n');
 }

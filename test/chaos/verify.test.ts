@@ -4,7 +4,12 @@ import assert from 'node:assert/strict';
 import { verify, type ClaimView, type VerifyInput } from './verify.js';
 
 const G = 1n << 30n;
-const claim = (capacityGi: number, settled = true, volumeName = 'pv-a'): ClaimView => ({ uid: 'u', volumeName, capacityBytes: BigInt(capacityGi) * G, settled });
+const claim = (capacityGi: number, settled = true, volumeName = 'pv-a'): ClaimView => ({
+  uid: 'u',
+  volumeName,
+  capacityBytes: BigInt(capacityGi) * G,
+  settled,
+});
 
 function input(o: { claim?: ClaimView; pvGi?: number; volumeGi?: number; retired?: { pvGi: number; volumeGi: number } }): VerifyInput {
   const pvs = new Map([['pv-a', { capacityBytes: BigInt(o.pvGi ?? 2) * G, volumeHandle: 'h-a' }]]);
@@ -27,7 +32,7 @@ const cases: Array<{ name: string; in: VerifyInput; lost: number; wrong: number 
   { name: 'volume beyond the request: wrong', in: input({ claim: claim(2), volumeGi: 3 }), lost: 0, wrong: 1 },
   { name: 'claim final while its PV still says 1Gi: wrong', in: input({ claim: claim(2), pvGi: 1 }), lost: 0, wrong: 1 },
   { name: 'retired PV at an old size: fine', in: input({ claim: claim(2), retired: { pvGi: 2, volumeGi: 2 } }), lost: 0, wrong: 0 },
-  { name: 'retired PV grown to its successor\'s size: wrong', in: input({ claim: claim(2), retired: { pvGi: 1, volumeGi: 3 } }), lost: 0, wrong: 1 },
+  { name: "retired PV grown to its successor's size: wrong", in: input({ claim: claim(2), retired: { pvGi: 1, volumeGi: 3 } }), lost: 0, wrong: 1 },
 ];
 
 for (const c of cases) {

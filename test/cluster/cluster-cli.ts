@@ -51,11 +51,14 @@ async function up(): Promise<void> {
   mkdirSync(stateDir, { recursive: true });
   const { components } = cluster;
   // Stop order: driver, apiserver, etcd.
-  writeFileSync(pidsFile, [
-    `driver ${cluster.pids.driver} ${components.mockDriverBin}`,
-    `apiserver ${cluster.pids.apiserver} ${components.kubeApiserverBin}`,
-    `etcd ${cluster.pids.etcd} ${components.etcdBin}`,
-  ].join('\n') + '\n');
+  writeFileSync(
+    pidsFile,
+    [
+      `driver ${cluster.pids.driver} ${components.mockDriverBin}`,
+      `apiserver ${cluster.pids.apiserver} ${components.kubeApiserverBin}`,
+      `etcd ${cluster.pids.etcd} ${components.etcdBin}`,
+    ].join('\n') + '\n',
+  );
   writeFileSync(envFile, readFileSync(cluster.envFile, 'utf8'));
   process.stdout.write(`cluster up in ${cluster.startupMs}ms\n${readFileSync(envFile, 'utf8')}`);
 }
@@ -85,7 +88,7 @@ async function down(): Promise<void> {
   rmSync(envFile, { force: true });
 }
 
-/** Warm start and stop times of a throwaway cluster (the figures in the README). */
+/** Warm start and stop times of a throwaway cluster (the figures in docs/development.md, "Local control plane"). */
 async function time(): Promise<void> {
   const runs = Number(process.argv[3] ?? '3');
   for (let i = 1; i <= runs; i++) {

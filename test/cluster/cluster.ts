@@ -168,10 +168,15 @@ export async function startCluster(opts: ClusterOptions = {}): Promise<Cluster> 
     const etcdUrl = `http://127.0.0.1:${etcdPort}`;
     const peerUrl = `http://127.0.0.1:${etcdPeerPort}`;
     const etcdArgs = [
-        '--name=rz', `--data-dir=${etcdDataDir}`,
-        `--listen-client-urls=${etcdUrl}`, `--advertise-client-urls=${etcdUrl}`,
-        `--listen-peer-urls=${peerUrl}`, `--initial-advertise-peer-urls=${peerUrl}`,
-        `--initial-cluster=rz=${peerUrl}`, '--unsafe-no-fsync=true', '--log-level=warn',
+      '--name=rz',
+      `--data-dir=${etcdDataDir}`,
+      `--listen-client-urls=${etcdUrl}`,
+      `--advertise-client-urls=${etcdUrl}`,
+      `--listen-peer-urls=${peerUrl}`,
+      `--initial-advertise-peer-urls=${peerUrl}`,
+      `--initial-cluster=rz=${peerUrl}`,
+      '--unsafe-no-fsync=true',
+      '--log-level=warn',
     ];
     const spawnEtcd = (extra: readonly string[] = []) =>
       spawnLogged({ name: 'etcd', command: components.etcdBin, args: [...etcdArgs, ...extra], logPath: logs.etcd, detached });
@@ -199,24 +204,27 @@ export async function startCluster(opts: ClusterOptions = {}): Promise<Cluster> 
       auditArgs.push(`--audit-policy-file=${policyPath}`, `--audit-log-path=${auditLogPath}`, '--audit-log-format=json', '--audit-log-maxbackup=0');
     }
     const apiserverArgs = [
-        `--etcd-servers=${etcdUrl}`,
-        '--bind-address=127.0.0.1', '--advertise-address=127.0.0.1', `--secure-port=${apiPort}`,
-        `--cert-dir=${join(dir, 'apiserver-certs')}`,
-        `--tls-cert-file=${pki.servingCertPath}`, `--tls-private-key-file=${pki.servingKeyPath}`,
-        '--service-cluster-ip-range=10.0.0.0/24',
-        `--service-account-issuer=${apiUrl}`,
-        `--service-account-key-file=${pki.saPubPath}`,
-        `--service-account-signing-key-file=${pki.saKeyPath}`,
-        '--authorization-mode=RBAC',
-        `--token-auth-file=${pki.tokenFilePath}`,
-        // The default admission plugins, minus ServiceAccount: there is no controller to create
-        // default ServiceAccounts, and test pods would be refused without one.
-        '--disable-admission-plugins=ServiceAccount',
-        '--allow-privileged=true',
-        // 127.0.0.1 is not a valid endpoint for the "kubernetes" Service; do not try to publish it.
-        '--endpoint-reconciler-type=none',
-        '--v=1',
-        ...auditArgs,
+      `--etcd-servers=${etcdUrl}`,
+      '--bind-address=127.0.0.1',
+      '--advertise-address=127.0.0.1',
+      `--secure-port=${apiPort}`,
+      `--cert-dir=${join(dir, 'apiserver-certs')}`,
+      `--tls-cert-file=${pki.servingCertPath}`,
+      `--tls-private-key-file=${pki.servingKeyPath}`,
+      '--service-cluster-ip-range=10.0.0.0/24',
+      `--service-account-issuer=${apiUrl}`,
+      `--service-account-key-file=${pki.saPubPath}`,
+      `--service-account-signing-key-file=${pki.saKeyPath}`,
+      '--authorization-mode=RBAC',
+      `--token-auth-file=${pki.tokenFilePath}`,
+      // The default admission plugins, minus ServiceAccount: there is no controller to create
+      // default ServiceAccounts, and test pods would be refused without one.
+      '--disable-admission-plugins=ServiceAccount',
+      '--allow-privileged=true',
+      // 127.0.0.1 is not a valid endpoint for the "kubernetes" Service; do not try to publish it.
+      '--endpoint-reconciler-type=none',
+      '--v=1',
+      ...auditArgs,
     ];
     const spawnApiserver = (extra: readonly string[] = []) =>
       spawnLogged({ name: 'kube-apiserver', command: components.kubeApiserverBin, args: [...apiserverArgs, ...extra], logPath: logs.apiserver, detached });
@@ -247,14 +255,31 @@ export async function startCluster(opts: ClusterOptions = {}): Promise<Cluster> 
 
     const envFile = join(dir, 'env');
     const cluster: Omit<Cluster, 'stop' | 'restart'> = {
-      dir, apiUrl, etcdUrl, caPath: pki.caPath, adminKubeconfigPath, resizerKubeconfigPath,
-      csiAddress: driver.address, driverName: driver.name, driver, logs, envFile,
+      dir,
+      apiUrl,
+      etcdUrl,
+      caPath: pki.caPath,
+      adminKubeconfigPath,
+      resizerKubeconfigPath,
+      csiAddress: driver.address,
+      driverName: driver.name,
+      driver,
+      logs,
+      envFile,
       pids: {
-        get etcd() { return etcd.pid; },
-        get apiserver() { return apiserver.pid; },
-        get driver() { return driver.pid; },
+        get etcd() {
+          return etcd.pid;
+        },
+        get apiserver() {
+          return apiserver.pid;
+        },
+        get driver() {
+          return driver.pid;
+        },
       },
-      etcdDataDir, components, startupMs: Date.now() - started,
+      etcdDataDir,
+      components,
+      startupMs: Date.now() - started,
       ...(auditLogPath === undefined ? {} : { auditLogPath }),
     };
     writeFileSync(envFile, formatEnv(clusterEnv(cluster)));
@@ -328,7 +353,11 @@ export function clusterEnv(c: Omit<Cluster, 'stop' | 'restart'>): Record<string,
 }
 
 export function formatEnv(vars: Record<string, string>): string {
-  return Object.entries(vars).map(([k, v]) => `${k}=${v}`).join('\n') + '\n';
+  return (
+    Object.entries(vars)
+      .map(([k, v]) => `${k}=${v}`)
+      .join('\n') + '\n'
+  );
 }
 
 const WATCHDOG = `
@@ -360,10 +389,14 @@ async function distinctPorts(n: number): Promise<number[]> {
 }
 
 async function waitFor(what: string, proc: Managed, deadline: number, check: () => Promise<boolean>): Promise<void> {
-  await eventually(what, async () => {
-    if (proc.hasExited()) throw new StopPolling(`${proc.name} exited (${await proc.exited}) while waiting for ${what}`);
-    return check();
-  }, Math.max(0, deadline - Date.now()));
+  await eventually(
+    what,
+    async () => {
+      if (proc.hasExited()) throw new StopPolling(`${proc.name} exited (${await proc.exited}) while waiting for ${what}`);
+      return check();
+    },
+    Math.max(0, deadline - Date.now()),
+  );
 }
 
 function httpsGet(url: string, ca: Buffer): Promise<string> {
@@ -385,8 +418,12 @@ function httpsGet(url: string, ca: Buffer): Promise<string> {
 async function waitUntilResizerAuthorized(admin: ReturnType<typeof clientsFromKubeconfig>, deadline: number): Promise<void> {
   const allowed = async (resourceAttributes: Record<string, string>) =>
     (await admin.authz.createSubjectAccessReview({ body: { spec: { user: RESIZER_USER, resourceAttributes } } })).status?.allowed === true;
-  await eventually('the resizer user to be authorized by deploy/kubernetes/rbac.yaml and secrets-access/rbac-secrets.yaml', async () =>
-    await allowed({ group: 'coordination.k8s.io', resource: 'leases', verb: 'create', namespace: 'default' }) &&
-    await allowed({ resource: 'persistentvolumeclaims', subresource: 'status', verb: 'patch' }) &&
-    await allowed({ resource: 'secrets', verb: 'get', namespace: 'default' }), Math.max(0, deadline - Date.now()));
+  await eventually(
+    'the resizer user to be authorized by deploy/kubernetes/rbac.yaml and secrets-access/rbac-secrets.yaml',
+    async () =>
+      (await allowed({ group: 'coordination.k8s.io', resource: 'leases', verb: 'create', namespace: 'default' })) &&
+      (await allowed({ resource: 'persistentvolumeclaims', subresource: 'status', verb: 'patch' })) &&
+      (await allowed({ resource: 'secrets', verb: 'get', namespace: 'default' })),
+    Math.max(0, deadline - Date.now()),
+  );
 }

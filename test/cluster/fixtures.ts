@@ -74,8 +74,16 @@ export function quantityBytes(q: string): bigint {
   const m = /^(\d+)(Ki|Mi|Gi|Ti|Pi|k|M|G|T|P)?$/.exec(q);
   if (!m) throw new Error(`unsupported quantity ${q} in a fixture`);
   const mult: Record<string, bigint> = {
-    Ki: 1n << 10n, Mi: 1n << 20n, Gi: 1n << 30n, Ti: 1n << 40n, Pi: 1n << 50n,
-    k: 10n ** 3n, M: 10n ** 6n, G: 10n ** 9n, T: 10n ** 12n, P: 10n ** 15n,
+    Ki: 1n << 10n,
+    Mi: 1n << 20n,
+    Gi: 1n << 30n,
+    Ti: 1n << 40n,
+    Pi: 1n << 50n,
+    k: 10n ** 3n,
+    M: 10n ** 6n,
+    G: 10n ** 9n,
+    T: 10n ** 12n,
+    P: 10n ** 15n,
   };
   return BigInt(m[1]!) * (m[2] ? mult[m[2]]! : 1n);
 }
@@ -117,28 +125,43 @@ export async function provisionVolume(clients: KubeClients, csiAddress: string, 
   const created = await retryWhileStarting('creating PVC', () =>
     clients.core.createNamespacedPersistentVolumeClaim({
       namespace,
-      body: asApiBody(pvc({
-        name: pvcName, namespace, annotations: opts.pvcAnnotations, phase: null,
-        accessModes, request: opts.size, storageClassName: opts.storageClassName, volumeName: pvName, volumeMode,
-      })),
+      body: asApiBody(
+        pvc({
+          name: pvcName,
+          namespace,
+          annotations: opts.pvcAnnotations,
+          phase: null,
+          accessModes,
+          request: opts.size,
+          storageClassName: opts.storageClassName,
+          volumeName: pvName,
+          volumeMode,
+        }),
+      ),
     }),
   );
 
   await clients.core.createPersistentVolume({
-    body: asApiBody(pv({
-      name: pvName,
-      annotations: { 'pv.kubernetes.io/provisioned-by': opts.driverName, ...opts.pvAnnotations },
-      capacity: opts.size, accessModes, reclaimPolicy: 'Retain', storageClassName: opts.storageClassName, volumeMode,
-      mountOptions: opts.mountOptions,
-      nodeAffinity: opts.nodeAffinity?.required?.nodeSelectorTerms as NodeSelectorTerm[] | undefined,
-      driver: opts.driverName,
-      volumeHandle: volumeId,
-      csi: {
-        ...(volumeMode === 'Block' || opts.fsType === undefined ? {} : { fsType: opts.fsType }),
-        ...(opts.controllerExpandSecretRef ? { controllerExpandSecretRef: opts.controllerExpandSecretRef } : {}),
-      },
-      claim: { kind: 'PersistentVolumeClaim', apiVersion: 'v1', namespace, name: pvcName, uid: created.metadata!.uid! },
-    })),
+    body: asApiBody(
+      pv({
+        name: pvName,
+        annotations: { 'pv.kubernetes.io/provisioned-by': opts.driverName, ...opts.pvAnnotations },
+        capacity: opts.size,
+        accessModes,
+        reclaimPolicy: 'Retain',
+        storageClassName: opts.storageClassName,
+        volumeMode,
+        mountOptions: opts.mountOptions,
+        nodeAffinity: opts.nodeAffinity?.required?.nodeSelectorTerms as NodeSelectorTerm[] | undefined,
+        driver: opts.driverName,
+        volumeHandle: volumeId,
+        csi: {
+          ...(volumeMode === 'Block' || opts.fsType === undefined ? {} : { fsType: opts.fsType }),
+          ...(opts.controllerExpandSecretRef ? { controllerExpandSecretRef: opts.controllerExpandSecretRef } : {}),
+        },
+        claim: { kind: 'PersistentVolumeClaim', apiVersion: 'v1', namespace, name: pvcName, uid: created.metadata!.uid! },
+      }),
+    ),
   });
 
   const boundPv = await clients.core.patchPersistentVolumeStatus({ name: pvName, body: { status: { phase: 'Bound' } } }, patchAs());
@@ -182,9 +205,7 @@ export async function requestPvcSize(
  * kubernetes.io/pvc-protection finalizer, so it is cleared first. Missing objects are fine.
  */
 export async function deletePvc(clients: KubeClients, namespace: string, name: string): Promise<void> {
-  await ignoreNotFound(
-    clients.core.patchNamespacedPersistentVolumeClaim({ name, namespace, body: { metadata: { finalizers: null } } }, patchAs()),
-  );
+  await ignoreNotFound(clients.core.patchNamespacedPersistentVolumeClaim({ name, namespace, body: { metadata: { finalizers: null } } }, patchAs()));
   await ignoreNotFound(clients.core.deleteNamespacedPersistentVolumeClaim({ name, namespace }));
 }
 

@@ -24,7 +24,10 @@ test('fixture quantities and names', () => {
 test('the test user is added once to a binding, beside the ServiceAccount', () => {
   const sa = { kind: 'ServiceAccount', name: 'csi-resizer', namespace: 'default' };
   const once = withTestUser([sa]);
-  assert.deepEqual(once.map((s) => s.kind), ['ServiceAccount', 'User']);
+  assert.deepEqual(
+    once.map((s) => s.kind),
+    ['ServiceAccount', 'User'],
+  );
   assert.equal(withTestUser(once).length, 2);
 });
 
@@ -32,7 +35,10 @@ test('deploy/kubernetes/rbac.yaml grants the verbs the resizer uses and no secre
   const docs = k8s.loadAllYaml(readFileSync(rbacManifestPath, 'utf8')) as k8s.KubernetesObject[];
   const role = docs.find((d) => d.kind === 'ClusterRole') as k8s.V1ClusterRole;
   const verbs = (rules: k8s.V1PolicyRule[], group: string, resource: string) =>
-    rules.filter((r) => r.apiGroups!.includes(group) && r.resources!.includes(resource)).flatMap((r) => r.verbs).sort();
+    rules
+      .filter((r) => r.apiGroups!.includes(group) && r.resources!.includes(resource))
+      .flatMap((r) => r.verbs)
+      .sort();
   assert.deepEqual(verbs(role.rules!, '', 'persistentvolumes'), ['list', 'patch', 'watch']);
   assert.deepEqual(verbs(role.rules!, '', 'persistentvolumeclaims'), ['list', 'watch']);
   assert.deepEqual(verbs(role.rules!, '', 'persistentvolumeclaims/status'), ['patch']);
@@ -45,13 +51,22 @@ test('deploy/kubernetes/rbac.yaml grants the verbs the resizer uses and no secre
   assert.deepEqual(lease.rules![0]!.verbs!.slice().sort(), ['create', 'get', 'update']);
   for (const kind of ['ClusterRoleBinding', 'RoleBinding']) {
     const b = docs.find((d) => d.kind === kind) as k8s.V1RoleBinding;
-    assert.deepEqual(b.subjects!.map((s) => ({ kind: s.kind, name: s.name, namespace: s.namespace })), [{ kind: 'ServiceAccount', name: 'csi-resizer', namespace: 'default' }]);
+    assert.deepEqual(
+      b.subjects!.map((s) => ({ kind: s.kind, name: s.name, namespace: s.namespace })),
+      [{ kind: 'ServiceAccount', name: 'csi-resizer', namespace: 'default' }],
+    );
   }
 
   const optIn = k8s.loadAllYaml(readFileSync(secretsAccessManifestPath, 'utf8')) as k8s.KubernetesObject[];
   const secretsRole = optIn.find((d) => d.kind === 'ClusterRole') as k8s.V1ClusterRole;
-  assert.deepEqual(secretsRole.rules!.map((r) => ({ apiGroups: r.apiGroups, resources: r.resources, verbs: r.verbs })), [{ apiGroups: [''], resources: ['secrets'], verbs: ['get'] }]);
+  assert.deepEqual(
+    secretsRole.rules!.map((r) => ({ apiGroups: r.apiGroups, resources: r.resources, verbs: r.verbs })),
+    [{ apiGroups: [''], resources: ['secrets'], verbs: ['get'] }],
+  );
   const binding = optIn.find((d) => d.kind === 'ClusterRoleBinding') as k8s.V1ClusterRoleBinding;
   assert.equal(binding.roleRef.name, secretsRole.metadata?.name);
-  assert.deepEqual(binding.subjects!.map((s) => ({ kind: s.kind, name: s.name, namespace: s.namespace })), [{ kind: 'ServiceAccount', name: 'csi-resizer', namespace: 'default' }]);
+  assert.deepEqual(
+    binding.subjects!.map((s) => ({ kind: s.kind, name: s.name, namespace: s.namespace })),
+    [{ kind: 'ServiceAccount', name: 'csi-resizer', namespace: 'default' }],
+  );
 });

@@ -27,11 +27,13 @@ test('capability flags reach the driver; restart() gives a new process on the sa
   assert.ok(plugin.capabilities.some((c) => c.volume_expansion?.type === 'OFFLINE'));
 
   const created = await client.call<{ volume: { volume_id: string; capacity_bytes: string } }>('Controller', 'CreateVolume', {
-    name: 'v1', capacity_range: { required_bytes: String(2 ** 30) },
+    name: 'v1',
+    capacity_range: { required_bytes: String(2 ** 30) },
     volume_capabilities: [{ mount: {}, access_mode: { mode: 'SINGLE_NODE_WRITER' } }],
   });
   const expanded = await client.call<{ capacity_bytes: string; node_expansion_required: boolean }>('Controller', 'ControllerExpandVolume', {
-    volume_id: created.volume.volume_id, capacity_range: { required_bytes: String(2 * 2 ** 30) },
+    volume_id: created.volume.volume_id,
+    capacity_range: { required_bytes: String(2 * 2 ** 30) },
   });
   assert.equal(expanded.capacity_bytes, String(2 * 2 ** 30));
   assert.equal(expanded.node_expansion_required, true);

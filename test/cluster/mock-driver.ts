@@ -100,9 +100,13 @@ export async function startMockDriver(opts: MockDriverOptions = {}): Promise<Moc
 }
 
 async function waitReady(proc: Managed, protoPath: string, address: string, timeoutMs: number): Promise<void> {
-  await eventually(`GetPluginInfo on ${address}`, async () => {
-    if (proc.hasExited()) throw new StopPolling(`mockdriver exited (${await proc.exited}) before it answered GetPluginInfo`);
-    await getPluginInfo(protoPath, address, 1000);
-    return true;
-  }, timeoutMs);
+  await eventually(
+    `GetPluginInfo on ${address}`,
+    async () => {
+      if (proc.hasExited()) throw new StopPolling(`mockdriver exited (${await proc.exited}) before it answered GetPluginInfo`);
+      await getPluginInfo(protoPath, address, 1000);
+      return true;
+    },
+    timeoutMs,
+  );
 }

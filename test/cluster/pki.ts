@@ -42,19 +42,57 @@ export async function makePki(dir: string): Promise<Pki> {
   const pki = join(dir, 'pki');
   mkdirSync(pki, { recursive: true, mode: 0o700 });
   const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
-  await openssl(['req', '-x509', ...ec, '-keyout', 'ca.key', '-out', 'ca.crt', '-days', '3650',
-    '-subj', '/CN=csi-resizer-test-ca',
-    '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign'], pki);
+  await openssl(
+    [
+      'req',
+      '-x509',
+      ...ec,
+      '-keyout',
+      'ca.key',
+      '-out',
+      'ca.crt',
+      '-days',
+      '3650',
+      '-subj',
+      '/CN=csi-resizer-test-ca',
+      '-addext',
+      'basicConstraints=critical,CA:TRUE',
+      '-addext',
+      'keyUsage=critical,keyCertSign,cRLSign',
+    ],
+    pki,
+  );
   await openssl(['req', '-new', ...ec, '-keyout', 'apiserver.key', '-out', 'apiserver.csr', '-subj', '/CN=kube-apiserver'], pki);
-  writeFileSync(join(pki, 'apiserver.ext'), [
-    'basicConstraints=critical,CA:FALSE',
-    'keyUsage=critical,digitalSignature,keyEncipherment',
-    'extendedKeyUsage=serverAuth',
-    `subjectAltName=IP:127.0.0.1,DNS:localhost,DNS:${PROXY_ONLY_NAME}`,
-    '',
-  ].join('\n'));
-  await openssl(['x509', '-req', '-in', 'apiserver.csr', '-CA', 'ca.crt', '-CAkey', 'ca.key', '-CAcreateserial',
-    '-out', 'apiserver.crt', '-days', '3650', '-extfile', 'apiserver.ext'], pki);
+  writeFileSync(
+    join(pki, 'apiserver.ext'),
+    [
+      'basicConstraints=critical,CA:FALSE',
+      'keyUsage=critical,digitalSignature,keyEncipherment',
+      'extendedKeyUsage=serverAuth',
+      `subjectAltName=IP:127.0.0.1,DNS:localhost,DNS:${PROXY_ONLY_NAME}`,
+      '',
+    ].join('\n'),
+  );
+  await openssl(
+    [
+      'x509',
+      '-req',
+      '-in',
+      'apiserver.csr',
+      '-CA',
+      'ca.crt',
+      '-CAkey',
+      'ca.key',
+      '-CAcreateserial',
+      '-out',
+      'apiserver.crt',
+      '-days',
+      '3650',
+      '-extfile',
+      'apiserver.ext',
+    ],
+    pki,
+  );
 
   // Service-account tokens: the apiserver needs a signing key and its public half even though
   // the tests authenticate with static tokens.
@@ -82,12 +120,18 @@ export async function makePki(dir: string): Promise<Pki> {
 
 export function kubeconfig(opts: { apiUrl: string; caPath: string; user: string; token: string }): string {
   // JSON is valid YAML, and needs no quoting rules.
-  return JSON.stringify({
-    apiVersion: 'v1',
-    kind: 'Config',
-    clusters: [{ name: 'csi-resizer-test', cluster: { server: opts.apiUrl, 'certificate-authority': opts.caPath } }],
-    users: [{ name: opts.user, user: { token: opts.token } }],
-    contexts: [{ name: 'csi-resizer-test', context: { cluster: 'csi-resizer-test', user: opts.user, namespace: 'default' } }],
-    'current-context': 'csi-resizer-test',
-  }, null, 2) + '\n';
+  return (
+    JSON.stringify(
+      {
+        apiVersion: 'v1',
+        kind: 'Config',
+        clusters: [{ name: 'csi-resizer-test', cluster: { server: opts.apiUrl, 'certificate-authority': opts.caPath } }],
+        users: [{ name: opts.user, user: { token: opts.token } }],
+        contexts: [{ name: 'csi-resizer-test', context: { cluster: 'csi-resizer-test', user: opts.user, namespace: 'default' } }],
+        'current-context': 'csi-resizer-test',
+      },
+      null,
+      2,
+    ) + '\n'
+  );
 }

@@ -11,11 +11,16 @@ import { repoRoot } from '../cluster/components.js';
 
 test('npm run demo: the three PVCs end as the README says, and everything stops', { timeout: 600_000 }, async () => {
   const child = spawn(process.execPath, ['--import', 'tsx', join(repoRoot, 'scripts', 'demo.ts')], {
-    cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'],
+    cwd: repoRoot,
+    stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
-  child.stdout.on('data', (c: Buffer) => { out += c.toString('utf8'); });
-  child.stderr.on('data', (c: Buffer) => { out += c.toString('utf8'); });
+  child.stdout.on('data', (c: Buffer) => {
+    out += c.toString('utf8');
+  });
+  child.stderr.on('data', (c: Buffer) => {
+    out += c.toString('utf8');
+  });
   const timer = setTimeout(() => child.kill('SIGKILL'), 540_000);
   const code = await new Promise<number | null>((resolve) => child.once('close', (c) => resolve(c)));
   clearTimeout(timer);

@@ -31,7 +31,10 @@ export class ConnectProxy {
   readonly requests: ProxiedRequest[] = [];
   private readonly sockets = new Set<net.Socket>();
 
-  private constructor(private readonly server: http.Server, private readonly options: ConnectProxyOptions) {}
+  private constructor(
+    private readonly server: http.Server,
+    private readonly options: ConnectProxyOptions,
+  ) {}
 
   static async start(options: ConnectProxyOptions): Promise<ConnectProxy> {
     const server = options.tls ? https.createServer({ cert: options.tls.cert, key: options.tls.key }) : http.createServer();

@@ -194,7 +194,9 @@ export class FakeApiServer {
     for (const w of this.watchers) {
       if (!w.bookmarks || w.hang) continue;
       const kind = this.kinds.get(w.collection) ?? 'Object';
-      w.res.write(JSON.stringify({ type: 'BOOKMARK', object: { kind, apiVersion: apiVersion(w.collection), metadata: { resourceVersion: String(this.rv) } } }) + '\n');
+      w.res.write(
+        JSON.stringify({ type: 'BOOKMARK', object: { kind, apiVersion: apiVersion(w.collection), metadata: { resourceVersion: String(this.rv) } } }) + '\n',
+      );
     }
   }
 
@@ -207,8 +209,11 @@ export class FakeApiServer {
       const url = new URL(req.url ?? '/', 'http://fake');
       const text = Buffer.concat(chunks).toString('utf8');
       const record: RecordedRequest = {
-        method: req.method ?? 'GET', path: url.pathname, query: url.searchParams,
-        contentType: req.headers['content-type'], authorization: req.headers.authorization,
+        method: req.method ?? 'GET',
+        path: url.pathname,
+        query: url.searchParams,
+        contentType: req.headers['content-type'],
+        authorization: req.headers.authorization,
         body: text === '' ? undefined : safeJson(text),
       };
       this.requests.push(record);
@@ -240,16 +245,20 @@ export class FakeApiServer {
       case 'GET':
         if (p.name === undefined) return r.query.get('watch') === 'true' ? this.watch(p, r, res) : this.listHttp(p, r, res);
         return this.getHttp(p, res);
-      case 'POST': return this.createHttp(p, r, res);
-      case 'PUT': return this.updateHttp(p, r, res);
-      case 'PATCH': return this.patchHttp(p, r, res);
+      case 'POST':
+        return this.createHttp(p, r, res);
+      case 'PUT':
+        return this.updateHttp(p, r, res);
+      case 'PATCH':
+        return this.patchHttp(p, r, res);
       case 'DELETE': {
         const existing = this.bucket(p.collection).get(this.keyOf(p.namespace, p.name));
         if (!existing) return notFound(res, p);
         this.remove(p.collection, p.namespace, p.name!);
         return sendJson(res, 200, existing);
       }
-      default: return sendStatus(res, 405, 'MethodNotAllowed', 'method not allowed');
+      default:
+        return sendStatus(res, 405, 'MethodNotAllowed', 'method not allowed');
     }
   }
 
@@ -266,7 +275,10 @@ export class FakeApiServer {
       .filter(([, o]) => !p.namespace || o.metadata?.namespace === p.namespace)
       .filter(([, o]) => matchesLabels(o, selector) && matchesFields(o, fields))
       .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-      .map(([, o]) => { const { kind: _k, apiVersion: _a, ...rest } = o; return rest; });
+      .map(([, o]) => {
+        const { kind: _k, apiVersion: _a, ...rest } = o;
+        return rest;
+      });
     const limit = Number(r.query.get('limit') ?? 0);
     let offset = 0;
     let listRv = this.rv;
@@ -278,11 +290,12 @@ export class FakeApiServer {
       listRv = token.rv;
     }
     const items = limit > 0 ? all.slice(offset, offset + limit) : all.slice(offset);
-    const next = limit > 0 && offset + limit < all.length
-      ? Buffer.from(JSON.stringify({ offset: offset + limit, rv: listRv })).toString('base64') : undefined;
+    const next = limit > 0 && offset + limit < all.length ? Buffer.from(JSON.stringify({ offset: offset + limit, rv: listRv })).toString('base64') : undefined;
     const body = {
-      kind: `${this.kinds.get(p.collection) ?? 'Object'}List`, apiVersion: apiVersion(p.collection),
-      metadata: { resourceVersion: String(listRv), ...(next ? { continue: next } : {}) }, items,
+      kind: `${this.kinds.get(p.collection) ?? 'Object'}List`,
+      apiVersion: apiVersion(p.collection),
+      metadata: { resourceVersion: String(listRv), ...(next ? { continue: next } : {}) },
+      items,
     };
     if (this.listDelayMs > 0) setTimeout(() => sendJson(res, 200, body), this.listDelayMs);
     else sendJson(res, 200, body);
@@ -291,7 +304,12 @@ export class FakeApiServer {
   private watch(p: Parsed, r: RecordedRequest, res: http.ServerResponse): void {
     const initialEvents = r.query.get('sendInitialEvents') === 'true';
     if (initialEvents && this.watchList === 'rejected') {
-      return sendStatus(res, 422, 'Invalid', 'sendInitialEvents: Forbidden: sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled');
+      return sendStatus(
+        res,
+        422,
+        'Invalid',
+        'sendInitialEvents: Forbidden: sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled',
+      );
     }
     const from = r.query.get('resourceVersion') ?? '';
     const fromRv = from === '' || from === '0' ? undefined : Number(from);
@@ -301,8 +319,13 @@ export class FakeApiServer {
     res.writeHead(200, { 'Content-Type': 'application/json', 'Transfer-Encoding': 'chunked' });
     res.flushHeaders();
     const w: Watcher = {
-      collection: p.collection, namespace: p.namespace, labelSelector: r.query.get('labelSelector') ?? undefined,
-      fieldSelector: r.query.get('fieldSelector') ?? undefined, bookmarks: r.query.get('allowWatchBookmarks') === 'true', res, hang: this.hangWatches,
+      collection: p.collection,
+      namespace: p.namespace,
+      labelSelector: r.query.get('labelSelector') ?? undefined,
+      fieldSelector: r.query.get('fieldSelector') ?? undefined,
+      bookmarks: r.query.get('allowWatchBookmarks') === 'true',
+      res,
+      hang: this.hangWatches,
     };
     this.watchers.add(w);
     res.once('close', () => this.watchers.delete(w));
@@ -315,17 +338,25 @@ export class FakeApiServer {
     if (fromRv === undefined) {
       for (const obj of this.bucket(p.collection).values()) this.send(w, 'ADDED', obj);
       if (initialEvents) {
-        w.res.write(JSON.stringify({
-          type: 'BOOKMARK',
-          object: { kind: this.kinds.get(p.collection), metadata: { resourceVersion: String(this.rv), annotations: { 'k8s.io/initial-events-end': 'true' } } },
-        }) + '\n');
+        w.res.write(
+          JSON.stringify({
+            type: 'BOOKMARK',
+            object: {
+              kind: this.kinds.get(p.collection),
+              metadata: { resourceVersion: String(this.rv), annotations: { 'k8s.io/initial-events-end': 'true' } },
+            },
+          }) + '\n',
+        );
       }
     } else {
       for (const h of this.history) if (h.rv > fromRv && h.collection === p.collection) this.send(w, h.type, h.object);
     }
     const timeout = Number(r.query.get('timeoutSeconds') ?? 0);
     if (timeout > 0) {
-      const t = setTimeout(() => { res.end(); this.watchers.delete(w); }, timeout * 1000);
+      const t = setTimeout(() => {
+        res.end();
+        this.watchers.delete(w);
+      }, timeout * 1000);
       t.unref();
       res.once('close', () => clearTimeout(t));
     }
@@ -354,7 +385,12 @@ export class FakeApiServer {
   private patchHttp(p: Parsed, r: RecordedRequest, res: http.ServerResponse): void {
     const strategic = r.contentType === 'application/strategic-merge-patch+json';
     if (!strategic && r.contentType !== 'application/merge-patch+json') {
-      return sendStatus(res, 415, 'UnsupportedMediaType', `the body of the request was in an unknown format - accepted media types include: application/merge-patch+json, application/strategic-merge-patch+json (got ${r.contentType})`);
+      return sendStatus(
+        res,
+        415,
+        'UnsupportedMediaType',
+        `the body of the request was in an unknown format - accepted media types include: application/merge-patch+json, application/strategic-merge-patch+json (got ${r.contentType})`,
+      );
     }
     const current = this.bucket(p.collection).get(this.keyOf(p.namespace, p.name));
     if (!current) return notFound(res, p);
@@ -415,11 +451,18 @@ export class FakeApiServer {
 function parsePath(path: string): Parsed | undefined {
   const parts = path.split('/').filter(Boolean);
   let gv: string;
-  if (parts[0] === 'api') { gv = parts[1]!; parts.splice(0, 2); }
-  else if (parts[0] === 'apis') { gv = `${parts[1]}/${parts[2]}`; parts.splice(0, 3); }
-  else return undefined;
+  if (parts[0] === 'api') {
+    gv = parts[1]!;
+    parts.splice(0, 2);
+  } else if (parts[0] === 'apis') {
+    gv = `${parts[1]}/${parts[2]}`;
+    parts.splice(0, 3);
+  } else return undefined;
   let namespace: string | undefined;
-  if ((parts[0] as string) === 'namespaces' && parts.length >= 3) { namespace = decodeURIComponent(parts[1]!); parts.splice(0, 2); }
+  if ((parts[0] as string) === 'namespaces' && parts.length >= 3) {
+    namespace = decodeURIComponent(parts[1]!);
+    parts.splice(0, 2);
+  }
   const [resource, name, subresource] = parts;
   if (!resource) return undefined;
   return { collection: `${gv}/${resource}`, namespace, name: name && decodeURIComponent(name), subresource };
@@ -458,7 +501,10 @@ function mergePatch(target: unknown, patch: unknown, strategic: boolean, field =
       const out = [...target] as Obj[];
       for (const item of patch as Obj[]) {
         const i = out.findIndex((o) => o[key] === item[key]);
-        if (item.$patch === 'delete') { if (i >= 0) out.splice(i, 1); continue; }
+        if (item.$patch === 'delete') {
+          if (i >= 0) out.splice(i, 1);
+          continue;
+        }
         if (i >= 0) out[i] = mergePatch(out[i], item, strategic) as Obj;
         else out.push(item);
       }
@@ -493,5 +539,9 @@ function notFound(res: http.ServerResponse, p: Parsed): void {
 }
 
 function safeJson(text: string): unknown {
-  try { return JSON.parse(text); } catch { return text; }
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
 }

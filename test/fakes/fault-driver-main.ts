@@ -10,7 +10,8 @@
 import { parseArgs } from 'node:util';
 import { FaultDriver } from './fault-driver.js';
 
-const USAGE = 'usage: fault-driver-main.ts --endpoint=PATH --state-file=PATH [--call-log=PATH] [--name=NAME] [--expand-delay-ms=MS] [--node-expansion-required]';
+const USAGE =
+  'usage: fault-driver-main.ts --endpoint=PATH --state-file=PATH [--call-log=PATH] [--name=NAME] [--expand-delay-ms=MS] [--node-expansion-required]';
 
 async function main(argv: string[]): Promise<void> {
   const { values } = parseArgs({
@@ -27,7 +28,8 @@ async function main(argv: string[]): Promise<void> {
   const endpoint = values.endpoint?.replace(/^unix:\/\//, '');
   if (!endpoint || !values['state-file']) throw new Error(`--endpoint and --state-file are required\n${USAGE}`);
   const delay = Number(values['expand-delay-ms'] ?? '0');
-  if (!Number.isInteger(delay) || delay < 0 || delay > 600_000) throw new Error(`--expand-delay-ms must be an integer in [0, 600000], not ${values['expand-delay-ms']}`);
+  if (!Number.isInteger(delay) || delay < 0 || delay > 600_000)
+    throw new Error(`--expand-delay-ms must be an integer in [0, 600000], not ${values['expand-delay-ms']}`);
   const driver = await FaultDriver.start({
     socketPath: endpoint,
     stateFile: values['state-file'],

@@ -50,17 +50,27 @@ export async function startFaultDriverProcess(o: FaultDriverProcessOptions): Pro
   writeFaultDriverState(stateFile, o.volumes);
   const protoPath = officialCsiProtoPath();
   const args = [
-    '--import', 'tsx', MAIN, `--endpoint=${socketPath}`, `--state-file=${stateFile}`, `--call-log=${callLog}`,
-    `--name=${name}`, `--expand-delay-ms=${o.expandDelayMs ?? 0}`,
+    '--import',
+    'tsx',
+    MAIN,
+    `--endpoint=${socketPath}`,
+    `--state-file=${stateFile}`,
+    `--call-log=${callLog}`,
+    `--name=${name}`,
+    `--expand-delay-ms=${o.expandDelayMs ?? 0}`,
   ];
   const launch = async (): Promise<Managed> => {
     const proc = spawnLogged({ name: 'fault-driver', command: process.execPath, args, logPath });
     try {
-      await eventually(`the fault driver on ${address}`, async () => {
-        if (proc.hasExited()) throw new StopPolling(`fault driver exited (${await proc.exited}) before answering; log:\n${tail(logPath)}`);
-        await getPluginInfo(protoPath, address, 1000);
-        return true;
-      }, o.readyTimeoutMs ?? 30_000);
+      await eventually(
+        `the fault driver on ${address}`,
+        async () => {
+          if (proc.hasExited()) throw new StopPolling(`fault driver exited (${await proc.exited}) before answering; log:\n${tail(logPath)}`);
+          await getPluginInfo(protoPath, address, 1000);
+          return true;
+        },
+        o.readyTimeoutMs ?? 30_000,
+      );
     } catch (err) {
       if (err instanceof StopPolling) throw err;
       await proc.stop(1000);
@@ -71,7 +81,11 @@ export async function startFaultDriverProcess(o: FaultDriverProcessOptions): Pro
   let current = await launch();
   let stopped = false;
   return {
-    name, address, stateFile, callLog, logPath,
+    name,
+    address,
+    stateFile,
+    callLog,
+    logPath,
     get pid() {
       return current.pid;
     },

@@ -27,12 +27,21 @@ test('answers like a driver: name, probe, capabilities', async (t) => {
   assert.equal((await rpc.call('Identity', 'GetPluginInfo', {})).name, 'x.csi');
   assert.deepEqual((await rpc.call('Identity', 'Probe', {})).ready, { value: true });
   const plugin = await rpc.call('Identity', 'GetPluginCapabilities', {});
-  assert.deepEqual(plugin.capabilities.map((c: { type: string }) => c.type), ['service', 'volume_expansion']);
+  assert.deepEqual(
+    plugin.capabilities.map((c: { type: string }) => c.type),
+    ['service', 'volume_expansion'],
+  );
   assert.equal(plugin.capabilities[1].volume_expansion.type, 'OFFLINE');
   const ctrl = await rpc.call('Controller', 'ControllerGetCapabilities', {});
-  assert.deepEqual(ctrl.capabilities.map((c: { rpc: { type: string } }) => c.rpc.type), ['EXPAND_VOLUME', 'MODIFY_VOLUME', 'SINGLE_NODE_MULTI_WRITER']);
+  assert.deepEqual(
+    ctrl.capabilities.map((c: { rpc: { type: string } }) => c.rpc.type),
+    ['EXPAND_VOLUME', 'MODIFY_VOLUME', 'SINGLE_NODE_MULTI_WRITER'],
+  );
   const node = await rpc.call('Node', 'NodeGetCapabilities', {});
-  assert.deepEqual(node.capabilities.map((c: { rpc: { type: string } }) => c.rpc.type), ['EXPAND_VOLUME']);
+  assert.deepEqual(
+    node.capabilities.map((c: { rpc: { type: string } }) => c.rpc.type),
+    ['EXPAND_VOLUME'],
+  );
 });
 
 test('expand grows, never shrinks; unknown volume is NotFound; calls are recorded with secrets', async (t) => {
@@ -42,7 +51,10 @@ test('expand grows, never shrinks; unknown volume is NotFound; calls are recorde
   assert.deepEqual(grown, { capacity_bytes: '300', node_expansion_required: true });
   const same = await rpc.call('Controller', 'ControllerExpandVolume', { volume_id: 'v', capacity_range: { required_bytes: '200' } });
   assert.equal(same.capacity_bytes, '300');
-  await assert.rejects(rpc.call('Controller', 'ControllerExpandVolume', { volume_id: 'nope', capacity_range: { required_bytes: '1' } }), /NOT_FOUND|NotFound|not found/);
+  await assert.rejects(
+    rpc.call('Controller', 'ControllerExpandVolume', { volume_id: 'nope', capacity_range: { required_bytes: '1' } }),
+    /NOT_FOUND|NotFound|not found/,
+  );
   assert.deepEqual(driver.callsOf('ControllerExpandVolume')[0]!.request['secrets'], { a: 'b' });
 });
 
@@ -57,10 +69,16 @@ test('scripted replies are consumed in order, then normal answers resume', async
 test('capability sets: no controller service, modify only', async (t) => {
   const { driver, rpc } = await setup(t, { capabilities: { controllerService: false, controllerExpand: false, nodeExpand: false }, volumeExpansion: null });
   assert.deepEqual((await rpc.call('Identity', 'GetPluginCapabilities', {})).capabilities, []);
-  assert.deepEqual((await rpc.call('Controller', 'ControllerGetCapabilities', {})).capabilities.map((c: { rpc: { type: string } }) => c.rpc.type), ['MODIFY_VOLUME']);
+  assert.deepEqual(
+    (await rpc.call('Controller', 'ControllerGetCapabilities', {})).capabilities.map((c: { rpc: { type: string } }) => c.rpc.type),
+    ['MODIFY_VOLUME'],
+  );
   assert.deepEqual((await rpc.call('Node', 'NodeGetCapabilities', {})).capabilities, []);
   driver.createVolume('v', 1n);
-  await assert.rejects(rpc.call('Controller', 'ControllerExpandVolume', { volume_id: 'v', capacity_range: { required_bytes: '2' } }), /UNIMPLEMENTED|Unimplemented|not supported/);
+  await assert.rejects(
+    rpc.call('Controller', 'ControllerExpandVolume', { volume_id: 'v', capacity_range: { required_bytes: '2' } }),
+    /UNIMPLEMENTED|Unimplemented|not supported/,
+  );
   await rpc.call('Controller', 'ControllerModifyVolume', { volume_id: 'v', mutable_parameters: { iops: '5' } });
   assert.deepEqual(driver.volumeParameters('v'), { iops: '5' });
 });
@@ -79,7 +97,7 @@ test('crash ends in-flight calls; restart serves again on the same socket; stop 
   assert.equal(existsSync(driver.socketPath), false);
 });
 
-test('hang never answers: the caller\'s deadline ends the call', async (t) => {
+test("hang never answers: the caller's deadline ends the call", async (t) => {
   const { driver, rpc } = await setup(t);
   driver.script('Probe', { hang: true });
   const started = Date.now();
@@ -90,26 +108,54 @@ test('hang never answers: the caller\'s deadline ends the call', async (t) => {
 test('as its own process: SIGKILL mid-call, restart from the state file with the volumes intact; the call log counts repeats', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'rz-fdp-'));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
-  const driver = await startFaultDriverProcess({ dir, volumes: new Map([['a', 100n], ['b', 100n]]), expandDelayMs: 1000 });
+  const driver = await startFaultDriverProcess({
+    dir,
+    volumes: new Map([
+      ['a', 100n],
+      ['b', 100n],
+    ]),
+    expandDelayMs: 1000,
+  });
   t.after(() => driver.stop());
   const rpc = csiTestClient(protoPath, driver.address);
   t.after(() => rpc.close());
-  const expand = (id: string, bytes: string) => rpc.call('Controller', 'ControllerExpandVolume', { volume_id: id, capacity_range: { required_bytes: bytes } }, 5000);
+  const expand = (id: string, bytes: string) =>
+    rpc.call('Controller', 'ControllerExpandVolume', { volume_id: id, capacity_range: { required_bytes: bytes } }, 5000);
 
   assert.equal((await expand('a', '300')).capacity_bytes, '300');
   // Killed while b's call is inside its 1 s of work (its call is logged, its answer is not): the
   // call fails, b is not grown.
-  const inFlight = expand('b', '500').then(() => 'answered', (err: Error) => err.message);
-  await eventually('b\'s call logged', () => driver.calls().some((c) => c.event === 'call' && c.volumeId === 'b'), 5000, 10);
+  const inFlight = expand('b', '500').then(
+    () => 'answered',
+    (err: Error) => err.message,
+  );
+  await eventually("b's call logged", () => driver.calls().some((c) => c.event === 'call' && c.volumeId === 'b'), 5000, 10);
   await driver.kill('SIGKILL');
   assert.match(await inFlight, /UNAVAILABLE/);
   await driver.start();
-  assert.deepEqual(driver.volumes(), new Map([['a', 300n], ['b', 100n]]));
+  assert.deepEqual(
+    driver.volumes(),
+    new Map([
+      ['a', 300n],
+      ['b', 100n],
+    ]),
+  );
   assert.equal((await expand('a', '300')).capacity_bytes, '300');
   assert.equal((await expand('b', '500')).capacity_bytes, '500');
 
   const calls = driver.calls().filter((c) => c.event === 'call' && c.method === 'ControllerExpandVolume');
-  assert.deepEqual(calls.map((c) => [c.volumeId, c.event === 'call' && c.afterSuccess]), [['a', false], ['b', false], ['a', true], ['b', false]]);
+  assert.deepEqual(
+    calls.map((c) => [c.volumeId, c.event === 'call' && c.afterSuccess]),
+    [
+      ['a', false],
+      ['b', false],
+      ['a', true],
+      ['b', false],
+    ],
+  );
   const answers = driver.calls().filter((c) => c.event === 'answer' && c.method === 'ControllerExpandVolume');
-  assert.deepEqual(answers.map((c) => c.volumeId), ['a', 'a', 'b']);
+  assert.deepEqual(
+    answers.map((c) => c.volumeId),
+    ['a', 'a', 'b'],
+  );
 });

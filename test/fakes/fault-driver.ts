@@ -31,9 +31,17 @@ let services: CsiServices | undefined;
  * strings, enums by name, defaults filled in, and the set oneof member named in the oneof's field.
  */
 function csiServices(): CsiServices {
-  services ??= (grpc.loadPackageDefinition(protoLoader.loadSync(CSI_PROTO_PATH, {
-    keepCase: true, longs: String, enums: String, defaults: true, oneofs: true,
-  })) as unknown as { csi: { v1: CsiServices } }).csi.v1;
+  services ??= (
+    grpc.loadPackageDefinition(
+      protoLoader.loadSync(CSI_PROTO_PATH, {
+        keepCase: true,
+        longs: String,
+        enums: String,
+        defaults: true,
+        oneofs: true,
+      }),
+    ) as unknown as { csi: { v1: CsiServices } }
+  ).csi.v1;
   return services;
 }
 
@@ -136,7 +144,10 @@ export function readFaultDriverState(path: string): Map<string, bigint> {
 /** The entries of a call log. */
 export function readCallLog(path: string): CallLogEntry[] {
   if (!existsSync(path)) return [];
-  return readFileSync(path, 'utf8').split('\n').filter((l) => l !== '').map((l) => JSON.parse(l) as CallLogEntry);
+  return readFileSync(path, 'utf8')
+    .split('\n')
+    .filter((l) => l !== '')
+    .map((l) => JSON.parse(l) as CallLogEntry);
 }
 
 function writeAtomically(path: string, text: string): void {
@@ -270,8 +281,10 @@ export class FaultDriver {
   private async listen(): Promise<void> {
     rmSync(this.socketPath, { force: true });
     const server = new grpc.Server();
-    const h = (method: FaultMethod, answer: (request: Record<string, unknown>) => unknown): UnaryHandler =>
-      (call, callback) => this.handle(method, call.request, answer, callback);
+    const h =
+      (method: FaultMethod, answer: (request: Record<string, unknown>) => unknown): UnaryHandler =>
+      (call, callback) =>
+        this.handle(method, call.request, answer, callback);
     server.addService(csiServices().Identity.service, {
       GetPluginInfo: h('GetPluginInfo', () => ({ name: this.name, vendor_version: '0.0.1-test', manifest: {} })),
       GetPluginCapabilities: h('GetPluginCapabilities', () => this.pluginCapabilities()),
@@ -333,7 +346,11 @@ export class FaultDriver {
       }
       const capacity = (body as { capacity_bytes?: unknown } | null)?.capacity_bytes;
       this.logAnswer({
-        event: 'answer', at: Date.now(), method, ...(volumeId ? { volumeId } : {}), code: grpc.status.OK,
+        event: 'answer',
+        at: Date.now(),
+        method,
+        ...(volumeId ? { volumeId } : {}),
+        code: grpc.status.OK,
         ...(typeof capacity === 'string' ? { capacityBytes: capacity } : {}),
       });
       callback(null, body);
@@ -348,7 +365,9 @@ export class FaultDriver {
     const required = (request['capacity_range'] as { required_bytes?: string } | null | undefined)?.required_bytes;
     const expandedTo = volumeId === undefined ? undefined : this.volumes.get(volumeId)?.expandedTo;
     const entry: CallLogEntry = {
-      event: 'call', at: Date.now(), method,
+      event: 'call',
+      at: Date.now(),
+      method,
       ...(volumeId === undefined ? {} : { volumeId }),
       ...(required === undefined ? {} : { requiredBytes: String(required) }),
       ...(method === 'ControllerExpandVolume' ? { afterSuccess: expandedTo !== undefined && expandedTo >= BigInt(required ?? '0') } : {}),

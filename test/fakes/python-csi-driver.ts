@@ -30,7 +30,10 @@ export class PythonCsiDriver {
   private lines: Interface | undefined;
   private readonly waiting: Array<(line: string) => void> = [];
 
-  private constructor(private readonly dir: string, private readonly name: string) {
+  private constructor(
+    private readonly dir: string,
+    private readonly name: string,
+  ) {
     this.socketPath = join(dir, 'csi.sock');
   }
 
@@ -67,7 +70,9 @@ export class PythonCsiDriver {
     rmSync(this.socketPath, { force: true });
     const child = spawn(PYTHON, [SCRIPT, this.socketPath, join(this.dir, 'csi.binpb'), this.name], { stdio: ['pipe', 'pipe', 'pipe'] });
     let stderr = '';
-    child.stderr.on('data', (chunk: Buffer) => { stderr += chunk.toString(); });
+    child.stderr.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString();
+    });
     this.process = child;
     this.lines = createInterface({ input: child.stdout });
     this.lines.on('line', (line) => this.waiting.shift()?.(line));

@@ -19,7 +19,10 @@ export class Socks5Proxy {
   readonly logins: string[] = [];
   private readonly sockets = new Set<net.Socket>();
 
-  private constructor(private readonly server: net.Server, private readonly options: Socks5ProxyOptions) {}
+  private constructor(
+    private readonly server: net.Server,
+    private readonly options: Socks5ProxyOptions,
+  ) {}
 
   static async start(options: Socks5ProxyOptions): Promise<Socks5Proxy> {
     const server = net.createServer();
@@ -54,7 +57,9 @@ export class Socks5Proxy {
     const onData = (data: Buffer) => {
       buffered = Buffer.concat([buffered, data]);
       for (;;) {
-        const used = this.step(client, stage, buffered, (next) => { stage = next; });
+        const used = this.step(client, stage, buffered, (next) => {
+          stage = next;
+        });
         if (used === 0) return;
         buffered = buffered.subarray(used);
         if (stage === 'piping') {

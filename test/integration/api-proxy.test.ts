@@ -40,10 +40,17 @@ function proxiedKubeconfig(name: string, proxyUrl?: string): string {
 
 const clean = { HTTPS_PROXY: '', https_proxy: '', HTTP_PROXY: '', http_proxy: '', NO_PROXY: '', no_proxy: '' };
 
-interface DoctorCheck { name: string; status: string; summary: string }
+interface DoctorCheck {
+  name: string;
+  status: string;
+  summary: string;
+}
 
 async function doctor(kubeconfig: string, env: NodeJS.ProcessEnv): Promise<DoctorCheck> {
-  const out = await runCli(['doctor', `--kubeconfig=${kubeconfig}`, '--csi-address=unix:///nonexistent/csi.sock', '--output=json'], { env: { ...clean, ...env }, timeoutMs: 60_000 });
+  const out = await runCli(['doctor', `--kubeconfig=${kubeconfig}`, '--csi-address=unix:///nonexistent/csi.sock', '--output=json'], {
+    env: { ...clean, ...env },
+    timeoutMs: 60_000,
+  });
   const report = JSON.parse(out.stdout) as { checks: DoctorCheck[] };
   const check = report.checks.find((c) => c.name === 'API server');
   assert.ok(check, out.stdout + out.stderr);
@@ -58,7 +65,7 @@ async function resizeThrough(t: { after(fn: () => unknown): void }, kubeconfig: 
   await s.resizer.stop();
 }
 
-test('HTTPS_PROXY: doctor, the resizer\'s client and its informers\' watches reach the API server through the proxy', async (t) => {
+test("HTTPS_PROXY: doctor, the resizer's client and its informers' watches reach the API server through the proxy", async (t) => {
   const proxy = await ConnectProxy.start({ hosts });
   t.after(() => proxy.close());
   const kubeconfig = proxiedKubeconfig('env');
@@ -72,7 +79,7 @@ test('HTTPS_PROXY: doctor, the resizer\'s client and its informers\' watches rea
   assert.ok(proxy.requests.every((r) => r.method === 'CONNECT' && r.target === `${PROXY_ONLY_NAME}:${apiPort}`));
 });
 
-test('kubeconfig proxy-url (with proxy credentials): doctor and a resize, the environment\'s proxy not used', async (t) => {
+test("kubeconfig proxy-url (with proxy credentials): doctor and a resize, the environment's proxy not used", async (t) => {
   const credentials = { user: 'rz', password: 'proxy-pass' };
   const proxy = await ConnectProxy.start({ hosts, credentials });
   t.after(() => proxy.close());

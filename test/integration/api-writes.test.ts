@@ -28,7 +28,10 @@ const grow = (s: FaultScenario, size: string) => requestPvcSize(admin, s.namespa
 const pvcOf = (s: FaultScenario) => readPvc(admin, s.namespace, s.pvcName);
 const types = (pvc: Pvc) => (pvc.status?.conditions ?? []).map((c) => c.type);
 const until = (s: FaultScenario, what: string, ok: (pvc: Pvc) => boolean) =>
-  eventually(what, async () => { const p = await pvcOf(s); return ok(p) ? p : undefined; });
+  eventually(what, async () => {
+    const p = await pvcOf(s);
+    return ok(p) ? p : undefined;
+  });
 
 /** Adds a condition nobody of ours owns, as another controller would, before the resize starts. */
 async function addForeignCondition(s: FaultScenario): Promise<void> {
@@ -56,7 +59,8 @@ for (const f of failures) {
     const rpc = `rpc error: code = ${f.name} desc = ${details}`;
     assert.equal(failed.status?.conditions?.find((c) => c.type === 'ControllerResizeError')?.message, `failed to expand pvc with ${rpc}`);
     const warning = await eventually('VolumeResizeFailed', async () =>
-      (await eventsFor(admin, s.namespace, s.pvcName)).find((e) => e.reason === 'VolumeResizeFailed'));
+      (await eventsFor(admin, s.namespace, s.pvcName)).find((e) => e.reason === 'VolumeResizeFailed'),
+    );
     assert.equal(warning.type, 'Warning');
     assert.equal(warning.message, `resize volume "${s.pvName}" by resizer "${s.driver.name}" failed: ${rpc}`);
 
@@ -97,25 +101,39 @@ test('node-only driver (trivial resizer): conditions end [Resizing, FileSystemRe
 
 /** kubelet's write when node expansion is infeasible: NodeResizeError appended (its own two-way patch). */
 async function kubeletReportsInfeasible(s: FaultScenario): Promise<void> {
-  await raw.patchPvcStatus(s.namespace, s.pvcName, {
-    status: {
-      '$setElementOrder/conditions': [{ type: 'Resizing' }, { type: 'FileSystemResizePending' }, { type: 'NodeResizeError' }],
-      allocatedResourceStatuses: { storage: 'NodeResizeInfeasible' },
-      conditions: [{
-        type: 'NodeResizeError', status: 'True', lastProbeTime: null,
-        lastTransitionTime: new Date().toISOString().replace(/\.\d+Z$/, 'Z'), message: 'failed to expand pvc with resize2fs failed',
-      }],
+  await raw.patchPvcStatus(
+    s.namespace,
+    s.pvcName,
+    {
+      status: {
+        '$setElementOrder/conditions': [{ type: 'Resizing' }, { type: 'FileSystemResizePending' }, { type: 'NodeResizeError' }],
+        allocatedResourceStatuses: { storage: 'NodeResizeInfeasible' },
+        conditions: [
+          {
+            type: 'NodeResizeError',
+            status: 'True',
+            lastProbeTime: null,
+            lastTransitionTime: new Date().toISOString().replace(/\.\d+Z$/, 'Z'),
+            message: 'failed to expand pvc with resize2fs failed',
+          },
+        ],
+      },
     },
-  }, {}, AbortSignal.timeout(10_000));
+    {},
+    AbortSignal.timeout(10_000),
+  );
 }
 
-test('after kubelet reports NodeResizeInfeasible: the controller retries, conditions keep kubelet\'s order', async (t) => {
+test("after kubelet reports NodeResizeInfeasible: the controller retries, conditions keep kubelet's order", async (t) => {
   const s = await scenario(t, { driver: { nodeExpansionRequired: true } });
   await grow(s, '2Gi');
   await until(s, 'NodeResizePending', (p) => p.status?.allocatedResourceStatuses?.['storage'] === 'NodeResizePending');
   await kubeletReportsInfeasible(s);
-  const retried = await until(s, 'NodeResizePending again', (p) =>
-    p.status?.allocatedResourceStatuses?.['storage'] === 'NodeResizePending' && s.driver.callsOf('ControllerExpandVolume').length >= 2);
+  const retried = await until(
+    s,
+    'NodeResizePending again',
+    (p) => p.status?.allocatedResourceStatuses?.['storage'] === 'NodeResizePending' && s.driver.callsOf('ControllerExpandVolume').length >= 2,
+  );
   assert.deepEqual(types(retried), ['Resizing', 'FileSystemResizePending', 'NodeResizeError']);
   assert.deepEqual(retried.status?.allocatedResources, { storage: '2Gi' });
 });
@@ -129,33 +147,43 @@ test('node-only driver, NodeResizeInfeasible, request lowered: conditions end [R
   await kubeletReportsInfeasible(s);
   await grow(s, '2Gi');
   await s.restartResizer();
-  const recovered = await until(s, 'allocated 2Gi, NodeResizePending', (p) =>
-    p.status?.allocatedResources?.['storage'] === '2Gi' && p.status?.allocatedResourceStatuses?.['storage'] === 'NodeResizePending');
+  const recovered = await until(
+    s,
+    'allocated 2Gi, NodeResizePending',
+    (p) => p.status?.allocatedResources?.['storage'] === '2Gi' && p.status?.allocatedResourceStatuses?.['storage'] === 'NodeResizePending',
+  );
   // Resizing rewrote the allocation (dropping the other resize conditions), then FileSystemResizePending was added after it.
   assert.deepEqual(types(recovered), ['Resizing', 'FileSystemResizePending']);
   assert.equal((await readPv(admin, s.pvName)).spec.capacity?.['storage'], '2Gi');
 });
 
-test('PVC deleted while the driver works: upstream\'s warning, word for word', async (t) => {
+test("PVC deleted while the driver works: upstream's warning, word for word", async (t) => {
   const s = await scenario(t, { driver: { nodeExpansionRequired: true } });
   s.driver.script('ControllerExpandVolume', { delayMs: 1500 });
   await grow(s, '2Gi');
   await eventually('call in flight', async () => s.driver.callsOf('ControllerExpandVolume').length === 1);
   await deletePvc(admin, s.namespace, s.pvcName);
   const warning = await eventually('VolumeResizeFailed', async () =>
-    (await eventsFor(admin, s.namespace, s.pvcName)).find((e) => e.reason === 'VolumeResizeFailed'));
+    (await eventsFor(admin, s.namespace, s.pvcName)).find((e) => e.reason === 'VolumeResizeFailed'),
+  );
   const key = `${s.namespace}/${s.pvcName}`;
-  assert.equal(warning.message,
-    `mark PVC "${key}" as node expansion required failed: can't patch status of  PVC ${key} with persistentvolumeclaims "${s.pvcName}" not found`);
+  assert.equal(
+    warning.message,
+    `mark PVC "${key}" as node expansion required failed: can't patch status of  PVC ${key} with persistentvolumeclaims "${s.pvcName}" not found`,
+  );
 });
 
 test('access modes that map to no CSI mode: upstream\'s "failed to get capabilities" text, no driver call', async (t) => {
   const s = await scenario(t, { volume: { accessModes: ['ReadOnlyMany', 'ReadWriteOnce'] } });
   await grow(s, '2Gi');
   const warning = await eventually('VolumeResizeFailed', async () =>
-    (await eventsFor(admin, s.namespace, s.pvcName)).find((e) => e.reason === 'VolumeResizeFailed'));
-  assert.equal(warning.message, `resize volume "${s.pvName}" by resizer "${s.driver.name}" failed: failed to get capabilities of volume ${s.pvName} `
-    + 'with CSI does not support ReadOnlyMany and ReadWriteOnce on the same PersistentVolume');
+    (await eventsFor(admin, s.namespace, s.pvcName)).find((e) => e.reason === 'VolumeResizeFailed'),
+  );
+  assert.equal(
+    warning.message,
+    `resize volume "${s.pvName}" by resizer "${s.driver.name}" failed: failed to get capabilities of volume ${s.pvName} ` +
+      'with CSI does not support ReadOnlyMany and ReadWriteOnce on the same PersistentVolume',
+  );
   assert.equal(s.driver.callsOf('ControllerExpandVolume').length, 0);
   // Not a gRPC error, so not final: no error condition, the status stays in progress.
   const pvc = await pvcOf(s);
@@ -176,10 +204,13 @@ test('modify after a resize: its conditions are appended after the resize ones; 
   const infeasible = await until(s, 'Infeasible', (p) => p.status?.modifyVolumeStatus?.status === 'Infeasible');
   assert.deepEqual(types(infeasible), ['Resizing', 'FileSystemResizePending', 'ModifyingVolume', 'ModifyVolumeError']);
   const events = (await eventsFor(admin, s.namespace, s.pvcName)).filter((e) => e.reason.startsWith('VolumeModify'));
-  assert.deepEqual(events.map((e) => `${e.type} ${e.reason}: ${e.message}`), [
-    `Normal VolumeModify: external resizer is modifying volume ${s.pvcName} with vac ${bad}`,
-    'Warning VolumeModifyFailed: rpc error: code = InvalidArgument desc = iops too high',
-  ]);
+  assert.deepEqual(
+    events.map((e) => `${e.type} ${e.reason}: ${e.message}`),
+    [
+      `Normal VolumeModify: external resizer is modifying volume ${s.pvcName} with vac ${bad}`,
+      'Warning VolumeModifyFailed: rpc error: code = InvalidArgument desc = iops too high',
+    ],
+  );
 
   await setClass(admin, s.namespace, s.pvcName, good);
   const done = await until(s, `current class ${good}`, (p) => p.status?.currentVolumeAttributesClassName === good);
@@ -188,7 +219,7 @@ test('modify after a resize: its conditions are appended after the resize ones; 
   assert.equal((await readPv(admin, s.pvName)).spec.volumeAttributesClassName, good);
 });
 
-test('a failed API call reads as client-go\'s error: the server\'s Status message; our request only on err.request', async () => {
+test("a failed API call reads as client-go's error: the server's Status message; our request only on err.request", async () => {
   const namespace = await createNamespace(admin, 'rz-errors');
   const missing = await raw.patchPvcStatus(namespace, 'nope', { status: {} }, {}, AbortSignal.timeout(10_000)).catch((e: unknown) => e);
   assert.ok(missing instanceof KubeApiError);

@@ -22,11 +22,18 @@ test('build, and run dist/main.js without node_modules', { timeout: 600_000 }, a
   // SOURCE_COMMIT as the image build passes it (its context has no .git): --version prints it.
   const commit = 'abcdef0123456789abcdef0123456789abcdef01';
   await exec('bash', [join(repoRoot, 'scripts', 'build.sh'), join(app, 'dist')], {
-    cwd: repoRoot, maxBuffer: 16 << 20, env: { ...process.env, SOURCE_COMMIT: commit },
+    cwd: repoRoot,
+    maxBuffer: 16 << 20,
+    env: { ...process.env, SOURCE_COMMIT: commit },
   });
   assert.ok(existsSync(join(app, 'dist', 'main.js')));
   // One bundle: the entry point and the resizer with its dependencies, no module tree.
-  assert.deepEqual(readdirSync(join(app, 'dist')).filter((f) => f.endsWith('.js')).sort(), ['main.js', 'resizer.js']);
+  assert.deepEqual(
+    readdirSync(join(app, 'dist'))
+      .filter((f) => f.endsWith('.js'))
+      .sort(),
+    ['main.js', 'resizer.js'],
+  );
 
   // Stage 2: the image ships package.json beside dist/ and no node_modules: the bundle holds every
   // production dependency (an import the bundle left outside would fail to resolve below).
@@ -35,8 +42,10 @@ test('build, and run dist/main.js without node_modules', { timeout: 600_000 }, a
 
   // Stage 3: the entry point runs from there.
   const run = (args: string[], env: NodeJS.ProcessEnv = {}) =>
-    exec(process.execPath, [...NODE_FLAGS, join(app, 'dist', 'main.js'), ...args], { cwd: app, env: { PATH: process.env['PATH'], ...env } })
-      .then((r) => ({ code: 0, ...r }), (err: { code: number; stdout: string; stderr: string }) => err);
+    exec(process.execPath, [...NODE_FLAGS, join(app, 'dist', 'main.js'), ...args], { cwd: app, env: { PATH: process.env['PATH'], ...env } }).then(
+      (r) => ({ code: 0, ...r }),
+      (err: { code: number; stdout: string; stderr: string }) => err,
+    );
   const v = await run(['--version']);
   assert.equal(v.code, 0);
   assert.equal(v.stdout, `csi-resizer ${version}-g${commit.slice(0, 12)}\n`);
@@ -56,11 +65,23 @@ test('build, and run dist/main.js without node_modules', { timeout: 600_000 }, a
   const preload = join(app, 'loaded.cjs');
   const list = join(app, 'loaded.txt');
   writeFileSync(preload, `process.on('exit', () => require('node:fs').writeFileSync(${JSON.stringify(list)}, process.moduleLoadList.join('\\n')));\n`);
-  const listed = await exec(process.execPath, [...NODE_FLAGS, '--require', preload, join(app, 'dist', 'main.js'), '--csi-address=/nonexistent.sock'], { cwd: app, env: { PATH: process.env['PATH'] } })
-    .then((r) => ({ code: 0, ...r }), (err: { code: number; stdout: string; stderr: string }) => err);
+  const listed = await exec(process.execPath, [...NODE_FLAGS, '--require', preload, join(app, 'dist', 'main.js'), '--csi-address=/nonexistent.sock'], {
+    cwd: app,
+    env: { PATH: process.env['PATH'] },
+  }).then(
+    (r) => ({ code: 0, ...r }),
+    (err: { code: number; stdout: string; stderr: string }) => err,
+  );
   assert.match(listed.stderr, /Failed to create cluster config/);
-  const loaded = new Set(readFileSync(list, 'utf8').split('\n').map((l) => l.replace(/^NativeModule /, '')));
-  assert.ok(loaded.has('tls'), 'the list is this process\'s module load list, TLS included');
+  const loaded = new Set(
+    readFileSync(list, 'utf8')
+      .split('\n')
+      .map((l) => l.replace(/^NativeModule /, '')),
+  );
+  assert.ok(loaded.has('tls'), "the list is this process's module load list, TLS included");
   const unused = ['internal/deps/undici/undici'];
-  assert.deepEqual(unused.filter((m) => loaded.has(m)), []);
+  assert.deepEqual(
+    unused.filter((m) => loaded.has(m)),
+    [],
+  );
 });

@@ -81,7 +81,10 @@ export class CliProcess {
   waitForLog(re: RegExp, timeoutMs = 60_000, from = 0): Promise<string> {
     return new Promise((resolve, reject) => {
       const check = () => {
-        const line = this.stderr.slice(from).split('\n').find((l) => re.test(l));
+        const line = this.stderr
+          .slice(from)
+          .split('\n')
+          .find((l) => re.test(l));
         if (line !== undefined) return done(() => resolve(line));
         if (this.exitValue) return done(() => reject(new Error(`exited (${JSON.stringify(this.exitValue)}) before logging ${re}\n${this.tail()}`)));
         return undefined;
@@ -103,12 +106,17 @@ export class CliProcess {
    */
   async mainPid(timeoutMs = 10_000): Promise<number> {
     if (this.child.spawnfile !== 'unshare') return this.pid;
-    return eventually(`the process forked by unshare (pid ${this.pid})`, () => {
-      const children = readFileSync(`/proc/${this.pid}/task/${this.pid}/children`, 'utf8').trim();
-      if (children !== '') return Number(children.split(' ')[0]);
-      if (this.hasExited) throw new StopPolling(`no process forked by unshare (pid ${this.pid}): it exited`);
-      return undefined;
-    }, timeoutMs, 20);
+    return eventually(
+      `the process forked by unshare (pid ${this.pid})`,
+      () => {
+        const children = readFileSync(`/proc/${this.pid}/task/${this.pid}/children`, 'utf8').trim();
+        if (children !== '') return Number(children.split(' ')[0]);
+        if (this.hasExited) throw new StopPolling(`no process forked by unshare (pid ${this.pid}): it exited`);
+        return undefined;
+      },
+      timeoutMs,
+      20,
+    );
   }
 
   /** Sends a signal to the resizer itself (by pid), also when it runs as PID 1 under unshare. */
@@ -133,7 +141,10 @@ export class CliProcess {
 }
 
 /** Runs the command to completion (SIGKILL after timeoutMs). */
-export async function runCli(args: readonly string[], options: { env?: NodeJS.ProcessEnv; timeoutMs?: number } = {}): Promise<Exit & { stdout: string; stderr: string }> {
+export async function runCli(
+  args: readonly string[],
+  options: { env?: NodeJS.ProcessEnv; timeoutMs?: number } = {},
+): Promise<Exit & { stdout: string; stderr: string }> {
   const proc = new CliProcess(args, options);
   const timer = setTimeout(() => proc.kill('SIGKILL'), options.timeoutMs ?? 90_000);
   try {

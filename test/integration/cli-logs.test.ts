@@ -24,8 +24,14 @@ suite('log output', { concurrency: 3, timeout: 600_000 }, () => {
     const pid = String(proc.pid).padStart(7, ' ');
     const lines = proc.stderr.trimEnd().split('\n');
     assert.equal(lines.length, 2, proc.stderr);
-    assert.match(lines[0]!, new RegExp(`^I\\d{4} \\d{2}:\\d{2}:\\d{2}\\.\\d{6} ${pid} run\\.ts:\\d+\\] "Version" version="0\\.1\\.0(-g[0-9a-f]{12}(-dirty)?)?"$`));
-    assert.match(lines[1]!, new RegExp(`^E\\d{4} \\d{2}:\\d{2}:\\d{2}\\.\\d{6} ${pid} exit\\.ts:\\d+\\] "Only one of \`--metrics-address\` and \`--http-endpoint\` can be set\\."$`));
+    assert.match(
+      lines[0]!,
+      new RegExp(`^I\\d{4} \\d{2}:\\d{2}:\\d{2}\\.\\d{6} ${pid} run\\.ts:\\d+\\] "Version" version="0\\.1\\.0(-g[0-9a-f]{12}(-dirty)?)?"$`),
+    );
+    assert.match(
+      lines[1]!,
+      new RegExp(`^E\\d{4} \\d{2}:\\d{2}:\\d{2}\\.\\d{6} ${pid} exit\\.ts:\\d+\\] "Only one of \`--metrics-address\` and \`--http-endpoint\` can be set\\."$`),
+    );
     assert.equal(proc.stdout, '');
   });
 
@@ -59,7 +65,7 @@ suite('log output', { concurrency: 3, timeout: 600_000 }, () => {
     assert.equal((JSON.parse(json.stderr) as { msg: string }).msg, 'Only one of `--metrics-address` and `--http-endpoint` can be set.');
   });
 
-  test('LoggingConfiguration checks exit 1 with component-base\'s message in err', async () => {
+  test("LoggingConfiguration checks exit 1 with component-base's message in err", async () => {
     const run = await runCli(['--logging-format=json', '--vmodule=reconcile=4']);
     assert.equal(run.code, 1);
     assert.match(run.stderr, /"LoggingConfiguration is invalid" err="vmodule: Forbidden: Only supported for text log format"$/m);

@@ -30,23 +30,35 @@ test('metrics after real resizes: operations, work queue and resize-state gauges
   const driver = cluster.driverName;
   const namespace = await createNamespace(admin);
   const sc = await createStorageClass(admin, { provisioner: driver, allowVolumeExpansion: true });
-  const provision = () => provisionVolume(admin, cluster.csiAddress, {
-    namespace, size: '1Gi', storageClassName: sc.metadata!.name!, driverName: driver, csiProtoPath: cluster.csiProtoPath,
-  });
+  const provision = () =>
+    provisionVolume(admin, cluster.csiAddress, {
+      namespace,
+      size: '1Gi',
+      storageClassName: sc.metadata!.name!,
+      driverName: driver,
+      csiProtoPath: cluster.csiProtoPath,
+    });
   const [grows, refused] = await Promise.all([provision(), provision()]);
   // The driver's volume behind "refused" is grown out of band to 3Gi: asking for 2Gi is then a
   // shrink for the driver, which answers InvalidArgument (infeasible).
   const csi = csiTestClient(cluster.csiProtoPath, cluster.csiAddress);
   try {
-    await csi.call('Controller', 'ControllerExpandVolume', { volume_id: refused.volumeId, capacity_range: { required_bytes: quantityBytes('3Gi').toString() } });
+    await csi.call('Controller', 'ControllerExpandVolume', {
+      volume_id: refused.volumeId,
+      capacity_range: { required_bytes: quantityBytes('3Gi').toString() },
+    });
   } finally {
     csi.close();
   }
 
   const port = await freePort();
   const resizer = new CliProcess([
-    `--kubeconfig=${cluster.resizerKubeconfigPath}`, `--csi-address=${cluster.csiAddress}`,
-    `--http-endpoint=127.0.0.1:${port}`, '--v=2', '--retry-interval-start=200ms', '--retry-interval-max=2s',
+    `--kubeconfig=${cluster.resizerKubeconfigPath}`,
+    `--csi-address=${cluster.csiAddress}`,
+    `--http-endpoint=127.0.0.1:${port}`,
+    '--v=2',
+    '--retry-interval-start=200ms',
+    '--retry-interval-max=2s',
   ]);
   t.after(() => resizer.destroy());
   await resizer.waitForLog(/"Starting external resizer"/, 90_000);
@@ -77,7 +89,13 @@ test('metrics after real resizes: operations, work queue and resize-state gauges
   assert.match(text, /^process_start_time_seconds \d/m);
 
   const states = samples(text, 'csi_resizer_pvcs');
-  assert.deepEqual([...states.keys()].sort(), ['{state="backoff"}', '{state="in_progress"}', '{state="infeasible"}', '{state="node_pending"}', '{state="waiting"}']);
+  assert.deepEqual([...states.keys()].sort(), [
+    '{state="backoff"}',
+    '{state="in_progress"}',
+    '{state="infeasible"}',
+    '{state="node_pending"}',
+    '{state="waiting"}',
+  ]);
   assert.ok((states.get('{state="infeasible"}') ?? 0) >= 1);
   assert.ok((samples(text, 'csi_resizer_oldest_unfinished_resize_seconds').get('') ?? 0) > 0);
   assert.doesNotMatch(text, new RegExp(refused.pvc.metadata!.name!), 'no PVC name in any label');

@@ -49,7 +49,14 @@ suite('command line', { concurrency: 3, timeout: 900_000 }, () => {
     assert.equal(run.code, 0);
     assert.match(run.stderr, /^Usage of csi-resizer:\n/);
     // Go's type words: `value` for custom types, the back-quoted word where the usage has one.
-    for (const line of ['  -leader-election-labels value', '  -feature-gates value', '  -v value', '  -kube-api-qps float', '  -http-endpoint :8080', '  -metrics-path /metrics']) {
+    for (const line of [
+      '  -leader-election-labels value',
+      '  -feature-gates value',
+      '  -v value',
+      '  -kube-api-qps float',
+      '  -http-endpoint :8080',
+      '  -metrics-path /metrics',
+    ]) {
       assert.ok(run.stderr.split('\n').includes(line), line);
     }
     assert.match(run.stderr, /\n {4}\tAllAlpha=true\|false \(ALPHA - default=false\)\n/);
@@ -85,13 +92,21 @@ suite('command line', { concurrency: 3, timeout: 900_000 }, () => {
   test('a positive --kube-api-qps with --kube-api-burst 0: "Failed to create kube client", exit 1', async () => {
     const run = await runCli([`--kubeconfig=${kubeconfig}`, '--csi-address=/nonexistent.sock', '--kube-api-qps=5', '--kube-api-burst=0']);
     assert.equal(run.code, 1);
-    assert.match(run.stderr, /"Failed to create kube client" err="burst is required to be greater than 0 when RateLimiter is not set and QPS is set to greater than 0"/);
+    assert.match(
+      run.stderr,
+      /"Failed to create kube client" err="burst is required to be greater than 0 when RateLimiter is not set and QPS is set to greater than 0"/,
+    );
   });
 
   test('leader-election durations client-go refuses exit 2 (the Go sidecar panics) with its text', async (t) => {
     const d = await driver(t);
-    const run = await runCli([`--kubeconfig=${kubeconfig}`, `--csi-address=${d.address}`, '--leader-election',
-      '--leader-election-renew-deadline=10s', '--leader-election-retry-period=9s']);
+    const run = await runCli([
+      `--kubeconfig=${kubeconfig}`,
+      `--csi-address=${d.address}`,
+      '--leader-election',
+      '--leader-election-renew-deadline=10s',
+      '--leader-election-retry-period=9s',
+    ]);
     assert.equal(run.code, 2);
     assert.match(run.stderr, /renewDeadline must be greater than retryPeriod\*JitterFactor/);
   });
@@ -106,8 +121,14 @@ suite('command line', { concurrency: 3, timeout: 900_000 }, () => {
   test('--logging-format=json logs one JSON object per line; an unknown format exits 1', async () => {
     const run = await runCli(['--logging-format=json', '--metrics-address=:9000', '--http-endpoint=:9001']);
     assert.equal(run.code, 1);
-    const entries = run.stderr.trim().split('\n').map((l) => JSON.parse(l) as { msg: string });
-    assert.deepEqual(entries.map((e) => e.msg), ['Version', 'Only one of `--metrics-address` and `--http-endpoint` can be set.']);
+    const entries = run.stderr
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { msg: string });
+    assert.deepEqual(
+      entries.map((e) => e.msg),
+      ['Version', 'Only one of `--metrics-address` and `--http-endpoint` can be set.'],
+    );
     const bad = await runCli(['--logging-format=yaml']);
     assert.equal(bad.code, 1);
     assert.match(bad.stderr, /"LoggingConfiguration is invalid"/);
@@ -116,7 +137,10 @@ suite('command line', { concurrency: 3, timeout: 900_000 }, () => {
   test('no kubeconfig out of a cluster: "Failed to create cluster config", exit 1', async () => {
     const run = await runCli(['--csi-address=/nonexistent.sock'], { env: { KUBERNETES_SERVICE_HOST: '', KUBERNETES_SERVICE_PORT: '' } });
     assert.equal(run.code, 1);
-    assert.match(run.stderr, /^E\d{4} [\d:.]+ +\d+ [\w.-]+\.[jt]s:\d+\] "Failed to create cluster config" err="unable to load in-cluster configuration, KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT must be defined"$/m);
+    assert.match(
+      run.stderr,
+      /^E\d{4} [\d:.]+ +\d+ [\w.-]+\.[jt]s:\d+\] "Failed to create cluster config" err="unable to load in-cluster configuration, KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT must be defined"$/m,
+    );
   });
 
   test('a driver without the controller service: exit 1', async (t) => {

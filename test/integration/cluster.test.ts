@@ -4,15 +4,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { getPluginInfo } from '../cluster/csi-proto.js';
-import {
-  createNamespace,
-  createStorageClass,
-  deleteProvisioned,
-  provisionVolume,
-  requestPvcSize,
-  uniqueName,
-  type Provisioned,
-} from '../cluster/fixtures.js';
+import { createNamespace, createStorageClass, deleteProvisioned, provisionVolume, requestPvcSize, uniqueName, type Provisioned } from '../cluster/fixtures.js';
 import { messageOf, patchAs, statusOf } from '../cluster/kube.js';
 import { adminClients, resizerClients, useCluster, type ClusterHandle, type KubeClients } from '../cluster/test-cluster.js';
 
@@ -39,7 +31,11 @@ after(async () => {
 
 async function provision(storageClassName: string): Promise<Provisioned> {
   return provisionVolume(admin, cluster.csiAddress, {
-    namespace, size: '1Gi', storageClassName, driverName: cluster.driverName, csiProtoPath: cluster.csiProtoPath,
+    namespace,
+    size: '1Gi',
+    storageClassName,
+    driverName: cluster.driverName,
+    csiProtoPath: cluster.csiProtoPath,
   });
 }
 
@@ -104,10 +100,7 @@ describe('the resizer identity has exactly the RBAC of deploy/kubernetes/rbac.ya
       patchAs(),
     );
     assert.equal(pvc.status?.allocatedResources?.['storage'], '1Gi');
-    const pv = await resizer.core.patchPersistentVolume(
-      { name: vol.pv.metadata!.name!, body: { spec: { capacity: { storage: '2Gi' } } } },
-      patchAs(),
-    );
+    const pv = await resizer.core.patchPersistentVolume({ name: vol.pv.metadata!.name!, body: { spec: { capacity: { storage: '2Gi' } } } }, patchAs());
     assert.equal(pv.spec?.capacity?.['storage'], '2Gi');
   });
 
@@ -153,7 +146,9 @@ describe('the resizer identity has exactly the RBAC of deploy/kubernetes/rbac.ya
     const got = await resizer.coordination.readNamespacedLease({ name, namespace: 'default' });
     assert.equal(got.spec?.holderIdentity, 'a');
     const updated = await resizer.coordination.replaceNamespacedLease({
-      name, namespace: 'default', body: { ...created, spec: { ...created.spec, holderIdentity: 'b' } },
+      name,
+      namespace: 'default',
+      body: { ...created, spec: { ...created.spec, holderIdentity: 'b' } },
     });
     assert.equal(updated.spec?.holderIdentity, 'b');
     t.after(() => admin.coordination.deleteNamespacedLease({ name, namespace: 'default' }));
@@ -165,10 +160,11 @@ describe('the resizer identity has exactly the RBAC of deploy/kubernetes/rbac.ya
     t.after(() => deleteProvisioned(admin, vol));
     const pvcName = vol.pvc.metadata!.name!;
     const refusals = {
-      'patch PVC spec': () => resizer.core.patchNamespacedPersistentVolumeClaim(
-        { name: pvcName, namespace, body: { spec: { resources: { requests: { storage: '2Gi' } } } } },
-        patchAs(),
-      ),
+      'patch PVC spec': () =>
+        resizer.core.patchNamespacedPersistentVolumeClaim(
+          { name: pvcName, namespace, body: { spec: { resources: { requests: { storage: '2Gi' } } } } },
+          patchAs(),
+        ),
       'list secrets': () => resizer.core.listNamespacedSecret({ namespace }),
       'delete PVC': () => resizer.core.deleteNamespacedPersistentVolumeClaim({ name: pvcName, namespace }),
       'delete PV': () => resizer.core.deletePersistentVolume({ name: vol.pv.metadata!.name! }),

@@ -43,9 +43,11 @@ async function grpcJsServer(): Promise<Server> {
   const driver = await FaultDriver.start({ name: 'grpc-js.csi.test' });
   driver.createVolume('vol-1', GiB);
   return {
-    name: '@grpc/grpc-js (fault driver)', address: driver.address,
+    name: '@grpc/grpc-js (fault driver)',
+    address: driver.address,
     volume: async () => 'vol-1',
-    failExpand: async (code, details, detailsBin) => driver.script('ControllerExpandVolume', { code, details, ...(detailsBin ? { trailers: { 'grpc-status-details-bin': detailsBin } } : {}) }),
+    failExpand: async (code, details, detailsBin) =>
+      driver.script('ControllerExpandVolume', { code, details, ...(detailsBin ? { trailers: { 'grpc-status-details-bin': detailsBin } } : {}) }),
     delayCapabilities: async (ms) => driver.script('ControllerGetCapabilities', { delayMs: ms }),
     bigPluginInfo: async (bytes) => driver.script('GetPluginInfo', { response: { name: driver.name, vendor_version: 'x'.repeat(bytes), manifest: {} } }),
     restart: () => driver.restart(),
@@ -56,9 +58,11 @@ async function grpcJsServer(): Promise<Server> {
 async function cCoreServer(): Promise<Server> {
   const driver = await PythonCsiDriver.start('c-core.csi.test');
   return {
-    name: 'gRPC C-core (python3-grpcio)', address: driver.address,
+    name: 'gRPC C-core (python3-grpcio)',
+    address: driver.address,
     volume: async () => 'vol-1',
-    failExpand: (code, details, detailsBin) => driver.script('ControllerExpandVolume', { code, details, ...(detailsBin ? { detailsBin: detailsBin.toString('base64') } : {}) }),
+    failExpand: (code, details, detailsBin) =>
+      driver.script('ControllerExpandVolume', { code, details, ...(detailsBin ? { detailsBin: detailsBin.toString('base64') } : {}) }),
     delayCapabilities: (ms) => driver.script('ControllerGetCapabilities', { delayMs: ms }),
     bigPluginInfo: (bytes) => driver.script('GetPluginInfo', { vendorVersionBytes: bytes }),
     restart: () => driver.restart(),
@@ -70,12 +74,14 @@ async function grpcGoServer(): Promise<Server> {
   const driver = await startMockDriver({ name: 'grpc-go.csi.test' });
   const unsupported = () => Promise.reject(new Error('the mock driver cannot be scripted'));
   return {
-    name: 'grpc-go (Kubernetes e2e mock driver)', address: driver.address,
+    name: 'grpc-go (Kubernetes e2e mock driver)',
+    address: driver.address,
     volume: async () => {
       const admin = csiTestClient(driver.protoPath, driver.address);
       try {
         const res = await admin.call<{ volume: { volume_id: string } }>('Controller', 'CreateVolume', {
-          name: `v-${Date.now()}`, capacity_range: { required_bytes: GiB.toString() },
+          name: `v-${Date.now()}`,
+          capacity_range: { required_bytes: GiB.toString() },
           volume_capabilities: [{ mount: { fs_type: 'ext4' }, access_mode: { mode: 'SINGLE_NODE_WRITER' } }],
         });
         return res.volume.volume_id;
@@ -83,7 +89,9 @@ async function grpcGoServer(): Promise<Server> {
         admin.close();
       }
     },
-    failExpand: unsupported, delayCapabilities: unsupported, bigPluginInfo: unsupported,
+    failExpand: unsupported,
+    delayCapabilities: unsupported,
+    bigPluginInfo: unsupported,
     restart: () => driver.restart(),
     stop: () => driver.stop(),
   };
@@ -206,7 +214,10 @@ for (const { name, scriptable, start } of servers) {
     test(`${name}: ${row.name}`, async (t) => {
       const server = await start();
       t.after(() => server.stop());
-      const client = await GrpcCsiClient.start({ address: server.address, timeoutMs: 1500, log: silentLogger, metrics: createMetrics(), probeIntervalMs: 50 }, never);
+      const client = await GrpcCsiClient.start(
+        { address: server.address, timeoutMs: 1500, log: silentLogger, metrics: createMetrics(), probeIntervalMs: 50 },
+        never,
+      );
       t.after(() => client.close());
       await row.run(server, client, t);
     });

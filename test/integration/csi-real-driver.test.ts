@@ -89,7 +89,9 @@ test('shrinking is InvalidArgument (infeasible); an unknown volume is NotFound (
   assert.ok(shrink instanceof CsiError, String(shrink));
   assert.equal(shrink.codeName, 'InvalidArgument');
   assert.equal(shrink.failure, 'infeasible');
-  const missing = await client.expandVolume({ volumeId: 'no-such-volume', requiredBytes: GiB, secrets: {}, capability: mountRwo }, never).catch((e: unknown) => e);
+  const missing = await client
+    .expandVolume({ volumeId: 'no-such-volume', requiredBytes: GiB, secrets: {}, capability: mountRwo }, never)
+    .catch((e: unknown) => e);
   assert.ok(missing instanceof CsiError, String(missing));
   assert.equal(missing.codeName, 'NotFound');
   assert.equal(missing.failure, 'infeasible');

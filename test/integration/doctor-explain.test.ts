@@ -15,7 +15,7 @@ import { createNamespace, createStorageClass, deletePv, deletePvc, provisionVolu
 import { eventually } from '../support/in-process-resizer.js';
 import { faultScenario, GiB } from '../support/fault-scenario.js';
 import { readPvc } from '../support/api-reads.js';
-import { runSubcommand, type Subcommand } from '../../src/app/commands.js';
+import { runSubcommand, type Subcommand } from '../../src/diagnose/subcommands.js';
 import { runCli } from './cli-harness.js';
 import { HttpKubeClient } from '../../src/kube/client.js';
 import { loadKubeConfig } from '../../src/kube/kubeconfig.js';
@@ -27,7 +27,15 @@ const admin = clientsFromKubeconfig(cluster.adminKubeconfigPath);
 async function run(command: Subcommand, args: string[]): Promise<{ code: number; out: string; err: string }> {
   let out = '';
   let err = '';
-  const code = await runSubcommand(command, args, { program: 'csi-resizer', out: (s) => { out += s; }, err: (s) => { err += s; } });
+  const code = await runSubcommand(command, args, {
+    program: 'csi-resizer',
+    out: (s) => {
+      out += s;
+    },
+    err: (s) => {
+      err += s;
+    },
+  });
   return { code, out, err };
 }
 
@@ -66,7 +74,11 @@ async function anotherClaim(size = '1Gi'): Promise<{ pvc: string; pv: string }> 
   const id = uniqueName('vol');
   s.driver.createVolume(id, GiB);
   const v = await provisionVolume(admin, s.driver.address, {
-    namespace: s.namespace, size, storageClassName: s.storageClassName, driverName: s.driver.name, existingVolumeId: id,
+    namespace: s.namespace,
+    size,
+    storageClassName: s.storageClassName,
+    driverName: s.driver.name,
+    existingVolumeId: id,
   });
   const names = { pvc: v.pvc.metadata!.name!, pv: v.pv.metadata!.name! };
   test.after(async () => {
@@ -76,10 +88,12 @@ async function anotherClaim(size = '1Gi'): Promise<{ pvc: string; pv: string }> 
   return names;
 }
 
-test('infeasible size: explain names the driver\'s answer and what to lower; doctor lists the claim as infeasible', async () => {
+test("infeasible size: explain names the driver's answer and what to lower; doctor lists the claim as infeasible", async () => {
   await requestPvcSize(admin, s.namespace, s.pvcName, '10Gi', { retryUntilAdmittedMs: 10_000 });
-  await eventually('ControllerResizeInfeasible', async () =>
-    (await readPvc(admin, s.namespace, s.pvcName)).status?.allocatedResourceStatuses?.['storage'] === 'ControllerResizeInfeasible');
+  await eventually(
+    'ControllerResizeInfeasible',
+    async () => (await readPvc(admin, s.namespace, s.pvcName)).status?.allocatedResourceStatuses?.['storage'] === 'ControllerResizeInfeasible',
+  );
 
   const explained = await run('explain', [`${s.namespace}/${s.pvcName}`, ...base]);
   assert.equal(explained.code, 0, explained.err);
@@ -89,7 +103,10 @@ test('infeasible size: explain names the driver\'s answer and what to lower; doc
 
   const { code, report } = await doctor(base);
   assert.equal(report.driver, s.driver.name);
-  assert.ok(report.claims.some((c) => c.claim === `${s.namespace}/${s.pvcName}` && c.state === 'infeasible'), JSON.stringify(report.claims));
+  assert.ok(
+    report.claims.some((c) => c.claim === `${s.namespace}/${s.pvcName}` && c.state === 'infeasible'),
+    JSON.stringify(report.claims),
+  );
   assert.equal(check(report, 'Claims').status, 'warn');
   assert.equal(check(report, 'CSI driver').status, 'ok');
   assert.equal(check(report, 'API server').status, 'ok');
@@ -100,8 +117,10 @@ test('infeasible size: explain names the driver\'s answer and what to lower; doc
 test('a kubelet that never finishes: explain says the node must grow it; doctor shows how long it has waited', async () => {
   const c = await anotherClaim();
   await requestPvcSize(admin, s.namespace, c.pvc, '2Gi', { retryUntilAdmittedMs: 10_000 });
-  await eventually('NodeResizePending', async () =>
-    (await readPvc(admin, s.namespace, c.pvc)).status?.allocatedResourceStatuses?.['storage'] === 'NodeResizePending');
+  await eventually(
+    'NodeResizePending',
+    async () => (await readPvc(admin, s.namespace, c.pvc)).status?.allocatedResourceStatuses?.['storage'] === 'NodeResizePending',
+  );
 
   const explained = await run('explain', [`${s.namespace}/${c.pvc}`, ...base]);
   assert.match(explained.out, /Decision: Waiting for kubelet: node expansion pending/);
@@ -126,7 +145,10 @@ test('a claimRef that names another claim UID: explain says the volume is ignore
 
 test('a class that does not exist: explain says the modify waits for it and how to fix it', async () => {
   const c = await anotherClaim();
-  await admin.core.patchNamespacedPersistentVolumeClaim({ name: c.pvc, namespace: s.namespace, body: { spec: { volumeAttributesClassName: 'no-such-class' } } }, patchAs());
+  await admin.core.patchNamespacedPersistentVolumeClaim(
+    { name: c.pvc, namespace: s.namespace, body: { spec: { volumeAttributesClassName: 'no-such-class' } } },
+    patchAs(),
+  );
   const explained = await run('explain', [`${s.namespace}/${c.pvc}`, ...base]);
   assert.match(explained.out, /Modify: waiting; VolumeAttributesClass no-such-class does not exist/);
   assert.match(explained.out, /Create VolumeAttributesClass no-such-class for driver /);
@@ -135,15 +157,31 @@ test('a class that does not exist: explain says the modify waits for it and how 
 test('a PV of another driver: explain says whose it is', async (t) => {
   const namespace = await createNamespace(admin, 'rz-doctor-other');
   const sc = await createStorageClass(admin, { allowVolumeExpansion: true, provisioner: cluster.driverName });
-  const v = await provisionVolume(admin, cluster.csiAddress, { namespace, size: '1Gi', storageClassName: sc.metadata!.name!, driverName: cluster.driverName, csiProtoPath: cluster.csiProtoPath });
+  const v = await provisionVolume(admin, cluster.csiAddress, {
+    namespace,
+    size: '1Gi',
+    storageClassName: sc.metadata!.name!,
+    driverName: cluster.driverName,
+    csiProtoPath: cluster.csiProtoPath,
+  });
   t.after(() => deletePvc(admin, namespace, v.pvc.metadata!.name!));
   const explained = await run('explain', [`${namespace}/${v.pvc.metadata!.name!}`, ...base]);
-  assert.match(explained.out, new RegExp(`Not this resizer's claim: the PV belongs to CSI driver ${cluster.driverName.replace(/\./g, '\\.')}, this resizer serves ${s.driver.name.replace(/\./g, '\\.')}`));
+  assert.match(
+    explained.out,
+    new RegExp(
+      `Not this resizer's claim: the PV belongs to CSI driver ${cluster.driverName.replace(/\./g, '\\.')}, this resizer serves ${s.driver.name.replace(/\./g, '\\.')}`,
+    ),
+  );
 });
 
 test('a StorageClass of the driver without allowVolumeExpansion: doctor warns and names it', async () => {
   const sc = await createStorageClass(admin, { allowVolumeExpansion: false, provisioner: s.driver.name });
-  test.after(() => admin.storage.deleteStorageClass({ name: sc.metadata!.name! }).then(() => undefined, () => undefined));
+  test.after(() =>
+    admin.storage.deleteStorageClass({ name: sc.metadata!.name! }).then(
+      () => undefined,
+      () => undefined,
+    ),
+  );
   const { report } = await doctor(base);
   const classes = check(report, 'StorageClasses');
   assert.equal(classes.status, 'warn');
@@ -162,12 +200,21 @@ test('the wrong socket: doctor fails and says where it looked (real CLI, exit 1)
 test('missing RBAC: doctor lists every missing permission; explain says it cannot read the claim', async (t) => {
   const namespace = await createNamespace(admin, 'rz-doctor-rbac');
   await admin.core.createNamespacedServiceAccount({ namespace, body: { metadata: { name: 'no-rules' } } });
-  const token = await admin.core.createNamespacedServiceAccountToken({ namespace, name: 'no-rules', body: { spec: { audiences: [], expirationSeconds: 600 } } });
+  const token = await admin.core.createNamespacedServiceAccountToken({
+    namespace,
+    name: 'no-rules',
+    body: { spec: { audiences: [], expirationSeconds: 600 } },
+  });
   const kubeconfig = JSON.parse(readFileSync(cluster.resizerKubeconfigPath, 'utf8')) as { users: { user: { token: string } }[] };
   kubeconfig.users[0]!.user.token = token.status!.token!;
   const path = join(mkdtempSync(join(tmpdir(), 'rz-doctor-')), 'kubeconfig');
   writeFileSync(path, JSON.stringify(kubeconfig));
-  t.after(() => admin.core.deleteNamespace({ name: namespace }).then(() => undefined, () => undefined));
+  t.after(() =>
+    admin.core.deleteNamespace({ name: namespace }).then(
+      () => undefined,
+      () => undefined,
+    ),
+  );
 
   const { code, report } = await doctor([`--kubeconfig=${path}`, `--csi-address=${s.driver.address}`]);
   assert.equal(code, 1);
@@ -184,7 +231,12 @@ test('missing RBAC: doctor lists every missing permission; explain says it canno
 test('no leader: doctor says when no Lease exists, when it expired, and who leads when it is fresh', async (t) => {
   const namespace = await createNamespace(admin, 'rz-doctor-lease');
   const args = [...base, '--leader-election', `--leader-election-namespace=${namespace}`];
-  t.after(() => admin.core.deleteNamespace({ name: namespace }).then(() => undefined, () => undefined));
+  t.after(() =>
+    admin.core.deleteNamespace({ name: namespace }).then(
+      () => undefined,
+      () => undefined,
+    ),
+  );
 
   let { report } = await doctor(args);
   assert.equal(check(report, 'Leader').status, 'warn');
@@ -195,10 +247,16 @@ test('no leader: doctor says when no Lease exists, when it expired, and who lead
   const api = new HttpKubeClient({ kubeConfig: await loadKubeConfig({ kubeconfigPath: cluster.adminKubeconfigPath }), qps: 50, burst: 50 });
   t.after(() => api.close());
   const never = new AbortController().signal;
-  const created = await api.createLease(namespace, {
-    apiVersion: 'coordination.k8s.io/v1', kind: 'Lease',
-    metadata: { name: leaseName }, spec: { holderIdentity: 'old-pod', leaseDurationSeconds: 15, renewTime: stale, acquireTime: stale },
-  }, never);
+  const created = await api.createLease(
+    namespace,
+    {
+      apiVersion: 'coordination.k8s.io/v1',
+      kind: 'Lease',
+      metadata: { name: leaseName },
+      spec: { holderIdentity: 'old-pod', leaseDurationSeconds: 15, renewTime: stale, acquireTime: stale },
+    },
+    never,
+  );
   ({ report } = await doctor(args));
   assert.equal(check(report, 'Leader').status, 'fail');
   assert.match(check(report, 'Leader').summary, /held by old-pod expired \(last renewed 10m\d*s? ago/);

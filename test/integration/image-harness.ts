@@ -80,7 +80,9 @@ export function verifyBlobs(dir: string): number {
   const blobs = join(dir, 'blobs', 'sha256');
   const names = readdirSync(blobs);
   for (const name of names) {
-    const actual = createHash('sha256').update(readFileSync(join(blobs, name))).digest('hex');
+    const actual = createHash('sha256')
+      .update(readFileSync(join(blobs, name)))
+      .digest('hex');
     if (actual !== name) throw new Error(`blob ${name} has sha256 ${actual}`);
   }
   return names.length;
@@ -118,8 +120,21 @@ export async function removeImage(name: string): Promise<void> {
 // The podman flags of every run: runc with rlimits this sandbox can grant (see the top of this
 // file), the host network namespace, a read-only root, no capabilities, no privilege gain.
 const PODMAN_RUN = [
-  'run', '--rm', '--runtime', 'runc', '--ulimit', 'nofile=1024:1024', '--ulimit', 'nproc=1024:1024',
-  '--network', 'host', '--read-only', '--cap-drop', 'all', '--security-opt', 'no-new-privileges',
+  'run',
+  '--rm',
+  '--runtime',
+  'runc',
+  '--ulimit',
+  'nofile=1024:1024',
+  '--ulimit',
+  'nproc=1024:1024',
+  '--network',
+  'host',
+  '--read-only',
+  '--cap-drop',
+  'all',
+  '--security-opt',
+  'no-new-privileges',
 ];
 
 let containerSeq = 0;

@@ -43,18 +43,24 @@ describe('the container image (npm run image)', { timeout: 1_500_000 }, () => {
   after(() => rmSync(work, { recursive: true, force: true }));
   let image: OciImage;
 
-  before(async () => {
-    const started = Date.now();
-    image = (await buildImage(join(work, 'oci'), ['amd64', 'arm64'])).image;
-    process.stderr.write(`# image built (amd64, arm64) in ${Date.now() - started} ms\n`);
-  }, { timeout: 900_000 });
+  before(
+    async () => {
+      const started = Date.now();
+      image = (await buildImage(join(work, 'oci'), ['amd64', 'arm64'])).image;
+      process.stderr.write(`# image built (amd64, arm64) in ${Date.now() - started} ms\n`);
+    },
+    { timeout: 900_000 },
+  );
 
   test('OCI layout: an index over amd64 and arm64, blobs match their digests, node as uid 1000', (t) => {
     assert.equal(image.tag, appVersion);
-    assert.deepEqual(image.manifests.map((m) => m.platform), [
-      { architecture: 'amd64', os: 'linux' },
-      { architecture: 'arm64', os: 'linux', variant: 'v8' },
-    ]);
+    assert.deepEqual(
+      image.manifests.map((m) => m.platform),
+      [
+        { architecture: 'amd64', os: 'linux' },
+        { architecture: 'arm64', os: 'linux', variant: 'v8' },
+      ],
+    );
     assert.ok(verifyBlobs(image.dir) >= 7, 'index, 2 manifests, 2 configs, 2 base layers and the shared app layer');
     for (const arch of ['amd64', 'arm64']) {
       const config = image.config(arch);
@@ -78,12 +84,33 @@ describe('the container image (npm run image)', { timeout: 1_500_000 }, () => {
     for (const forbidden of ['sh', 'bash', 'dash', 'busybox', 'npm', 'npx', 'corepack', 'apt', 'apt-get', 'dpkg']) {
       assert.ok(!names.has(forbidden), `no ${forbidden} in the image`);
     }
-    assert.deepEqual(entries.filter((e) => e.uid !== 0).map((e) => e.path), [], 'everything is owned by root, read-only to the user');
-    for (const path of ['usr/local/bin/node', 'lib64/ld-linux-x86-64.so.2', 'lib/x86_64-linux-gnu/libstdc++.so.6', 'app/dist/main.js', 'app/package.json', 'app/licenses/prom-client/LICENSE', 'app/licenses/js-yaml/LICENSE', 'app/licenses/undici/LICENSE', 'app/dist/resizer.js.LEGAL.txt']) {
-      assert.ok(entries.some((e) => e.path === path), `${path} is in the image`);
+    assert.deepEqual(
+      entries.filter((e) => e.uid !== 0).map((e) => e.path),
+      [],
+      'everything is owned by root, read-only to the user',
+    );
+    for (const path of [
+      'usr/local/bin/node',
+      'lib64/ld-linux-x86-64.so.2',
+      'lib/x86_64-linux-gnu/libstdc++.so.6',
+      'app/dist/main.js',
+      'app/package.json',
+      'app/licenses/prom-client/LICENSE',
+      'app/licenses/js-yaml/LICENSE',
+      'app/licenses/undici/LICENSE',
+      'app/dist/resizer.js.LEGAL.txt',
+    ]) {
+      assert.ok(
+        entries.some((e) => e.path === path),
+        `${path} is in the image`,
+      );
     }
     // The bundle holds the production dependencies: no module tree ships beside it.
-    assert.deepEqual(entries.filter((e) => e.path.split('/').includes('node_modules')).map((e) => e.path), [], 'no node_modules');
+    assert.deepEqual(
+      entries.filter((e) => e.path.split('/').includes('node_modules')).map((e) => e.path),
+      [],
+      'no node_modules',
+    );
     assert.match(readFileSync(join(rootfs, 'etc', 'passwd'), 'utf8'), /^csi-resizer:x:1000:1000:/m);
     assert.match(readFileSync(join(rootfs, 'etc', 'ssl', 'certs', 'ca-certificates.crt'), 'utf8'), /BEGIN CERTIFICATE/);
     const bytes = entries.filter((e) => e.isFile).reduce((n, e) => n + e.size, 0);
@@ -130,7 +157,11 @@ describe('the container image (npm run image)', { timeout: 1_500_000 }, () => {
     const namespace = await createNamespace(admin);
     const sc = await createStorageClass(admin, { provisioner: driverName, allowVolumeExpansion: true });
     const volume = await provisionVolume(admin, driver.address, {
-      namespace, size: '1Gi', storageClassName: sc.metadata!.name!, driverName, csiProtoPath: cluster.csiProtoPath,
+      namespace,
+      size: '1Gi',
+      storageClassName: sc.metadata!.name!,
+      driverName,
+      csiProtoPath: cluster.csiProtoPath,
     });
 
     const port = await freePort();
@@ -139,8 +170,12 @@ describe('the container image (npm run image)', { timeout: 1_500_000 }, () => {
       hostname: identity,
       binds,
       args: [
-        '--kubeconfig=/etc/csi-resizer/kubeconfig', '--csi-address=/csi/csi.sock', '--v=2',
-        '--leader-election', '--leader-election-namespace=default', `--http-endpoint=127.0.0.1:${port}`,
+        '--kubeconfig=/etc/csi-resizer/kubeconfig',
+        '--csi-address=/csi/csi.sock',
+        '--v=2',
+        '--leader-election',
+        '--leader-election-namespace=default',
+        `--http-endpoint=127.0.0.1:${port}`,
       ],
     });
     t.after(() => resizer.destroy());
@@ -159,7 +194,13 @@ describe('the container image (npm run image)', { timeout: 1_500_000 }, () => {
     });
 
     const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
-    assert.match(metrics, new RegExp(`^csi_sidecar_operations_seconds_count\\{driver_name="${driverName.replaceAll('.', '\\.')}",method_name="/csi.v1.Controller/ControllerExpandVolume",grpc_status_code="OK"\\} [1-9]`, 'm'));
+    assert.match(
+      metrics,
+      new RegExp(
+        `^csi_sidecar_operations_seconds_count\\{driver_name="${driverName.replaceAll('.', '\\.')}",method_name="/csi.v1.Controller/ControllerExpandVolume",grpc_status_code="OK"\\} [1-9]`,
+        'm',
+      ),
+    );
     assert.match(metrics, new RegExp(`^nodejs_version_info\\{version="v${shippedNode.replaceAll('.', '\\.')}"`, 'm'), 'the image runs the pinned Node.js');
     assert.match(metrics, /^leader_election_master_status\{name=""\} 1$/m);
 
@@ -168,12 +209,17 @@ describe('the container image (npm run image)', { timeout: 1_500_000 }, () => {
     assert.deepEqual(await resizer.exited, { code: 0, signal: null }, resizer.tail());
     assert.equal((await lease()).spec?.holderIdentity, '', 'the Lease is released');
 
-    t.diagnostic(`start-up under podman (runc): --version ${versionMs.toFixed(0)} ms; leader ${leaderMs.toFixed(0)} ms; resize controller started ${readyMs.toFixed(0)} ms`);
+    t.diagnostic(
+      `start-up under podman (runc): --version ${versionMs.toFixed(0)} ms; leader ${leaderMs.toFixed(0)} ms; resize controller started ${readyMs.toFixed(0)} ms`,
+    );
   });
 
   test('reproducible: a second build of the same commit has the same digests', async () => {
     const again = (await buildImage(join(work, 'oci-again'), ['amd64', 'arm64'])).image;
-    assert.deepEqual(again.manifests.map((m) => m.digest), image.manifests.map((m) => m.digest));
+    assert.deepEqual(
+      again.manifests.map((m) => m.digest),
+      image.manifests.map((m) => m.digest),
+    );
     assert.equal(readFileSync(join(again.dir, 'index.json'), 'utf8'), readFileSync(join(image.dir, 'index.json'), 'utf8'));
     rmSync(again.dir, { recursive: true, force: true });
   });
@@ -182,13 +228,21 @@ describe('the container image (npm run image)', { timeout: 1_500_000 }, () => {
     const imageId = await pullImage(image, 'arm64');
     t.after(() => removeImage(imageId));
     const qemu = [{ host: '/usr/bin/qemu-aarch64-static', container: '/qemu-aarch64' }];
-    const c = new Container(imageId, { entrypoint: ['/qemu-aarch64', '/usr/local/bin/node', ...NODE_FLAGS, '/app/dist/main.js'], args: ['--version'], binds: qemu });
+    const c = new Container(imageId, {
+      entrypoint: ['/qemu-aarch64', '/usr/local/bin/node', ...NODE_FLAGS, '/app/dist/main.js'],
+      args: ['--version'],
+      binds: qemu,
+    });
     t.after(() => c.destroy());
     assert.deepEqual(await c.exited, { code: 0, signal: null }, c.tail());
     assert.match(c.stdout, new RegExp(`^csi-resizer ${appVersion.replaceAll('.', '\\.')}\\b`));
     t.diagnostic(`arm64 --version under qemu-user: ${(performance.now() - c.startedAt).toFixed(0)} ms`);
 
-    const arch = new Container(imageId, { entrypoint: ['/qemu-aarch64', '/usr/local/bin/node', '-p'], args: ['process.arch + " " + process.version'], binds: qemu });
+    const arch = new Container(imageId, {
+      entrypoint: ['/qemu-aarch64', '/usr/local/bin/node', '-p'],
+      args: ['process.arch + " " + process.version'],
+      binds: qemu,
+    });
     t.after(() => arch.destroy());
     assert.deepEqual(await arch.exited, { code: 0, signal: null }, arch.tail());
     assert.equal(arch.stdout.trim(), `arm64 v${shippedNode}`);

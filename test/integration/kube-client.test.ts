@@ -61,22 +61,22 @@ test('informer (as the resizer) syncs PVCs and sees adds, updates and deletes', 
   });
   const ctl = new AbortController();
   const running = informer.run(ctl.signal);
-  t.after(async () => { ctl.abort(); await running; });
+  t.after(async () => {
+    ctl.abort();
+    await running;
+  });
   await informer.waitForSync(AbortSignal.timeout(15_000));
   assert.ok(informer.store.get(`${namespace}/before-sync`));
   assert.equal(informer.store.get(`${namespace}/before-sync`)?.kind, 'PersistentVolumeClaim');
 
   await createPvc('after-sync');
   await eventually('add', () => log.includes(`add ${namespace}/after-sync`));
-  await admin.core.patchNamespacedPersistentVolumeClaim(
-    { namespace, name: 'after-sync', body: { metadata: { labels: { touched: 'yes' } } } },
-    patchAs());
+  await admin.core.patchNamespacedPersistentVolumeClaim({ namespace, name: 'after-sync', body: { metadata: { labels: { touched: 'yes' } } } }, patchAs());
   await eventually('update', () => informer.store.get(`${namespace}/after-sync`)?.metadata?.labels?.['touched'] === 'yes');
   assert.ok(log.includes(`update ${namespace}/after-sync`));
   // Admission adds the pvc-protection finalizer and no controller-manager removes it: do it here.
   await admin.core.deleteNamespacedPersistentVolumeClaim({ namespace, name: 'after-sync' });
-  await admin.core.patchNamespacedPersistentVolumeClaim(
-    { namespace, name: 'after-sync', body: { metadata: { finalizers: null } } }, patchAs());
+  await admin.core.patchNamespacedPersistentVolumeClaim({ namespace, name: 'after-sync', body: { metadata: { finalizers: null } } }, patchAs());
   await eventually('delete', () => log.includes(`delete ${namespace}/after-sync`));
   assert.equal(informer.store.get(`${namespace}/after-sync`), undefined);
 });
@@ -120,12 +120,24 @@ test('two electors on the real API server: exactly one leads; release hands over
   const lease = uniqueName('external-resizer-test');
   const leading: string[] = [];
   const bLines: string[] = [];
-  const make = (identity: string, log = silentLogger) => new LeaderElector({
-    client: resizerClient(), namespace: 'default', name: lease, identity,
-    leaseDurationMs: 8000, renewDeadlineMs: 6000, retryPeriodMs: 500, releaseOnCancel: true,
-    callbacks: { onStartedLeading: () => { leading.push(identity); }, onStoppedLeading: () => {} },
-    log,
-  });
+  const make = (identity: string, log = silentLogger) =>
+    new LeaderElector({
+      client: resizerClient(),
+      namespace: 'default',
+      name: lease,
+      identity,
+      leaseDurationMs: 8000,
+      renewDeadlineMs: 6000,
+      retryPeriodMs: 500,
+      releaseOnCancel: true,
+      callbacks: {
+        onStartedLeading: () => {
+          leading.push(identity);
+        },
+        onStoppedLeading: () => {},
+      },
+      log,
+    });
   const a = make('replica-a');
   const b = make('replica-b', createLogger({ verbosity: 4, format: 'text', write: (l) => bLines.push(l) }));
   const ctlA = new AbortController();
@@ -133,7 +145,11 @@ test('two electors on the real API server: exactly one leads; release hands over
   const runA = a.run(ctlA.signal);
   await eventually('a leads', () => a.isLeader());
   const runB = b.run(ctlB.signal);
-  t.after(async () => { ctlA.abort(); ctlB.abort(); await Promise.all([runA, runB]); });
+  t.after(async () => {
+    ctlA.abort();
+    ctlB.abort();
+    await Promise.all([runA, runB]);
+  });
   // b has tried twice and found the lease held: it had its chances to take over and did not.
   await eventually('b refused twice', () => bLines.filter((l) => l.includes('"Failed to acquire lease"')).length >= 2);
   assert.deepEqual(leading, ['replica-a']);

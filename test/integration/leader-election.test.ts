@@ -23,21 +23,34 @@ test('two replicas: one leader, hand-over on SIGKILL and SIGTERM, no double expa
   const leaseName = `external-resizer-${driver.replace(/[^a-zA-Z0-9-]/g, '-')}`;
   const namespace = await createNamespace(admin);
   const sc = await createStorageClass(admin, { provisioner: driver, allowVolumeExpansion: true });
-  const provision = () => provisionVolume(admin, cluster.csiAddress, {
-    namespace, size: '1Gi', storageClassName: sc.metadata!.name!, driverName: driver, csiProtoPath: cluster.csiProtoPath,
-  });
+  const provision = () =>
+    provisionVolume(admin, cluster.csiAddress, {
+      namespace,
+      size: '1Gi',
+      storageClassName: sc.metadata!.name!,
+      driverName: driver,
+      csiProtoPath: cluster.csiProtoPath,
+    });
 
   const replicas: CliProcess[] = [];
   const ports = new Map<CliProcess, number>();
   const start = async (identity: string) => {
     const port = await freePort();
-    const proc = new CliProcess([
-      `--kubeconfig=${cluster.resizerKubeconfigPath}`, `--csi-address=${cluster.csiAddress}`, '--v=5',
-      '--leader-election', '--leader-election-namespace=default',
-      `--leader-election-lease-duration=${LEASE_MS}ms`, `--leader-election-renew-deadline=${RENEW_MS}ms`,
-      `--leader-election-retry-period=${RETRY_MS}ms`, '--leader-election-labels=app:csi-resizer-test',
-      `--http-endpoint=127.0.0.1:${port}`,
-    ], { env: { CSI_RESIZER_LEADER_ELECTION_IDENTITY: identity } });
+    const proc = new CliProcess(
+      [
+        `--kubeconfig=${cluster.resizerKubeconfigPath}`,
+        `--csi-address=${cluster.csiAddress}`,
+        '--v=5',
+        '--leader-election',
+        '--leader-election-namespace=default',
+        `--leader-election-lease-duration=${LEASE_MS}ms`,
+        `--leader-election-renew-deadline=${RENEW_MS}ms`,
+        `--leader-election-retry-period=${RETRY_MS}ms`,
+        '--leader-election-labels=app:csi-resizer-test',
+        `--http-endpoint=127.0.0.1:${port}`,
+      ],
+      { env: { CSI_RESIZER_LEADER_ELECTION_IDENTITY: identity } },
+    );
     t.after(() => proc.destroy());
     replicas.push(proc);
     ports.set(proc, port);
@@ -47,8 +60,13 @@ test('two replicas: one leader, hand-over on SIGKILL and SIGTERM, no double expa
   const lease = () => admin.coordination.readNamespacedLease({ namespace: 'default', name: leaseName });
   const volumeField = (p: Provisioned) => `"volume_id":${JSON.stringify(p.volumeId)}`;
   const expandCalls = (p: Provisioned) =>
-    replicas.reduce((n, r) => n + r.stderr.split('\n').filter((l) =>
-      l.includes('"GRPC call"') && l.includes('/csi.v1.Controller/ControllerExpandVolume') && l.includes(volumeField(p))).length, 0);
+    replicas.reduce(
+      (n, r) =>
+        n +
+        r.stderr.split('\n').filter((l) => l.includes('"GRPC call"') && l.includes('/csi.v1.Controller/ControllerExpandVolume') && l.includes(volumeField(p)))
+          .length,
+      0,
+    );
   const mentions = (r: CliProcess, p: Provisioned) => r.stderr.includes(volumeField(p));
   const resizeAndWait = async (p: Provisioned, size: string) => {
     await requestPvcSize(admin, namespace, p.pvc.metadata!.name!, size, { retryUntilAdmittedMs: 10_000 });
@@ -125,43 +143,58 @@ test('two replicas: one leader, hand-over on SIGKILL and SIGTERM, no double expa
 });
 
 // client-go uses the renewal fast path only while the observed holder is itself; so must we.
-test('a leader that loses its Lease to another holder logs "Stopped leading" and exits 1', {
-  timeout: 200_000,
-}, async (t) => {
-  const cluster = await useCluster();
-  const admin = adminClients(cluster);
-  const namespace = 'default';
-  const name = `external-resizer-${cluster.driverName.replace(/[^a-zA-Z0-9-]/g, '-')}`;
-  const proc = new CliProcess([
-    `--kubeconfig=${cluster.resizerKubeconfigPath}`, `--csi-address=${cluster.csiAddress}`, '--v=2',
-    '--leader-election', `--leader-election-namespace=${namespace}`,
-    `--leader-election-lease-duration=${LEASE_MS}ms`, `--leader-election-renew-deadline=${RENEW_MS}ms`,
-    `--leader-election-retry-period=${RETRY_MS}ms`,
-  ], { env: { CSI_RESIZER_LEADER_ELECTION_IDENTITY: 'replica-lost' } });
-  t.after(() => proc.destroy());
-  // Whatever holds the Lease at the end (the intruder below) must not block later tests.
-  t.after(() => admin.coordination.deleteNamespacedLease({ namespace, name }).catch(() => undefined));
-  await proc.waitForLog(/Became leader, starting/i, 120_000);
+test(
+  'a leader that loses its Lease to another holder logs "Stopped leading" and exits 1',
+  {
+    timeout: 200_000,
+  },
+  async (t) => {
+    const cluster = await useCluster();
+    const admin = adminClients(cluster);
+    const namespace = 'default';
+    const name = `external-resizer-${cluster.driverName.replace(/[^a-zA-Z0-9-]/g, '-')}`;
+    const proc = new CliProcess(
+      [
+        `--kubeconfig=${cluster.resizerKubeconfigPath}`,
+        `--csi-address=${cluster.csiAddress}`,
+        '--v=2',
+        '--leader-election',
+        `--leader-election-namespace=${namespace}`,
+        `--leader-election-lease-duration=${LEASE_MS}ms`,
+        `--leader-election-renew-deadline=${RENEW_MS}ms`,
+        `--leader-election-retry-period=${RETRY_MS}ms`,
+      ],
+      { env: { CSI_RESIZER_LEADER_ELECTION_IDENTITY: 'replica-lost' } },
+    );
+    t.after(() => proc.destroy());
+    // Whatever holds the Lease at the end (the intruder below) must not block later tests.
+    t.after(() => admin.coordination.deleteNamespacedLease({ namespace, name }).catch(() => undefined));
+    await proc.waitForLog(/Became leader, starting/i, 120_000);
 
-  // Someone else takes the Lease for a long time: renewals fail until the renew deadline passes.
-  // Read-modify-write races the leader's own renewals: retry on 409 Conflict.
-  for (let attempt = 0; ; attempt++) {
-    const current = await admin.coordination.readNamespacedLease({ namespace, name });
-    try {
-      await admin.coordination.replaceNamespacedLease({
-        namespace, name,
-        body: { ...current, spec: { ...current.spec, holderIdentity: 'intruder', leaseDurationSeconds: 60 } },
-      });
-      break;
-    } catch (err) {
-      if ((err as { code?: number }).code !== 409 || attempt >= 20) throw err;
+    // Someone else takes the Lease for a long time: renewals fail until the renew deadline passes.
+    // Read-modify-write races the leader's own renewals: retry on 409 Conflict.
+    for (let attempt = 0; ; attempt++) {
+      const current = await admin.coordination.readNamespacedLease({ namespace, name });
+      try {
+        await admin.coordination.replaceNamespacedLease({
+          namespace,
+          name,
+          body: { ...current, spec: { ...current.spec, holderIdentity: 'intruder', leaseDurationSeconds: 60 } },
+        });
+        break;
+      } catch (err) {
+        if ((err as { code?: number }).code !== 409 || attempt >= 20) throw err;
+      }
     }
-  }
-  const takenAt = Date.now();
-  const boundMs = RENEW_MS + 3 * RETRY_MS + 15_000;
-  const exit = await Promise.race([proc.exited, new Promise<undefined>((r) => setTimeout(() => r(undefined), boundMs))]);
-  assert.ok(exit, `still running ${boundMs} ms after losing the Lease; holder now ${(await admin.coordination.readNamespacedLease({ namespace, name })).spec?.holderIdentity}`);
-  assert.deepEqual(exit, { code: 1, signal: null });
-  assert.match(proc.stderr, /"Stopped leading"/);
-  assert.ok(Date.now() - takenAt < RENEW_MS + 3 * RETRY_MS + 5_000, 'gave up within the renew deadline');
-});
+    const takenAt = Date.now();
+    const boundMs = RENEW_MS + 3 * RETRY_MS + 15_000;
+    const exit = await Promise.race([proc.exited, new Promise<undefined>((r) => setTimeout(() => r(undefined), boundMs))]);
+    assert.ok(
+      exit,
+      `still running ${boundMs} ms after losing the Lease; holder now ${(await admin.coordination.readNamespacedLease({ namespace, name })).spec?.holderIdentity}`,
+    );
+    assert.deepEqual(exit, { code: 1, signal: null });
+    assert.match(proc.stderr, /"Stopped leading"/);
+    assert.ok(Date.now() - takenAt < RENEW_MS + 3 * RETRY_MS + 5_000, 'gave up within the renew deadline');
+  },
+);

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as k8s from '@kubernetes/client-node';
-import { parseConfig } from '../../src/app/config.js';
+import { parseConfig } from '../../src/flags/config.js';
 import { LEADER_ELECTION_HEALTH_PATH, parseListenAddress } from '../../src/observability/http-server.js';
 import { repoRoot } from '../cluster/components.js';
 import { NODE_FLAGS } from '../../scripts/node-flags.js';
@@ -26,7 +26,7 @@ test('rbac.yaml, the opt-in secrets access and deployment.yaml apply cleanly (se
   }
 });
 
-test('the Deployment matches the RBAC manifest and the resizer\'s command line', () => {
+test("the Deployment matches the RBAC manifest and the resizer's command line", () => {
   const [deployment] = load('deployment.yaml') as k8s.V1Deployment[];
   assert.ok(deployment);
   const rbac = load('rbac.yaml');
@@ -35,7 +35,7 @@ test('the Deployment matches the RBAC manifest and the resizer\'s command line',
   assert.equal(pod.serviceAccountName, sa?.metadata?.name);
   assert.equal(deployment.metadata?.namespace, sa?.metadata?.namespace);
   const leaseRole = rbac.find((d) => d.kind === 'Role') as k8s.V1Role;
-  assert.equal(leaseRole.metadata?.namespace, deployment.metadata?.namespace, 'the Lease Role is in the pod\'s namespace');
+  assert.equal(leaseRole.metadata?.namespace, deployment.metadata?.namespace, "the Lease Role is in the pod's namespace");
   for (const [k, v] of Object.entries(deployment.spec?.selector.matchLabels ?? {})) {
     assert.equal(deployment.spec?.template.metadata?.labels?.[k], v, `the pods carry the selector's ${k}`);
   }
@@ -78,18 +78,20 @@ test('the Dockerfile runs dist/main.js as a non-root user from a production-only
 });
 
 /**
- * RSS figures in MiB of our resizer at idle, from the result files of the README's current
- * measurements (the commands in the first code block under "### Measured"; older runs it cites
- * measured earlier versions).
+ * RSS figures in MiB of our resizer at idle, from the result files of the current measurements in
+ * docs/performance.md (the commands in the first code block under "## The latest full run"; older
+ * runs it cites measured earlier versions).
  */
 function idleRssMiB(): Array<{ file: string; scenario: string; name: string; mib: number }> {
-  const readme = readFileSync(join(repoRoot, 'README.md'), 'utf8');
-  const measured = readme.slice(readme.indexOf('\n### Measured'));
+  const performance = readFileSync(join(repoRoot, 'docs', 'performance.md'), 'utf8');
+  const measured = performance.slice(performance.indexOf('\n## The latest full run'));
   const commands = /```\n([\s\S]*?)```/.exec(measured)?.[1] ?? '';
   const files = [...new Set([...commands.matchAll(/bench\/results\/[\w.-]+\.json/g)].map((m) => m[0]))];
   const out = [];
   for (const file of files) {
-    const result = JSON.parse(readFileSync(join(repoRoot, file), 'utf8')) as { figures: Array<{ scenario: string; name: string; unit: string; samples?: { ours?: number[] } }> };
+    const result = JSON.parse(readFileSync(join(repoRoot, file), 'utf8')) as {
+      figures: Array<{ scenario: string; name: string; unit: string; samples?: { ours?: number[] } }>;
+    };
     for (const f of result.figures) {
       if (!f.scenario.startsWith('idle') || f.unit !== 'MiB' || !/RSS/.test(f.name)) continue;
       for (const mib of f.samples?.ours ?? []) out.push({ file, scenario: f.scenario, name: f.name, mib });
@@ -104,14 +106,13 @@ function quantityMiB(q: string): number {
   return Number(m[1]) * (m[2] === 'Gi' ? 1024 : 1);
 }
 
-test('the Deployment\'s memory request covers every idle RSS the benchmarks measured', () => {
+test("the Deployment's memory request covers every idle RSS the benchmarks measured", () => {
   const [deployment] = load('deployment.yaml') as k8s.V1Deployment[];
   const resizer = deployment!.spec!.template.spec!.containers.find((c) => c.name === 'csi-resizer')!;
   const requestMiB = quantityMiB(resizer.resources!.requests!['memory']!);
   const limitMiB = quantityMiB(resizer.resources!.limits!['memory']!);
   const figures = idleRssMiB();
-  assert.ok(figures.length > 0, 'the README cites benchmark results with idle RSS figures');
+  assert.ok(figures.length > 0, 'docs/performance.md cites benchmark results with idle RSS figures');
   for (const f of figures) assert.ok(f.mib <= requestMiB, `${f.file}: ${f.scenario} ${f.name} = ${f.mib.toFixed(1)} MiB > request ${requestMiB} MiB`);
   assert.ok(limitMiB >= 2 * requestMiB, 'the limit leaves room for a burst on top of idle');
 });
-

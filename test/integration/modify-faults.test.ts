@@ -90,9 +90,11 @@ test('InvalidArgument: Infeasible, conditions and a Warning; retried once per sl
   const s = await scenario(t, { resizerArgs: ['--retry-interval-max=4s'] });
   const bad = await s.vac({ iops: '999999' });
   const good = await s.vac({ iops: '3000' });
-  s.driver.script('ControllerModifyVolume',
+  s.driver.script(
+    'ControllerModifyVolume',
     { code: GrpcStatus.INVALID_ARGUMENT, details: 'iops 999999 is above the maximum of 16000' },
-    { code: GrpcStatus.INVALID_ARGUMENT, details: 'iops 999999 is above the maximum of 16000' });
+    { code: GrpcStatus.INVALID_ARGUMENT, details: 'iops 999999 is above the maximum of 16000' },
+  );
   await setClass(admin, s.namespace, s.pvcName, bad);
 
   const infeasible = await pvcWhen(admin, s.namespace, s.pvcName, 'Infeasible', (p) => p.status?.modifyVolumeStatus?.status === 'Infeasible');
@@ -195,10 +197,12 @@ test('non-final error: the target is kept (a class change waits) until it resolv
   const s = await scenario(t, { resizerArgs: ['--retry-interval-start=500ms'] });
   const gold = await s.vac({ iops: '3000' });
   const silver = await s.vac({ iops: '1000' });
-  s.driver.script('ControllerModifyVolume',
+  s.driver.script(
+    'ControllerModifyVolume',
     { code: GrpcStatus.UNAVAILABLE, details: 'backend busy' },
     { code: GrpcStatus.UNAVAILABLE, details: 'backend busy' },
-    { code: GrpcStatus.UNAVAILABLE, details: 'backend busy' });
+    { code: GrpcStatus.UNAVAILABLE, details: 'backend busy' },
+  );
   await setClass(admin, s.namespace, s.pvcName, gold);
 
   const uncertain = await pvcWhen(admin, s.namespace, s.pvcName, 'ModifyVolumeError', (p) => !!conditionOf(p, 'ModifyVolumeError'));

@@ -7,9 +7,7 @@ import { readPvc } from '../support/api-reads.js';
 import { asApiBody, volumeAttributesClass } from '../support/builders.js';
 import { eventually } from '../support/in-process-resizer.js';
 
-export async function createVac(
-  admin: KubeClients, driverName: string, parameters: Record<string, string>, name = uniqueName('rz-vac'),
-): Promise<string> {
+export async function createVac(admin: KubeClients, driverName: string, parameters: Record<string, string>, name = uniqueName('rz-vac')): Promise<string> {
   await admin.storage.createVolumeAttributesClass({ body: asApiBody(volumeAttributesClass({ name, driverName, parameters })) });
   return name;
 }
@@ -29,15 +27,21 @@ export async function setClass(admin: KubeClients, namespace: string, name: stri
 
 /** Waits until the PVC satisfies `ok`, returning it. */
 export function pvcWhen(admin: KubeClients, namespace: string, name: string, what: string, ok: (pvc: Pvc) => boolean, timeoutMs = 20_000): Promise<Pvc> {
-  return eventually(what, async () => {
-    const pvc = await readPvc(admin, namespace, name);
-    return ok(pvc) ? pvc : undefined;
-  }, timeoutMs);
+  return eventually(
+    what,
+    async () => {
+      const pvc = await readPvc(admin, namespace, name);
+      return ok(pvc) ? pvc : undefined;
+    },
+    timeoutMs,
+  );
 }
 
 /** The modify is complete: current class = vac, no modify status, no modify conditions. */
 export function modifiedTo(vac: string): (pvc: Pvc) => boolean {
-  return (pvc) => pvc.status?.currentVolumeAttributesClassName === vac && !pvc.status?.modifyVolumeStatus &&
+  return (pvc) =>
+    pvc.status?.currentVolumeAttributesClassName === vac &&
+    !pvc.status?.modifyVolumeStatus &&
     !(pvc.status?.conditions ?? []).some((c) => c.type === 'ModifyingVolume' || c.type === 'ModifyVolumeError');
 }
 

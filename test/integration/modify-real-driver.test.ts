@@ -24,7 +24,11 @@ type T = { after(fn: () => unknown): void };
 
 async function volume(t: T, driverName = driver.name) {
   const v = await provisionVolume(admin, driver.address, {
-    namespace, size: '1Gi', storageClassName, driverName, ...(driverName === driver.name ? {} : { existingVolumeId: uniqueName('foreign') }),
+    namespace,
+    size: '1Gi',
+    storageClassName,
+    driverName,
+    ...(driverName === driver.name ? {} : { existingVolumeId: uniqueName('foreign') }),
   });
   const pvcName = v.pvc.metadata!.name!;
   t.after(() => deletePvc(admin, namespace, pvcName));
@@ -57,7 +61,10 @@ test('a PVC without a class is modified to one: PV first, then the PVC status, e
 
   const pvc = await pvcWhen(admin, namespace, v.pvcName, `current class ${gold}`, modifiedTo(gold));
   assert.equal(pvc.spec.volumeAttributesClassName, gold);
-  assert.deepEqual((pvc.status?.conditions ?? []).map((c) => c.type), []);
+  assert.deepEqual(
+    (pvc.status?.conditions ?? []).map((c) => c.type),
+    [],
+  );
   assert.equal((await readPv(admin, v.pvName)).spec.volumeAttributesClassName, gold);
 
   const events = await modifyEvents(v.pvcName, 2);
@@ -88,12 +95,15 @@ test('from one class to another, and back to the first', async (t) => {
     const e = (await eventsFor(admin, namespace, v.pvcName)).filter((x) => x.reason.startsWith('VolumeModify'));
     return e.filter((x) => x.count === 2).length === 2 ? e : undefined;
   });
-  assert.deepEqual(events.map((e) => [e.reason, e.message, e.count]), [
-    ['VolumeModify', `external resizer is modifying volume ${v.pvcName} with vac ${gold}`, 2],
-    ['VolumeModifySuccessful', `external resizer modified volume ${v.pvcName} with vac ${gold} successfully`, 2],
-    ['VolumeModify', `external resizer is modifying volume ${v.pvcName} with vac ${silver}`, 1],
-    ['VolumeModifySuccessful', `external resizer modified volume ${v.pvcName} with vac ${silver} successfully`, 1],
-  ]);
+  assert.deepEqual(
+    events.map((e) => [e.reason, e.message, e.count]),
+    [
+      ['VolumeModify', `external resizer is modifying volume ${v.pvcName} with vac ${gold}`, 2],
+      ['VolumeModifySuccessful', `external resizer modified volume ${v.pvcName} with vac ${gold} successfully`, 2],
+      ['VolumeModify', `external resizer is modifying volume ${v.pvcName} with vac ${silver}`, 1],
+      ['VolumeModifySuccessful', `external resizer modified volume ${v.pvcName} with vac ${silver} successfully`, 1],
+    ],
+  );
 });
 
 test('the API server forbids clearing the class once the PVC has a current class', async (t) => {
@@ -163,15 +173,23 @@ test('resize and modify of the same PVC at once: both complete, with no Conflict
   const v = await volume(t);
   const r = await resizer(t);
   // One edit asks for both; the resize admission may lag behind the new StorageClass for a moment.
-  await eventually('resize admitted', async () => {
-    await admin.core.patchNamespacedPersistentVolumeClaim({
-      namespace, name: v.pvcName, body: { spec: { resources: { requests: { storage: '2Gi' } }, volumeAttributesClassName: gold } },
-    }, patchAs());
-    return true;
-  }, 10_000);
+  await eventually(
+    'resize admitted',
+    async () => {
+      await admin.core.patchNamespacedPersistentVolumeClaim(
+        {
+          namespace,
+          name: v.pvcName,
+          body: { spec: { resources: { requests: { storage: '2Gi' } }, volumeAttributesClassName: gold } },
+        },
+        patchAs(),
+      );
+      return true;
+    },
+    10_000,
+  );
 
-  const pvc = await pvcWhen(admin, namespace, v.pvcName, 'resized and modified',
-    (p) => modifiedTo(gold)(p) && p.status?.capacity?.['storage'] === '2Gi');
+  const pvc = await pvcWhen(admin, namespace, v.pvcName, 'resized and modified', (p) => modifiedTo(gold)(p) && p.status?.capacity?.['storage'] === '2Gi');
   assert.equal(conditionOf(pvc, 'Resizing'), undefined);
   const pv = await readPv(admin, v.pvName);
   assert.equal(pv.spec.capacity?.['storage'], '2Gi');

@@ -7,9 +7,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { useCluster } from '../cluster/test-cluster.js';
-import { clientsFromKubeconfig } from '../cluster/kube.js';
+import { clientsFromKubeconfig, patchAs } from '../cluster/kube.js';
 import { createNamespace, createStorageClass, deletePv, deletePvc, provisionVolume, requestPvcSize, uniqueName } from '../cluster/fixtures.js';
-import { patchAs } from '../cluster/kube.js';
 import { asApiBody, pod, pv, pvc } from '../support/builders.js';
 import type { NodeSelectorTerm } from '../../src/model/node-affinity.js';
 import { FaultDriver } from '../fakes/fault-driver.js';
@@ -25,14 +24,19 @@ const admin = clientsFromKubeconfig(cluster.adminKubeconfigPath);
 // What a node replica needs beyond rbac.yaml, from the manifest an operator applies.
 await applyRbac(admin, join(repoRoot, 'deploy', 'kubernetes', 'node-local', 'rbac-node.yaml'));
 
-test('two node replicas never touch each other\'s volumes; a PV without node affinity is left to no one', async (t) => {
+test("two node replicas never touch each other's volumes; a PV without node affinity is left to no one", async (t) => {
   const driverName = uniqueName('lvm.csi');
   const drivers = { a: await FaultDriver.start({ name: driverName }), b: await FaultDriver.start({ name: driverName }) };
   t.after(() => Promise.all([drivers.a.stop(), drivers.b.stop()]));
   const nodes = { a: uniqueName('node-a'), b: uniqueName('node-b') };
   for (const name of Object.values(nodes)) {
     await admin.core.createNode({ body: { metadata: { name, labels: { 'kubernetes.io/hostname': name } } } });
-    t.after(() => admin.core.deleteNode({ name }).then(() => undefined, () => undefined));
+    t.after(() =>
+      admin.core.deleteNode({ name }).then(
+        () => undefined,
+        () => undefined,
+      ),
+    );
   }
   const namespace = await createNamespace(admin, 'rz-node');
   const storageClassName = uniqueName('rz-sc');
@@ -42,8 +46,14 @@ test('two node replicas never touch each other\'s volumes; a PV without node aff
     const id = uniqueName('vol');
     driver.createVolume(id, GiB);
     const v = await provisionVolume(admin, driver.address, {
-      namespace, size: '1Gi', storageClassName, driverName, existingVolumeId: id,
-      ...(node ? { nodeAffinity: { required: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: [node] }] }] } } } : {}),
+      namespace,
+      size: '1Gi',
+      storageClassName,
+      driverName,
+      existingVolumeId: id,
+      ...(node
+        ? { nodeAffinity: { required: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: [node] }] }] } } }
+        : {}),
     });
     const names = { id, pvc: v.pvc.metadata!.name!, pv: v.pv.metadata!.name! };
     t.after(async () => {
@@ -56,9 +66,13 @@ test('two node replicas never touch each other\'s volumes; a PV without node aff
   const onB = await volume(drivers.b, nodes.b);
   const nowhere = await volume(drivers.a, undefined);
 
-  const replica = (driver: FaultDriver, node: string) => startResizer({
-    kubeconfig: cluster.resizerKubeconfigPath, csiAddress: driver.address, args: ['--node-deployment'], env: { NODE_NAME: node },
-  });
+  const replica = (driver: FaultDriver, node: string) =>
+    startResizer({
+      kubeconfig: cluster.resizerKubeconfigPath,
+      csiAddress: driver.address,
+      args: ['--node-deployment'],
+      env: { NODE_NAME: node },
+    });
   const replicas = { a: await replica(drivers.a, nodes.a), b: await replica(drivers.b, nodes.b) };
   t.after(() => Promise.all([replicas.a.stop(), replicas.b.stop()]));
 
@@ -74,7 +88,8 @@ test('two node replicas never touch each other\'s volumes; a PV without node aff
   // Both replicas have looked at the volume without node affinity (each logs it once) and left it.
   for (const r of [replicas.a, replicas.b]) {
     await eventually('the no-affinity log line', async () =>
-      r.logs.some((l) => l.includes('PV has no node affinity; node-local resizers leave it alone') && l.includes(`pv="${nowhere.pv}"`)));
+      r.logs.some((l) => l.includes('PV has no node affinity; node-local resizers leave it alone') && l.includes(`pv="${nowhere.pv}"`)),
+    );
   }
   const untouched = await readPvc(admin, namespace, nowhere.pvc);
   assert.equal(untouched.status?.capacity?.['storage'], '1Gi');
@@ -87,16 +102,21 @@ test('--node-deployment without NODE_NAME, or for a node that does not exist, do
   try {
     await assert.rejects(
       startResizer({ kubeconfig: cluster.resizerKubeconfigPath, csiAddress: driver.address, args: ['--node-deployment'], env: {} }),
-      /--node-deployment needs the node name in the NODE_NAME environment variable/);
+      /--node-deployment needs the node name in the NODE_NAME environment variable/,
+    );
     await assert.rejects(
       startResizer({ kubeconfig: cluster.resizerKubeconfigPath, csiAddress: driver.address, args: ['--node-deployment'], env: { NODE_NAME: 'no-such-node' } }),
-      (err: unknown) => err instanceof Error && /Failed to get node no-such-node for --node-deployment/.test(err.message) && /not found/.test(String((err as { cause?: unknown }).cause)));
+      (err: unknown) =>
+        err instanceof Error &&
+        /Failed to get node no-such-node for --node-deployment/.test(err.message) &&
+        /not found/.test(String((err as { cause?: unknown }).cause)),
+    );
   } finally {
     await driver.stop();
   }
 });
 
-test('a replica among many other nodes\' claims grows its own, whatever order each claim and its volume arrive in, and no other', async (t) => {
+test("a replica among many other nodes' claims grows its own, whatever order each claim and its volume arrive in, and no other", async (t) => {
   const driverName = uniqueName('lvm.csi');
   const driver = await FaultDriver.start({ name: driverName });
   t.after(() => driver.stop());
@@ -104,7 +124,12 @@ test('a replica among many other nodes\' claims grows its own, whatever order ea
   const others = [uniqueName('node-o1'), uniqueName('node-o2'), uniqueName('node-o3')];
   for (const name of [mine, ...others]) {
     await admin.core.createNode({ body: { metadata: { name, labels: { 'kubernetes.io/hostname': name } } } });
-    t.after(() => admin.core.deleteNode({ name }).then(() => undefined, () => undefined));
+    t.after(() =>
+      admin.core.deleteNode({ name }).then(
+        () => undefined,
+        () => undefined,
+      ),
+    );
   }
   const namespace = await createNamespace(admin, 'rz-node-many');
   const storageClassName = uniqueName('rz-sc');
@@ -115,11 +140,15 @@ test('a replica among many other nodes\' claims grows its own, whatever order ea
   const makeClaim = async (name: string, pvName: string, request = '1Gi'): Promise<string> => {
     const created = await admin.core.createNamespacedPersistentVolumeClaim({
       namespace,
-      body: asApiBody(pvc({ name, namespace, phase: null, request, storageClassName, volumeName: pvName, accessModes: ['ReadWriteOnce'], volumeMode: 'Filesystem' })),
+      body: asApiBody(
+        pvc({ name, namespace, phase: null, request, storageClassName, volumeName: pvName, accessModes: ['ReadWriteOnce'], volumeMode: 'Filesystem' }),
+      ),
     });
     t.after(() => deletePvc(admin, namespace, name));
     await admin.core.patchNamespacedPersistentVolumeClaimStatus(
-      { name, namespace, body: { status: { phase: 'Bound', accessModes: ['ReadWriteOnce'], capacity: { storage: '1Gi' } } } }, patchAs());
+      { name, namespace, body: { status: { phase: 'Bound', accessModes: ['ReadWriteOnce'], capacity: { storage: '1Gi' } } } },
+      patchAs(),
+    );
     return created.metadata!.uid!;
   };
   /** A volume of the driver on `node`, claimed by `claim` (its UID may come later); returns its volume id. */
@@ -127,18 +156,30 @@ test('a replica among many other nodes\' claims grows its own, whatever order ea
     const id = uniqueName('vol');
     driver.createVolume(id, GiB);
     await admin.core.createPersistentVolume({
-      body: asApiBody(pv({
-        name, capacity: '1Gi', accessModes: ['ReadWriteOnce'], reclaimPolicy: 'Retain', storageClassName, volumeMode: 'Filesystem',
-        driver: driverName, volumeHandle: id, nodeAffinity: on(node),
-        claim: { kind: 'PersistentVolumeClaim', apiVersion: 'v1', namespace, ...claim },
-      })),
+      body: asApiBody(
+        pv({
+          name,
+          capacity: '1Gi',
+          accessModes: ['ReadWriteOnce'],
+          reclaimPolicy: 'Retain',
+          storageClassName,
+          volumeMode: 'Filesystem',
+          driver: driverName,
+          volumeHandle: id,
+          nodeAffinity: on(node),
+          claim: { kind: 'PersistentVolumeClaim', apiVersion: 'v1', namespace, ...claim },
+        }),
+      ),
     });
     t.after(() => deletePv(admin, name));
     await admin.core.patchPersistentVolumeStatus({ name, body: { status: { phase: 'Bound' } } }, patchAs());
     return id;
   };
   const bindVolume = (name: string, claim: { name: string; uid: string }) =>
-    admin.core.patchPersistentVolume({ name, body: { spec: { claimRef: { kind: 'PersistentVolumeClaim', apiVersion: 'v1', namespace, ...claim } } } }, patchAs());
+    admin.core.patchPersistentVolume(
+      { name, body: { spec: { claimRef: { kind: 'PersistentVolumeClaim', apiVersion: 'v1', namespace, ...claim } } } },
+      patchAs(),
+    );
 
   // Before the replica starts: 24 claims on the other nodes and 2 on its own.
   const elsewhere: string[] = [];
@@ -157,7 +198,10 @@ test('a replica among many other nodes\' claims grows its own, whatever order ea
   const [rebound, recreated] = [...ownIds.keys()] as [string, string];
 
   const replica = await startResizer({
-    kubeconfig: cluster.resizerKubeconfigPath, csiAddress: driver.address, args: ['--node-deployment'], env: { NODE_NAME: mine },
+    kubeconfig: cluster.resizerKubeconfigPath,
+    csiAddress: driver.address,
+    args: ['--node-deployment'],
+    env: { NODE_NAME: mine },
   });
   t.after(() => replica.stop());
   // Synced once an own claim grows.
@@ -195,7 +239,10 @@ test('a replica among many other nodes\' claims grows its own, whatever order ea
   }
   // The claims made before their volumes were grown without a change after the volume came: the
   // replica read them again when their volumes arrived.
-  const expanded = driver.callsOf('ControllerExpandVolume').slice(expandedBefore).map((c) => c.request['volume_id']);
+  const expanded = driver
+    .callsOf('ControllerExpandVolume')
+    .slice(expandedBefore)
+    .map((c) => c.request['volume_id']);
   assert.deepEqual(expanded.sort(), [...ownIds.values()].sort());
   for (const name of elsewhere) {
     const untouched = await readPvc(admin, namespace, name);
@@ -205,20 +252,29 @@ test('a replica among many other nodes\' claims grows its own, whatever order ea
   }
 });
 
-test('offline-only node-local driver: a pod on the replica\'s node holds its claim\'s expansion until it is gone', async (t) => {
+test("offline-only node-local driver: a pod on the replica's node holds its claim's expansion until it is gone", async (t) => {
   const driverName = uniqueName('lvm.csi');
   const driver = await FaultDriver.start({ name: driverName, volumeExpansion: 'OFFLINE' });
   t.after(() => driver.stop());
   const node = uniqueName('node-pods');
   await admin.core.createNode({ body: { metadata: { name: node, labels: { 'kubernetes.io/hostname': node } } } });
-  t.after(() => admin.core.deleteNode({ name: node }).then(() => undefined, () => undefined));
+  t.after(() =>
+    admin.core.deleteNode({ name: node }).then(
+      () => undefined,
+      () => undefined,
+    ),
+  );
   const namespace = await createNamespace(admin, 'rz-node-pods');
   const storageClassName = uniqueName('rz-sc');
   await createStorageClass(admin, { name: storageClassName, allowVolumeExpansion: true, provisioner: driverName });
   const id = uniqueName('vol');
   driver.createVolume(id, GiB);
   const v = await provisionVolume(admin, driver.address, {
-    namespace, size: '1Gi', storageClassName, driverName, existingVolumeId: id,
+    namespace,
+    size: '1Gi',
+    storageClassName,
+    driverName,
+    existingVolumeId: id,
     nodeAffinity: { required: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: [node] }] }] } },
   });
   const claimName = v.pvc.metadata!.name!;
@@ -230,11 +286,17 @@ test('offline-only node-local driver: a pod on the replica\'s node holds its cla
   const podName = uniqueName('rz-pod');
   await admin.core.createNamespacedPod({ namespace, body: asApiBody(pod({ name: podName, namespace, claims: [claimName], nodeName: node })) });
 
-  const replica = await startResizer({ kubeconfig: cluster.resizerKubeconfigPath, csiAddress: driver.address, args: ['--node-deployment'], env: { NODE_NAME: node } });
+  const replica = await startResizer({
+    kubeconfig: cluster.resizerKubeconfigPath,
+    csiAddress: driver.address,
+    args: ['--node-deployment'],
+    env: { NODE_NAME: node },
+  });
   t.after(() => replica.stop());
   await requestPvcSize(admin, namespace, claimName, '2Gi', { retryUntilAdmittedMs: 10_000 });
   await eventually('in-use warning', async () =>
-    (await eventsFor(admin, namespace, claimName)).some((e) => e.reason === 'VolumeResizeFailed' && e.message.includes('currently in-use')));
+    (await eventsFor(admin, namespace, claimName)).some((e) => e.reason === 'VolumeResizeFailed' && e.message.includes('currently in-use')),
+  );
   assert.equal(driver.callsOf('ControllerExpandVolume').length, 0);
   await admin.core.deleteNamespacedPod({ namespace, name: podName, gracePeriodSeconds: 0 });
   await eventually('grown once the pod is gone', async () => (await readPvc(admin, namespace, claimName)).status?.capacity?.['storage'] === '2Gi');

@@ -10,7 +10,8 @@ import { clientsFromKubeconfig } from '../cluster/kube.js';
 import { createNamespace } from '../cluster/fixtures.js';
 import { HttpKubeClient } from '../../src/kube/client.js';
 import { loadKubeConfig } from '../../src/kube/kubeconfig.js';
-import { checkPermissions, requiredPermissions } from '../../src/app/permission-check.js';
+import { checkPermissions } from '../../src/app/permission-check.js';
+import { requiredPermissions } from '../../src/kube/required-permissions.js';
 import { createLogger } from '../../src/observability/logger.js';
 
 const cluster = await useCluster();
@@ -34,7 +35,11 @@ test('the csi-resizer identity of deploy/kubernetes/rbac.yaml has every permissi
 test('an identity without the rules: one error per missing permission, naming it', async (t) => {
   const namespace = await createNamespace(admin, 'rz-rbac');
   await admin.core.createNamespacedServiceAccount({ namespace, body: { metadata: { name: 'no-rules' } } });
-  const token = await admin.core.createNamespacedServiceAccountToken({ namespace, name: 'no-rules', body: { spec: { audiences: [], expirationSeconds: 600 } } });
+  const token = await admin.core.createNamespacedServiceAccountToken({
+    namespace,
+    name: 'no-rules',
+    body: { spec: { audiences: [], expirationSeconds: 600 } },
+  });
   const kubeconfig = JSON.parse(readFileSync(cluster.resizerKubeconfigPath, 'utf8')) as { users: { user: { token: string } }[] };
   kubeconfig.users[0]!.user.token = token.status!.token;
   const path = join(mkdtempSync(join(tmpdir(), 'rz-rbac-')), 'kubeconfig');

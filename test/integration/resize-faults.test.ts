@@ -71,7 +71,10 @@ test('infeasible size: ControllerResizeInfeasible and an error condition, then r
   // The slow set holds further attempts at the same size (retention 1m): at most the one immediate retry.
   // The resizer says when it holds one; after that line, no more calls can have been made for this size.
   await eventually('the slow set holding a retry', () =>
-    s.resizer.logs.some((l) => l.includes(`skipping volume expansion for pvc ${s.namespace}/${s.pvcName}, because expansion previously failed with infeasible error`)));
+    s.resizer.logs.some((l) =>
+      l.includes(`skipping volume expansion for pvc ${s.namespace}/${s.pvcName}, because expansion previously failed with infeasible error`),
+    ),
+  );
   assert.ok(expandCalls(s).length <= 2, `expected at most 2 attempts, saw ${expandCalls(s).length}`);
 
   await grow(s, '3Gi');
@@ -106,8 +109,14 @@ test('non-final error: the same target is retried until it succeeds, even if the
   const done = await capacityReaches(s, '10Gi');
   assert.deepEqual(done.status?.allocatedResources, { storage: '10Gi' });
   assert.ok(expandCalls(s).length >= 4);
-  assert.ok(expandCalls(s).every((c) => c.requiredBytes === 10n * GiB), 'an uncertain target must not change');
-  assert.equal((done.status?.conditions ?? []).some((c) => c.type === 'ControllerResizeError'), false);
+  assert.ok(
+    expandCalls(s).every((c) => c.requiredBytes === 10n * GiB),
+    'an uncertain target must not change',
+  );
+  assert.equal(
+    (done.status?.conditions ?? []).some((c) => c.type === 'ControllerResizeError'),
+    false,
+  );
 });
 
 test('volume in use: after FailedPrecondition no call while a pod uses the claim; expansion once the pod is gone', async (t) => {
@@ -116,13 +125,19 @@ test('volume in use: after FailedPrecondition no call while a pod uses the claim
   s.driver.script('ControllerExpandVolume', { code: GrpcStatus.FAILED_PRECONDITION, details: 'volume is published' });
   await grow(s, '2Gi');
   await eventually('in-use warning', async () =>
-    (await eventsFor(admin, s.namespace, s.pvcName)).some((e) => e.message.includes('only supports offline expansion and volume is currently in-use')));
+    (await eventsFor(admin, s.namespace, s.pvcName)).some((e) => e.message.includes('only supports offline expansion and volume is currently in-use')),
+  );
   // Two retries refused by the in-use guard: the retries after the FailedPrecondition ran and did not call the driver.
-  await eventually('two retries refused while the pod lives', () =>
-    s.resizer.logs.filter((l) => l.includes('Error syncing PVC') && l.includes(`Unable to expand ${s.namespace}/${s.pvcName} because`)).length >= 2);
+  await eventually(
+    'two retries refused while the pod lives',
+    () => s.resizer.logs.filter((l) => l.includes('Error syncing PVC') && l.includes(`Unable to expand ${s.namespace}/${s.pvcName} because`)).length >= 2,
+  );
   assert.equal(expandCalls(s).length, 1, 'the driver must not be called again while the pod lives');
   const inUse = (await eventsFor(admin, s.namespace, s.pvcName)).find((e) => e.message.includes('currently in-use'));
-  assert.equal(inUse?.message, `Unable to expand ${s.namespace}/${s.pvcName} because CSI driver ${s.driver.name} only supports offline expansion and volume is currently in-use`);
+  assert.equal(
+    inUse?.message,
+    `Unable to expand ${s.namespace}/${s.pvcName} because CSI driver ${s.driver.name} only supports offline expansion and volume is currently in-use`,
+  );
 
   await admin.core.deleteNamespacedPod({ namespace: s.namespace, name: pod, gracePeriodSeconds: 0 });
   await capacityReaches(s, '2Gi');
@@ -134,7 +149,8 @@ test('offline-only driver: no call at all while a live pod uses the claim (upstr
   const pod = await createPodUsing(s.namespace, s.pvcName);
   await grow(s, '2Gi');
   await eventually('in-use warning', async () =>
-    (await eventsFor(admin, s.namespace, s.pvcName)).some((e) => e.reason === 'VolumeResizeFailed' && e.message.includes('currently in-use')));
+    (await eventsFor(admin, s.namespace, s.pvcName)).some((e) => e.reason === 'VolumeResizeFailed' && e.message.includes('currently in-use')),
+  );
   assert.equal(expandCalls(s).length, 0);
   await admin.core.deleteNamespacedPod({ namespace: s.namespace, name: pod, gracePeriodSeconds: 0 });
   await capacityReaches(s, '2Gi');
@@ -150,16 +166,20 @@ test('PVC deleted mid-resize: nothing crashes, the PV keeps what the driver did,
   await eventually('PV grown by the finished call', async () => (await readPv(admin, s.pvName)).spec.capacity?.['storage'] === '2Gi');
   // The resizer has taken the key again after the call ended and found the PVC gone: nothing left to retry.
   await eventually('the deleted PVC processed', () =>
-    s.resizer.logs.some((l) => l.includes('"PVC is deleted or does not exist"') && l.includes(`${s.namespace}/${s.pvcName}`)));
+    s.resizer.logs.some((l) => l.includes('"PVC is deleted or does not exist"') && l.includes(`${s.namespace}/${s.pvcName}`)),
+  );
   assert.equal(expandCalls(s).length, 1, 'a deleted PVC is not retried');
 
   const control = await provisionVolume(admin, s.driver.address, {
-    namespace: s.namespace, size: '1Gi', storageClassName: s.storageClassName, driverName: s.driver.name, existingVolumeId: 'control',
+    namespace: s.namespace,
+    size: '1Gi',
+    storageClassName: s.storageClassName,
+    driverName: s.driver.name,
+    existingVolumeId: 'control',
   });
   s.driver.createVolume('control', GiB);
   await requestPvcSize(admin, s.namespace, control.pvc.metadata!.name!, '2Gi', { retryUntilAdmittedMs: 10_000 });
-  await eventually('control PVC resized', async () =>
-    (await readPvc(admin, s.namespace, control.pvc.metadata!.name!)).status?.capacity?.['storage'] === '2Gi');
+  await eventually('control PVC resized', async () => (await readPvc(admin, s.namespace, control.pvc.metadata!.name!)).status?.capacity?.['storage'] === '2Gi');
 });
 
 test('conflict on the status patch: retried, the write lands, a concurrent condition survives', async (t) => {
@@ -177,8 +197,14 @@ test('conflict on the status patch: retried, the write lands, a concurrent condi
     s.resizer.logs.some((l) => l.includes('Error syncing PVC') && l.includes('the object has been modified')),
     'the stale write must have met a 409 Conflict',
   );
-  assert.ok(done.status?.conditions?.some((c) => c.type === 'ExampleOther'), 'the other writer\'s condition is kept');
-  assert.equal((done.status?.conditions ?? []).some((c) => c.type === 'Resizing'), false);
+  assert.ok(
+    done.status?.conditions?.some((c) => c.type === 'ExampleOther'),
+    "the other writer's condition is kept",
+  );
+  assert.equal(
+    (done.status?.conditions ?? []).some((c) => c.type === 'Resizing'),
+    false,
+  );
   assert.equal((await readPv(admin, s.pvName)).spec.capacity?.['storage'], '2Gi');
 });
 
@@ -211,14 +237,16 @@ test('bogus capacity reply: a zero size is a failed expansion with a warning, ne
   const s = await scenario(t);
   s.driver.script('ControllerExpandVolume', { response: { capacity_bytes: '0', node_expansion_required: false } });
   await grow(s, '2Gi');
-  const warning = await eventually('warning', async () =>
-    (await eventsFor(admin, s.namespace, s.pvcName)).find((e) => e.reason === 'VolumeResizeFailed'));
+  const warning = await eventually('warning', async () => (await eventsFor(admin, s.namespace, s.pvcName)).find((e) => e.reason === 'VolumeResizeFailed'));
   assert.match(warning.message, /CSI driver reported capacity 0 bytes, less than the requested 2147483648 bytes/);
   // The next attempt gets a proper answer.
   const done = await capacityReaches(s, '2Gi');
   assert.equal((await readPv(admin, s.pvName)).spec.capacity?.['storage'], '2Gi');
   assert.ok(expandCalls(s).length >= 2);
-  assert.equal((done.status?.conditions ?? []).some((c) => c.type === 'ControllerResizeError'), false);
+  assert.equal(
+    (done.status?.conditions ?? []).some((c) => c.type === 'ControllerResizeError'),
+    false,
+  );
 });
 
 test('an in-tree volume migrated to the driver is expanded through its translated CSI handle', async (t) => {
@@ -232,17 +260,30 @@ test('an in-tree volume migrated to the driver is expanded through its translate
   const pvName = uniqueName('rz-pv');
   const pvc = await admin.core.createNamespacedPersistentVolumeClaim({
     namespace,
-    body: asApiBody(claim({
-      name: pvcName, namespace, annotations: { 'volume.kubernetes.io/storage-resizer': 'ebs.csi.aws.com' }, phase: null,
-      accessModes: ['ReadWriteOnce'], request: '1Gi', storageClassName, volumeName: pvName,
-    })),
+    body: asApiBody(
+      claim({
+        name: pvcName,
+        namespace,
+        annotations: { 'volume.kubernetes.io/storage-resizer': 'ebs.csi.aws.com' },
+        phase: null,
+        accessModes: ['ReadWriteOnce'],
+        request: '1Gi',
+        storageClassName,
+        volumeName: pvName,
+      }),
+    ),
   });
   await admin.core.createPersistentVolume({
-    body: asApiBody(volume({
-      name: pvName, capacity: '1Gi', accessModes: ['ReadWriteOnce'], storageClassName,
-      inTreeSource: { awsElasticBlockStore: { volumeID: 'aws://us-east-1a/vol-0abc', fsType: 'xfs' } },
-      claim: { namespace, name: pvcName, uid: pvc.metadata!.uid! },
-    })),
+    body: asApiBody(
+      volume({
+        name: pvName,
+        capacity: '1Gi',
+        accessModes: ['ReadWriteOnce'],
+        storageClassName,
+        inTreeSource: { awsElasticBlockStore: { volumeID: 'aws://us-east-1a/vol-0abc', fsType: 'xfs' } },
+        claim: { namespace, name: pvcName, uid: pvc.metadata!.uid! },
+      }),
+    ),
   });
   await admin.core.patchPersistentVolumeStatus({ name: pvName, body: { status: { phase: 'Bound' } } }, patchAs());
   await admin.core.patchNamespacedPersistentVolumeClaimStatus(

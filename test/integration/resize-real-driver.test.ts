@@ -36,7 +36,10 @@ test('controller-only expansion: PV and PVC grow, status is clean, events as ups
   assert.equal(pv.metadata.annotations?.['volume.alpha.kubernetes.io/pre-resize-capacity'], undefined);
   assert.deepEqual(pvc.status?.allocatedResources, { storage: '2Gi' });
   assert.equal(pvc.status?.allocatedResourceStatuses, undefined);
-  assert.deepEqual((pvc.status?.conditions ?? []).map((c) => c.type), []);
+  assert.deepEqual(
+    (pvc.status?.conditions ?? []).map((c) => c.type),
+    [],
+  );
   assert.equal(pvc.metadata.annotations?.['volume.kubernetes.io/node-expansion-not-required'], 'true');
 
   const events = await eventually('both events', async () => {
@@ -88,14 +91,22 @@ test('a PV of another driver and a PV with a foreign claimRef are left alone', a
   const s = await scenario(t, { address: cluster.csiAddress, name: cluster.driverName });
   // Same driver, but the PV claims a different PVC UID.
   const foreign = await provisionVolume(admin, cluster.csiAddress, {
-    namespace: s.namespace, size: '1Gi', storageClassName: (await readPvc(admin, s.namespace, s.pvcName)).spec.storageClassName!, driverName: cluster.driverName,
+    namespace: s.namespace,
+    size: '1Gi',
+    storageClassName: (await readPvc(admin, s.namespace, s.pvcName)).spec.storageClassName!,
+    driverName: cluster.driverName,
   });
   const foreignPv = foreign.pv.metadata!.name!;
   await admin.core.patchPersistentVolume({ name: foreignPv, body: { spec: { claimRef: { uid: 'not-this-claim' } } } }, patchAs());
   // Another driver's PV for the first PVC's neighbour.
   const otherSc = uniqueName('rz-sc');
   await createStorageClass(admin, { name: otherSc, allowVolumeExpansion: true, provisioner: 'other.csi.example.com' });
-  const other = await provisionVolume(admin, cluster.csiAddress, { namespace: s.namespace, size: '1Gi', storageClassName: otherSc, driverName: 'other.csi.example.com' });
+  const other = await provisionVolume(admin, cluster.csiAddress, {
+    namespace: s.namespace,
+    size: '1Gi',
+    storageClassName: otherSc,
+    driverName: 'other.csi.example.com',
+  });
 
   await requestPvcSize(admin, s.namespace, foreign.pvc.metadata!.name!, '2Gi', { retryUntilAdmittedMs: 10_000 });
   await requestPvcSize(admin, s.namespace, other.pvc.metadata!.name!, '2Gi', { retryUntilAdmittedMs: 10_000 });

@@ -9,10 +9,21 @@ import { exportedMetricNames, metricNamesIn } from './exported-metrics.js';
 
 const dashboardPath = join(repoRoot, 'deploy', 'monitoring', 'dashboard', 'csi-resizer.json');
 
-interface Target { refId: string; expr: string }
-interface Panel { id: number; type: string; title: string; targets?: Target[]; panels?: Panel[] }
+interface Target {
+  refId: string;
+  expr: string;
+}
+interface Panel {
+  id: number;
+  type: string;
+  title: string;
+  targets?: Target[];
+  panels?: Panel[];
+}
 interface Dashboard {
-  uid: string; title: string; panels: Panel[];
+  uid: string;
+  title: string;
+  panels: Panel[];
   templating: { list: Array<{ name: string; type: string; query?: string | { query: string } }> };
 }
 
@@ -60,6 +71,9 @@ test('every query and variable reads only metrics the resizer exports, and every
   // and nodejs_* only in part).
   const families = [...exported].filter((n) => /^(csi_|workqueue_|leader_election_)/.test(n)).map((n) => n.replace(/_(bucket|sum|count)$/, ''));
   for (const family of new Set(families)) {
-    assert.ok([...used].some((n) => n === family || n.startsWith(`${family}_`)), `${family} is not on the dashboard`);
+    assert.ok(
+      [...used].some((n) => n === family || n.startsWith(`${family}_`)),
+      `${family} is not on the dashboard`,
+    );
   }
 });

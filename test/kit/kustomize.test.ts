@@ -8,8 +8,8 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import * as k8s from '@kubernetes/client-node';
-import { parseConfig } from '../../src/app/config.js';
-import { requiredPermissions, type PermissionNeeds } from '../../src/app/permission-check.js';
+import { parseConfig } from '../../src/flags/config.js';
+import { requiredPermissions, type PermissionNeeds } from '../../src/kube/required-permissions.js';
 import { repoRoot } from '../cluster/components.js';
 import { uniqueName } from '../cluster/fixtures.js';
 import { statusOf } from '../cluster/kube.js';
@@ -67,7 +67,10 @@ function assertConsistent(objs: Obj[], namespace: string, prefix: string): void 
   const names = new Set(objs.map((o) => `${o.kind}/${o.metadata?.name}`));
   for (const b of [...byKind(objs, 'ClusterRoleBinding'), ...byKind(objs, 'RoleBinding')] as unknown as k8s.V1RoleBinding[]) {
     assert.ok(names.has(`${b.roleRef.kind}/${b.roleRef.name}`), `${b.metadata?.name} refers to ${b.roleRef.kind}/${b.roleRef.name}, which exists`);
-    assert.deepEqual(b.subjects?.map((s) => [s.kind, s.name, s.namespace]), [['ServiceAccount', sa.metadata?.name, namespace]]);
+    assert.deepEqual(
+      b.subjects?.map((s) => [s.kind, s.name, s.namespace]),
+      [['ServiceAccount', sa.metadata?.name, namespace]],
+    );
   }
   const deployment = one<k8s.V1Deployment>(objs, 'Deployment');
   assert.equal(deployment.spec?.template.spec?.serviceAccountName, sa.metadata?.name);
@@ -95,29 +98,51 @@ test('overlays: namespace, prefix, driver container and image; secrets only with
   const driver = pod.containers.find((c) => c.name === 'csi-driver')!;
   assert.equal(driver.image, 'registry.example.com/example-csi-driver:v1.0.0');
   // The patch replaced the driver's image and arguments and kept the shared socket volume.
-  assert.deepEqual(driver.volumeMounts?.map((m) => m.name), resizer.volumeMounts?.map((m) => m.name));
+  assert.deepEqual(
+    driver.volumeMounts?.map((m) => m.name),
+    resizer.volumeMounts?.map((m) => m.name),
+  );
   assert.equal(one<k8s.V1Deployment>(example, 'Deployment').spec?.replicas, 2);
 
   const withSecrets = await build(join(deploy, 'kustomize', 'overlays', 'example-with-secrets'));
   assertConsistent(withSecrets, 'example-csi', 'example-');
   const secretRules = rules(withSecrets).filter((r) => r.resources?.includes('secrets'));
-  assert.deepEqual(secretRules.map((r) => r.verbs), [['get']]);
+  assert.deepEqual(
+    secretRules.map((r) => r.verbs),
+    [['get']],
+  );
   // Everything else is the example overlay's.
-  assert.deepEqual(withSecrets.filter((o) => !o.metadata!.name!.includes('secrets')).map(key).sort(), example.map(key).sort());
+  assert.deepEqual(
+    withSecrets
+      .filter((o) => !o.metadata!.name!.includes('secrets'))
+      .map(key)
+      .sort(),
+    example.map(key).sort(),
+  );
 });
 
 test('monitoring components select the resizer pods and scrape the port and path it serves', async (t) => {
-  const dir = overlay(t, ['namespace: monitored', 'namePrefix: mon-'],
-    ['alerts', 'dashboard', 'podmonitor', 'servicemonitor'].map((c) => join(deploy, 'monitoring', c)));
+  const dir = overlay(
+    t,
+    ['namespace: monitored', 'namePrefix: mon-'],
+    ['alerts', 'dashboard', 'podmonitor', 'servicemonitor'].map((c) => join(deploy, 'monitoring', c)),
+  );
   const objs = await build(dir);
-  assertConsistent(objs.filter((o) => o.apiVersion?.startsWith('rbac') || o.kind === 'ServiceAccount' || o.kind === 'Deployment'), 'monitored', 'mon-');
+  assertConsistent(
+    objs.filter((o) => o.apiVersion?.startsWith('rbac') || o.kind === 'ServiceAccount' || o.kind === 'Deployment'),
+    'monitored',
+    'mon-',
+  );
   const deployment = one<k8s.V1Deployment>(objs, 'Deployment');
   const podLabels = deployment.spec!.template.metadata!.labels!;
   const resizer = deployment.spec!.template.spec!.containers.find((c) => c.name === 'csi-resizer')!;
   const config = parseConfig((resizer.args ?? []).map((a) => a.replace('$(ADDRESS)', '/csi.sock')));
   const matches = (selector: Record<string, string>) => Object.entries(selector).every(([k, v]) => podLabels[k] === v);
 
-  const podMonitor = one<{ spec: { selector: { matchLabels: Record<string, string> }; podMetricsEndpoints: Array<{ port: string; path: string }> } }>(objs, 'PodMonitor');
+  const podMonitor = one<{ spec: { selector: { matchLabels: Record<string, string> }; podMetricsEndpoints: Array<{ port: string; path: string }> } }>(
+    objs,
+    'PodMonitor',
+  );
   assert.ok(matches(podMonitor.spec.selector.matchLabels), 'the PodMonitor selects the resizer pods');
   assert.ok(resizer.ports?.some((p) => p.name === podMonitor.spec.podMetricsEndpoints[0]!.port));
   assert.equal(podMonitor.spec.podMetricsEndpoints[0]!.path, config.metricsPath);
@@ -125,14 +150,23 @@ test('monitoring components select the resizer pods and scrape the port and path
   const service = one<k8s.V1Service>(objs, 'Service');
   assert.ok(matches(service.spec!.selector!), 'the metrics Service selects the resizer pods');
   assert.ok(resizer.ports?.some((p) => p.name === service.spec!.ports![0]!.targetPort));
-  const serviceMonitor = one<{ spec: { selector: { matchLabels: Record<string, string> }; endpoints: Array<{ port: string; path: string }> } }>(objs, 'ServiceMonitor');
-  assert.ok(Object.entries(serviceMonitor.spec.selector.matchLabels).every(([k, v]) => service.metadata?.labels?.[k] === v), 'the ServiceMonitor selects the Service');
+  const serviceMonitor = one<{ spec: { selector: { matchLabels: Record<string, string> }; endpoints: Array<{ port: string; path: string }> } }>(
+    objs,
+    'ServiceMonitor',
+  );
+  assert.ok(
+    Object.entries(serviceMonitor.spec.selector.matchLabels).every(([k, v]) => service.metadata?.labels?.[k] === v),
+    'the ServiceMonitor selects the Service',
+  );
   assert.equal(serviceMonitor.spec.endpoints[0]!.port, service.spec!.ports![0]!.name);
   assert.equal(serviceMonitor.spec.endpoints[0]!.path, config.metricsPath);
 
   const dashboard = one<k8s.V1ConfigMap>(objs, 'ConfigMap');
   assert.equal(dashboard.metadata?.labels?.['grafana_dashboard'], '1');
-  assert.deepEqual(JSON.parse(dashboard.data!['csi-resizer.json']!), JSON.parse(readFileSync(join(deploy, 'monitoring', 'dashboard', 'csi-resizer.json'), 'utf8')));
+  assert.deepEqual(
+    JSON.parse(dashboard.data!['csi-resizer.json']!),
+    JSON.parse(readFileSync(join(deploy, 'monitoring', 'dashboard', 'csi-resizer.json'), 'utf8')),
+  );
   assert.equal(one<Obj>(objs, 'PrometheusRule').metadata?.namespace, 'monitored');
 });
 
@@ -172,8 +206,10 @@ test('applied for real: the ServiceAccount may do what the resizer does and no m
   await ensureNamespace(admin, namespace);
   const base = (await build(variant([]))).filter((o) => o.kind !== 'Deployment');
   t.after(async () => {
-    for (const name of [`${prefix}external-resizer-runner`, `${prefix}external-resizer-secrets`]) await admin.rbac.deleteClusterRole({ name }).catch(() => undefined);
-    for (const name of [`${prefix}csi-resizer-role`, `${prefix}csi-resizer-secrets`]) await admin.rbac.deleteClusterRoleBinding({ name }).catch(() => undefined);
+    for (const name of [`${prefix}external-resizer-runner`, `${prefix}external-resizer-secrets`])
+      await admin.rbac.deleteClusterRole({ name }).catch(() => undefined);
+    for (const name of [`${prefix}csi-resizer-role`, `${prefix}csi-resizer-secrets`])
+      await admin.rbac.deleteClusterRoleBinding({ name }).catch(() => undefined);
     await admin.core.deleteNamespace({ name: namespace }).catch(() => undefined);
   });
   await apply(admin, base, false);

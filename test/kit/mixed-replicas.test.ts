@@ -26,7 +26,9 @@ async function upstreamBinary(): Promise<string> {
   if (fromEnv()) return fromEnv();
   process.stderr.write('[mixed-replicas] building upstream csi-resizer (first time only)\n');
   await promisify(execFile)('bash', [join(repoRoot, 'test', 'infra', 'build-components.sh'), '--with-upstream'], {
-    cwd: repoRoot, maxBuffer: 64 << 20, timeout: 1_800_000,
+    cwd: repoRoot,
+    maxBuffer: 64 << 20,
+    timeout: 1_800_000,
   });
   const bin = fromEnv();
   if (!bin) throw new Error('build-components.sh --with-upstream did not produce the upstream csi-resizer');
@@ -42,8 +44,15 @@ class GoReplica {
 
   constructor(bin: string, args: string[]) {
     this.child = spawn(bin, args, { stdio: ['ignore', 'ignore', 'pipe'] });
-    this.child.stderr!.on('data', (chunk: Buffer) => { this.stderr += chunk.toString('utf8'); });
-    this.exited = new Promise((resolve) => this.child.once('close', (code, signal) => { this.done = true; resolve({ code, signal }); }));
+    this.child.stderr!.on('data', (chunk: Buffer) => {
+      this.stderr += chunk.toString('utf8');
+    });
+    this.exited = new Promise((resolve) =>
+      this.child.once('close', (code, signal) => {
+        this.done = true;
+        resolve({ code, signal });
+      }),
+    );
   }
 
   get hasExited(): boolean {
@@ -63,25 +72,38 @@ test('rolling update: upstream and csi-resizer replicas share the Lease and hand
   const admin = adminClients(cluster);
   const driver = cluster.driverName;
   const leaseName = `external-resizer-${driver.replace(/[^a-zA-Z0-9-]/g, '-')}`;
-  const holder = async () => (await admin.coordination.readNamespacedLease({ namespace: 'default', name: leaseName }).catch(() => undefined))?.spec?.holderIdentity ?? '';
+  const holder = async () =>
+    (await admin.coordination.readNamespacedLease({ namespace: 'default', name: leaseName }).catch(() => undefined))?.spec?.holderIdentity ?? '';
   const namespace = await createNamespace(admin, 'rz-mixed');
   const sc = await createStorageClass(admin, { provisioner: driver, allowVolumeExpansion: true });
-  const provision = () => provisionVolume(admin, cluster.csiAddress, {
-    namespace, size: '1Gi', storageClassName: sc.metadata!.name!, driverName: driver, csiProtoPath: cluster.csiProtoPath,
-  });
+  const provision = () =>
+    provisionVolume(admin, cluster.csiAddress, {
+      namespace,
+      size: '1Gi',
+      storageClassName: sc.metadata!.name!,
+      driverName: driver,
+      csiProtoPath: cluster.csiProtoPath,
+    });
 
   // The same flags for both, as one Deployment's args would be.
   const args = [
-    `--kubeconfig=${cluster.resizerKubeconfigPath}`, `--csi-address=${cluster.csiAddress}`, '--v=5',
-    '--leader-election', '--leader-election-namespace=default',
-    `--leader-election-lease-duration=${LEASE_MS}ms`, `--leader-election-renew-deadline=${RENEW_MS}ms`,
+    `--kubeconfig=${cluster.resizerKubeconfigPath}`,
+    `--csi-address=${cluster.csiAddress}`,
+    '--v=5',
+    '--leader-election',
+    '--leader-election-namespace=default',
+    `--leader-election-lease-duration=${LEASE_MS}ms`,
+    `--leader-election-renew-deadline=${RENEW_MS}ms`,
     `--leader-election-retry-period=${RETRY_MS}ms`,
   ];
   const goReplicas: GoReplica[] = [];
   const ours: CliProcess[] = [];
   const startGo = () => {
     const r = new GoReplica(upstreamBin, args);
-    t.after(async () => { r.kill('SIGKILL'); await r.exited; });
+    t.after(async () => {
+      r.kill('SIGKILL');
+      await r.exited;
+    });
     goReplicas.push(r);
     return r;
   };
@@ -107,26 +129,37 @@ test('rolling update: upstream and csi-resizer replicas share the Lease and hand
   const expandCallsIn = (log: string, p: Provisioned) => {
     const field = `"volume_id":${JSON.stringify(p.volumeId)}`;
     const escaped = field.replaceAll('"', '\\"');
-    return log.split('\n').filter((l) =>
-      /"GRPC call"/.test(l) && l.includes('/csi.v1.Controller/ControllerExpandVolume') && (l.includes(field) || l.includes(escaped))).length;
+    return log
+      .split('\n')
+      .filter((l) => /"GRPC call"/.test(l) && l.includes('/csi.v1.Controller/ControllerExpandVolume') && (l.includes(field) || l.includes(escaped))).length;
   };
   const expandCalls = (p: Provisioned) => logs().reduce((n, log) => n + expandCallsIn(log, p), 0);
   const resizeAndWait = async (p: Provisioned, size: string) => {
     await requestPvcSize(admin, namespace, p.pvc.metadata!.name!, size, { retryUntilAdmittedMs: 10_000 });
-    await until(`${p.pvc.metadata!.name} at ${size}`, async () => {
-      const pvc = await admin.core.readNamespacedPersistentVolumeClaim({ namespace, name: p.pvc.metadata!.name! });
-      return pvc.status?.capacity?.['storage'] === size ? true : undefined;
-    }, 90_000);
+    await until(
+      `${p.pvc.metadata!.name} at ${size}`,
+      async () => {
+        const pvc = await admin.core.readNamespacedPersistentVolumeClaim({ namespace, name: p.pvc.metadata!.name! });
+        return pvc.status?.capacity?.['storage'] === size ? true : undefined;
+      },
+      90_000,
+    );
   };
   const [v1, v2, v3] = await Promise.all([provision(), provision(), provision()]);
 
   // 1. The old Deployment: an upstream replica leads (a Lease left by an earlier test expires first).
   const go1 = startGo();
-  const goIdentity = await until('the upstream replica to lead', async () => {
-    if (go1.hasExited) throw new Error(`upstream's replica exited:\n${go1.stderr.slice(-4000)}`);
-    const h = await holder();
-    return /successfully acquired lease/i.test(go1.stderr) && h !== '' ? h : undefined;
-  }, 120_000).catch((err: Error) => { throw new Error(`${err.message}\nupstream's log:\n${go1.stderr.slice(-4000)}`); });
+  const goIdentity = await until(
+    'the upstream replica to lead',
+    async () => {
+      if (go1.hasExited) throw new Error(`upstream's replica exited:\n${go1.stderr.slice(-4000)}`);
+      const h = await holder();
+      return /successfully acquired lease/i.test(go1.stderr) && h !== '' ? h : undefined;
+    },
+    120_000,
+  ).catch((err: Error) => {
+    throw new Error(`${err.message}\nupstream's log:\n${go1.stderr.slice(-4000)}`);
+  });
   // 2. The new pod starts and waits as a standby while upstream's replica keeps renewing.
   const ours1 = startOurs('ours-1');
   await ours1.waitForLog(/Attempting to acquire leader lease/, 120_000);
@@ -157,7 +190,11 @@ test('rolling update: upstream and csi-resizer replicas share the Lease and hand
   const releasedAt = Date.now();
   ours1.kill('SIGTERM');
   assert.deepEqual(await ours1.exited, { code: 0, signal: null });
-  await until('upstream to lead again', async () => ((await holder()) === goIdentity && /successfully acquired lease/i.test(go2.stderr) ? true : undefined), 30_000);
+  await until(
+    'upstream to lead again',
+    async () => ((await holder()) === goIdentity && /successfully acquired lease/i.test(go2.stderr) ? true : undefined),
+    30_000,
+  );
   const oursToGoMs = Date.now() - releasedAt;
   assert.ok(oursToGoMs < LEASE_MS, `hand-over after our release took ${oursToGoMs} ms, not faster than expiry`);
   await resizeAndWait(v3, '3Gi');

@@ -14,9 +14,22 @@ import { kitTools, runTool } from './tools.js';
 const rulePath = join(repoRoot, 'deploy', 'monitoring', 'alerts', 'prometheus-rule.yaml');
 const casesPath = join(repoRoot, 'test', 'kit', 'prometheus-rules.cases.yaml');
 
-interface Rule { alert?: string; record?: string; expr: string; for?: string; labels?: Record<string, string> }
-interface PrometheusRule { apiVersion: string; kind: string; metadata: { name: string }; spec: { groups: Array<{ name: string; rules: Rule[] }> } }
-interface Cases { tests: Array<{ alert_rule_test?: Array<{ alertname: string; exp_alerts: unknown[] }> }> }
+interface Rule {
+  alert?: string;
+  record?: string;
+  expr: string;
+  for?: string;
+  labels?: Record<string, string>;
+}
+interface PrometheusRule {
+  apiVersion: string;
+  kind: string;
+  metadata: { name: string };
+  spec: { groups: Array<{ name: string; rules: Rule[] }> };
+}
+interface Cases {
+  tests: Array<{ alert_rule_test?: Array<{ alertname: string; exp_alerts: unknown[] }> }>;
+}
 
 const prometheusRule = yaml.load(readFileSync(rulePath, 'utf8')) as PrometheusRule;
 const rules = prometheusRule.spec.groups.flatMap((g) => g.rules);
@@ -24,9 +37,10 @@ const rules = prometheusRule.spec.groups.flatMap((g) => g.rules);
 test('the PrometheusRule has the five alerts operators page on, each with a severity', () => {
   assert.equal(prometheusRule.apiVersion, 'monitoring.coreos.com/v1');
   assert.equal(prometheusRule.kind, 'PrometheusRule');
-  assert.deepEqual(rules.map((r) => r.alert), [
-    'CSIResizerResizeStuck', 'CSIResizerInfeasibleResize', 'CSIResizerDriverUnavailable', 'CSIResizerNoLeader', 'CSIResizerWorkqueueBacklog',
-  ]);
+  assert.deepEqual(
+    rules.map((r) => r.alert),
+    ['CSIResizerResizeStuck', 'CSIResizerInfeasibleResize', 'CSIResizerDriverUnavailable', 'CSIResizerNoLeader', 'CSIResizerWorkqueueBacklog'],
+  );
   for (const rule of rules) assert.match(rule.labels?.['severity'] ?? '', /^(warning|critical)$/, rule.alert ?? 'an alert without a name');
 });
 
@@ -43,8 +57,14 @@ test('each alert has a case where it fires and one where it stays quiet', () => 
   const cases = yaml.load(readFileSync(casesPath, 'utf8')) as Cases;
   const evals = cases.tests.flatMap((t) => t.alert_rule_test ?? []);
   for (const rule of rules) {
-    assert.ok(evals.some((e) => e.alertname === rule.alert && e.exp_alerts.length > 0), `${rule.alert} never fires in the cases`);
-    assert.ok(evals.some((e) => e.alertname === rule.alert && e.exp_alerts.length === 0), `${rule.alert} is never expected quiet`);
+    assert.ok(
+      evals.some((e) => e.alertname === rule.alert && e.exp_alerts.length > 0),
+      `${rule.alert} never fires in the cases`,
+    );
+    assert.ok(
+      evals.some((e) => e.alertname === rule.alert && e.exp_alerts.length === 0),
+      `${rule.alert} is never expected quiet`,
+    );
   }
 });
 

@@ -1,12 +1,12 @@
 // deploy/kubernetes/rbac.yaml grants exactly what the resizer asks the API server for: the list the
-// startup RBAC check verifies (src/app/permission-check.ts, the calls of src/kube/client.ts) with
+// startup RBAC check verifies (src/kube/required-permissions.ts, the calls of src/kube/client.ts) with
 // every controller on, no more (a rule nothing uses fails here) and no less. Secrets come only
 // from the opt-in manifest, and only `get`, the one call src/kube/secrets.ts makes.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import * as k8s from '@kubernetes/client-node';
-import { requiredPermissions, type PermissionNeeds } from '../../src/app/permission-check.js';
+import { requiredPermissions, type PermissionNeeds } from '../../src/kube/required-permissions.js';
 import { rbacManifestPath, secretsAccessManifestPath } from '../cluster/rbac.js';
 
 const load = (path: string) => k8s.loadAllYaml(readFileSync(path, 'utf8')).filter(Boolean) as k8s.KubernetesObject[];
@@ -18,9 +18,11 @@ function granted(docs: k8s.KubernetesObject[]): string[] {
     if (doc.kind !== 'ClusterRole' && doc.kind !== 'Role') continue;
     const scope = doc.kind === 'Role' ? doc.metadata!.namespace! : '*';
     for (const rule of (doc as k8s.V1ClusterRole).rules ?? []) {
-      for (const group of rule.apiGroups ?? []) for (const resource of rule.resources ?? []) for (const verb of rule.verbs) {
-        out.push(`${verb} ${group} ${resource} @${scope}`);
-      }
+      for (const group of rule.apiGroups ?? [])
+        for (const resource of rule.resources ?? [])
+          for (const verb of rule.verbs) {
+            out.push(`${verb} ${group} ${resource} @${scope}`);
+          }
     }
   }
   return out.sort();
@@ -54,6 +56,9 @@ test('secrets: none in rbac.yaml; the opt-in grants get, cluster-wide, to the sa
   assert.deepEqual(granted(optIn), ['get  secrets @*']);
   const sa = load(rbacManifestPath).find((d) => d.kind === 'ServiceAccount')!;
   const binding = optIn.find((d) => d.kind === 'ClusterRoleBinding') as k8s.V1ClusterRoleBinding;
-  assert.deepEqual(binding.subjects?.map((s) => [s.kind, s.name, s.namespace]), [['ServiceAccount', sa.metadata?.name, sa.metadata?.namespace]]);
+  assert.deepEqual(
+    binding.subjects?.map((s) => [s.kind, s.name, s.namespace]),
+    [['ServiceAccount', sa.metadata?.name, sa.metadata?.namespace]],
+  );
   assert.equal(binding.roleRef.name, optIn.find((d) => d.kind === 'ClusterRole')?.metadata?.name);
 });

@@ -58,8 +58,38 @@ export class Random {
 
 /** Characters a mutation inserts: syntax characters, control and non-ASCII ones. */
 const ODD_CHARACTERS = [
-  '.', '_', '+', '-', 'e', 'E', 'i', 'p', 'x', 'X', ' ', '\t', '\n', '\0', '\x7f', '"', '\\', '=',
-  'µ', 'μ', 'é', '\u00a0', '\u200b', '\u2028', '\ufeff', '\ufffd', '日', '٣', '１', '😀', '\u{10ffff}', '\u0301',
+  '.',
+  '_',
+  '+',
+  '-',
+  'e',
+  'E',
+  'i',
+  'p',
+  'x',
+  'X',
+  ' ',
+  '\t',
+  '\n',
+  '\0',
+  '\x7f',
+  '"',
+  '\\',
+  '=',
+  'µ',
+  'μ',
+  'é',
+  '\u00a0',
+  '\u200b',
+  '\u2028',
+  '\ufeff',
+  '\ufffd',
+  '日',
+  '٣',
+  '１',
+  '😀',
+  '\u{10ffff}',
+  '\u0301',
 ];
 
 /** Applies one random edit: insert, delete or replace a character. */
@@ -85,8 +115,30 @@ function sign(rng: Random): string {
 
 /** An unsigned decimal number: integer, fraction or both, biased to edge lengths and values. */
 function decimalNumber(rng: Random, maxDigits: number): string {
-  const special = ['0', '1', '9', '10', '999', '1024', '9223372036854775807', '9223372036854775808', '18446744073709551615',
-    '123456789012345678', '1234567890123456789', '0.1', '0.5', '1.5', '.5', '5.', '.', '0.000000001', '0.0000000001', '100035', '00', '007'];
+  const special = [
+    '0',
+    '1',
+    '9',
+    '10',
+    '999',
+    '1024',
+    '9223372036854775807',
+    '9223372036854775808',
+    '18446744073709551615',
+    '123456789012345678',
+    '1234567890123456789',
+    '0.1',
+    '0.5',
+    '1.5',
+    '.5',
+    '5.',
+    '.',
+    '0.000000001',
+    '0.0000000001',
+    '100035',
+    '00',
+    '007',
+  ];
   if (rng.chance(0.15)) return rng.pick(special);
   const zeros = rng.chance(0.15) ? '0'.repeat(1 + rng.int(3)) : '';
   const whole = rng.chance(0.85) ? rng.digits(rng.int(maxDigits) + (rng.chance(0.8) ? 1 : 0)) : '';
@@ -97,8 +149,36 @@ function decimalNumber(rng: Random, maxDigits: number): string {
 
 // --- quantities ------------------------------------------------------------------------------
 
-const QUANTITY_SUFFIXES = ['', '', '', 'n', 'u', 'm', 'k', 'M', 'G', 'T', 'P', 'E', 'Ki', 'Mi', 'Gi', 'Ti', 'Pi', 'Ei',
-  'K', 'i', 'KiB', 'mi', 'ki', 'e', 'E', 'ee', 'iE', 'Kii'];
+const QUANTITY_SUFFIXES = [
+  '',
+  '',
+  '',
+  'n',
+  'u',
+  'm',
+  'k',
+  'M',
+  'G',
+  'T',
+  'P',
+  'E',
+  'Ki',
+  'Mi',
+  'Gi',
+  'Ti',
+  'Pi',
+  'Ei',
+  'K',
+  'i',
+  'KiB',
+  'mi',
+  'ki',
+  'e',
+  'E',
+  'ee',
+  'iE',
+  'Kii',
+];
 
 /**
  * A quantity string. Exponents stay within ±400 unless the number is short (Go's fast path):
@@ -135,7 +215,23 @@ function mutateQuantity(rng: Random, s: string): string {
 const DURATION_UNITS = ['ns', 'us', 'µs', 'μs', 'ms', 's', 'm', 'h', 'h', 'm', 's', 'd', 'H', 'S', 'sec', 'mss', ''];
 
 export function durationInput(rng: Random): string {
-  if (rng.chance(0.03)) return rng.pick(['0', '-0', '+0', '', '-', '.', '.s', '1', '9223372036854775807ns', '9223372036854775808ns', '-9223372036854775808ns', '2562047h47m16.854775807s', '2562048h', '600h']);
+  if (rng.chance(0.03))
+    return rng.pick([
+      '0',
+      '-0',
+      '+0',
+      '',
+      '-',
+      '.',
+      '.s',
+      '1',
+      '9223372036854775807ns',
+      '9223372036854775808ns',
+      '-9223372036854775808ns',
+      '2562047h47m16.854775807s',
+      '2562048h',
+      '600h',
+    ]);
   const parts = 1 + rng.int(rng.chance(0.2) ? 5 : 2);
   let s = sign(rng);
   for (let i = 0; i < parts; i++) s += decimalNumber(rng, rng.chance(0.1) ? 25 : 6) + rng.pick(DURATION_UNITS);
@@ -155,9 +251,46 @@ function underscores(rng: Random, s: string): string {
 
 export function floatInput(rng: Random): string {
   if (rng.chance(0.05)) {
-    return rng.pick(['inf', '+Inf', '-infinity', 'INFINITY', 'infin', 'nan', 'NaN', '+nan', '-NaN', 'nanx', '1e6', '0x1p-2', '1e1_0',
-      '0x', '0x1', '0x.p1', '0x1.8p1', '0X1P+2', '1_000.5', '_1', '1_', '1__0', '0x_1p0', '1e308', '1.8e308', '4.9e-324', '2e-324', '2.4703282292062328e-324',
-      '-0', '0.0', '1e-400', '1e400', '9007199254740993', '123456789', '1234567', '100000', '0.0001', '0.00001']);
+    return rng.pick([
+      'inf',
+      '+Inf',
+      '-infinity',
+      'INFINITY',
+      'infin',
+      'nan',
+      'NaN',
+      '+nan',
+      '-NaN',
+      'nanx',
+      '1e6',
+      '0x1p-2',
+      '1e1_0',
+      '0x',
+      '0x1',
+      '0x.p1',
+      '0x1.8p1',
+      '0X1P+2',
+      '1_000.5',
+      '_1',
+      '1_',
+      '1__0',
+      '0x_1p0',
+      '1e308',
+      '1.8e308',
+      '4.9e-324',
+      '2e-324',
+      '2.4703282292062328e-324',
+      '-0',
+      '0.0',
+      '1e-400',
+      '1e400',
+      '9007199254740993',
+      '123456789',
+      '1234567',
+      '100000',
+      '0.0001',
+      '0.00001',
+    ]);
   }
   let s: string;
   if (rng.chance(0.2)) {
@@ -177,8 +310,30 @@ export function floatInput(rng: Random): string {
 
 export function intInput(rng: Random): string {
   if (rng.chance(0.05)) {
-    return rng.pick(['0', '-0', '+', '-', '0x', '0b', '0o', '0x_1', '0_1', '08', '0b102', '9223372036854775807', '9223372036854775808',
-      '-9223372036854775808', '-9223372036854775809', '18446744073709551616', '99999999999999999999x', '9007199254740991', '9007199254740992', '1_000', '_1', '1_']);
+    return rng.pick([
+      '0',
+      '-0',
+      '+',
+      '-',
+      '0x',
+      '0b',
+      '0o',
+      '0x_1',
+      '0_1',
+      '08',
+      '0b102',
+      '9223372036854775807',
+      '9223372036854775808',
+      '-9223372036854775808',
+      '-9223372036854775809',
+      '18446744073709551616',
+      '99999999999999999999x',
+      '9007199254740991',
+      '9007199254740992',
+      '1_000',
+      '_1',
+      '1_',
+    ]);
   }
   const base = rng.pick(['', '', '', '0x', '0X', '0o', '0b', '0']);
   const alphabet = base === '0x' || base === '0X' ? '0123456789abcdefABCDEF' : base === '0b' ? '01' : base === '0o' || base === '0' ? '01234567' : '0123456789';

@@ -8,8 +8,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { parseQuantity, QuantityError } from '../../src/model/quantity.js';
-import { DurationError, formatGoDurationNanos, parseGoDurationNanos } from '../../src/app/go-duration.js';
-import { FlagError, FlagSet, formatGoFloat, parseGoBool, parseGoFloat, parseGoInt } from '../../src/app/go-flags.js';
+import { DurationError, formatGoDurationNanos, parseGoDurationNanos } from '../../src/flags/go-duration.js';
+import { FlagError, FlagSet, formatGoFloat, parseGoBool, parseGoFloat, parseGoInt } from '../../src/flags/go-flags.js';
 import { goQuote } from '../../src/base/go-quote.js';
 import { askOracle, oracleBinary, type OracleAnswer, type OracleRequest } from './oracle.js';
 import { boolInput, durationInput, floatInput, intInput, quantityInput, Random, textInput } from './generate.js';
@@ -30,7 +30,10 @@ let binary: string | undefined;
 /** Runs the cases through the oracle and fails with the first mismatches and how to repeat them. */
 async function differential(name: string, cases: Case[]): Promise<void> {
   binary ??= oracleBinary();
-  const answers = await askOracle(binary, cases.map((c) => c.request));
+  const answers = await askOracle(
+    binary,
+    cases.map((c) => c.request),
+  );
   const mismatches: string[] = [];
   cases.forEach((c, i) => {
     let problem: string | undefined;
@@ -44,9 +47,12 @@ async function differential(name: string, cases: Case[]): Promise<void> {
       mismatches.push(JSON.stringify({ op: c.request.op, kind: c.request.kind, in: c.request.in, ours: problem, go: answers[i] }));
     }
   });
-  assert.equal(mismatches.length, 0,
+  assert.equal(
+    mismatches.length,
+    0,
     `${name}: ${mismatches.length} of ${cases.length} inputs differ from Go (ORACLE_SEED=${SEED} ORACLE_COUNT=${COUNT}); first ones:\n` +
-    mismatches.slice(0, SHOWN_MISMATCHES).join('\n'));
+      mismatches.slice(0, SHOWN_MISMATCHES).join('\n'),
+  );
 }
 
 function inputs(generator: (rng: Random) => string, salt: number): string[] {
@@ -112,7 +118,7 @@ function float64Bits(value: number): string {
   return view.getBigUint64(0).toString(16);
 }
 
-test('floats: strconv.ParseFloat(s, 64) and FormatFloat(f, \'g\', -1, 64)', async () => {
+test("floats: strconv.ParseFloat(s, 64) and FormatFloat(f, 'g', -1, 64)", async () => {
   const cases = inputs(floatInput, 3).map((input): Case => ({
     request: { op: 'float', in: input },
     check: (go) => {
@@ -140,7 +146,8 @@ test('ints: strconv.ParseInt(s, 0, 64)', async () => {
     check: (go) => {
       const goValue = go.value === undefined ? undefined : BigInt(go.value);
       // Deliberate: beyond ±2^53 we refuse what Go accepts (see parseGoInt).
-      const expectRange = go.range === true || (goValue !== undefined && (goValue > BigInt(Number.MAX_SAFE_INTEGER) || goValue < BigInt(Number.MIN_SAFE_INTEGER)));
+      const expectRange =
+        go.range === true || (goValue !== undefined && (goValue > BigInt(Number.MAX_SAFE_INTEGER) || goValue < BigInt(Number.MIN_SAFE_INTEGER)));
       let value: number;
       try {
         value = parseGoInt(input);
@@ -183,11 +190,16 @@ test('quoting: strconv.Quote of any text', async () => {
 /** -v=<input> on a FlagSet with one flag of the kind: the error message, or the value printed. */
 function ourFlag(kind: string, input: string): { err?: string; out?: string } {
   const flags = new FlagSet('oracle');
-  const flag = kind === 'float' ? flags.float64('v', 0, '')
-    : kind === 'int' ? flags.int('v', 0, '')
-      : kind === 'bool' ? flags.bool('v', false, '')
-        : kind === 'duration' ? flags.durationMs('v', 0, '')
-          : flags.string('v', '', '');
+  const flag =
+    kind === 'float'
+      ? flags.float64('v', 0, '')
+      : kind === 'int'
+        ? flags.int('v', 0, '')
+        : kind === 'bool'
+          ? flags.bool('v', false, '')
+          : kind === 'duration'
+            ? flags.durationMs('v', 0, '')
+            : flags.string('v', '', '');
   try {
     flags.parse([`-v=${input}`]);
   } catch (err) {
@@ -198,7 +210,11 @@ function ourFlag(kind: string, input: string): { err?: string; out?: string } {
 
 test('the flag package: error messages (with Go quoting) and printed values for -v=<input>', async () => {
   const generators: Array<[string, (rng: Random) => string]> = [
-    ['float', floatInput], ['int', intInput], ['bool', boolInput], ['duration', durationInput], ['string', textInput],
+    ['float', floatInput],
+    ['int', intInput],
+    ['bool', boolInput],
+    ['duration', durationInput],
+    ['string', textInput],
   ];
   const cases: Case[] = [];
   generators.forEach(([kind, generator], i) => {

@@ -46,7 +46,10 @@ export async function askOracle(binary: string, requests: readonly OracleRequest
   child.stdin.end(requests.map((r) => `${JSON.stringify(r)}\n`).join(''));
   const code = await exited;
   if (code !== 0) throw new Error(`oracle exited with ${code}: ${Buffer.concat(err).toString()}`);
-  const lines = Buffer.concat(out).toString('utf8').split('\n').filter((l) => l !== '');
+  const lines = Buffer.concat(out)
+    .toString('utf8')
+    .split('\n')
+    .filter((l) => l !== '');
   if (lines.length !== requests.length) throw new Error(`oracle answered ${lines.length} of ${requests.length} requests`);
   return lines.map((l) => JSON.parse(l) as OracleAnswer);
 }

@@ -17,10 +17,13 @@ test('pvc: ns/data bound to pv-1 by default, only the fields asked for, null lea
 test('pv: a CSI source only when a driver (or csi fields) is given; in-tree sources and node affinity as asked', () => {
   assert.deepEqual(pv(), { metadata: { name: 'pv-1' }, spec: {} });
   assert.deepEqual(pv({ driver: 'd', capacity: '1Gi', claim: { namespace: 'ns', name: 'data', uid: 'u' } }).spec, {
-    capacity: { storage: '1Gi' }, claimRef: { namespace: 'ns', name: 'data', uid: 'u' }, csi: { driver: 'd', volumeHandle: 'vol-1' },
+    capacity: { storage: '1Gi' },
+    claimRef: { namespace: 'ns', name: 'data', uid: 'u' },
+    csi: { driver: 'd', volumeHandle: 'vol-1' },
   });
   assert.deepEqual(pv({ inTreeSource: { cinder: { volumeID: 'c' } }, nodeAffinity: [] }).spec, {
-    cinder: { volumeID: 'c' }, nodeAffinity: { required: { nodeSelectorTerms: [] } },
+    cinder: { volumeID: 'c' },
+    nodeAffinity: { required: { nodeSelectorTerms: [] } },
   });
 });
 
@@ -31,7 +34,11 @@ test('pod, StorageClass, VolumeAttributesClass', () => {
     status: { phase: 'Running' },
   });
   assert.deepEqual(storageClass({ provisioner: 'd', allowVolumeExpansion: true }), {
-    metadata: { name: 'fast' }, provisioner: 'd', allowVolumeExpansion: true, reclaimPolicy: 'Retain', volumeBindingMode: 'Immediate',
+    metadata: { name: 'fast' },
+    provisioner: 'd',
+    allowVolumeExpansion: true,
+    reclaimPolicy: 'Retain',
+    volumeBindingMode: 'Immediate',
   });
   assert.deepEqual(volumeAttributesClass({ driverName: 'd' }), { metadata: { name: 'gold' }, driverName: 'd' });
 });

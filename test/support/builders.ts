@@ -141,8 +141,8 @@ function defined<T extends Record<string, unknown>>(o: T): T {
 const storage = (q: string | undefined) => (q === undefined ? undefined : { storage: q });
 
 export function pvc(o: PvcOptions = {}): Pvc {
-  const volumeName = o.volumeName === undefined ? 'pv-1' : o.volumeName ?? undefined;
-  const phase = o.phase === undefined ? 'Bound' : o.phase ?? undefined;
+  const volumeName = o.volumeName === undefined ? 'pv-1' : (o.volumeName ?? undefined);
+  const phase = o.phase === undefined ? 'Bound' : (o.phase ?? undefined);
   const status = defined({
     phase,
     capacity: storage(o.capacity),
@@ -168,9 +168,7 @@ export function pvc(o: PvcOptions = {}): Pvc {
 }
 
 export function pv(o: PvOptions = {}): Pv {
-  const csi = o.driver !== undefined || o.csi !== undefined
-    ? { driver: o.driver ?? '', volumeHandle: o.volumeHandle ?? 'vol-1', ...o.csi }
-    : undefined;
+  const csi = o.driver !== undefined || o.csi !== undefined ? { driver: o.driver ?? '', volumeHandle: o.volumeHandle ?? 'vol-1', ...o.csi } : undefined;
   return {
     metadata: meta({ ...o, name: o.name ?? 'pv-1' }),
     spec: defined({

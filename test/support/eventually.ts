@@ -11,7 +11,12 @@ export class StopPolling extends Error {
 }
 
 /** Polls fn until it returns a value that is not undefined/false, or fails after timeoutMs with the last seen state. */
-export async function eventually<T>(what: string, fn: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 20_000, intervalMs = 100): Promise<T> {
+export async function eventually<T>(
+  what: string,
+  fn: () => Promise<T | undefined | false> | T | undefined | false,
+  timeoutMs = 20_000,
+  intervalMs = 100,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let lastError: unknown;
   for (;;) {
@@ -23,7 +28,10 @@ export async function eventually<T>(what: string, fn: () => Promise<T | undefine
       lastError = err;
     }
     if (Date.now() > deadline) {
-      throw new Error(`timed out after ${timeoutMs}ms waiting for ${what}${lastError ? `: ${String(lastError)}` : ''}`, lastError === undefined ? undefined : { cause: lastError });
+      throw new Error(
+        `timed out after ${timeoutMs}ms waiting for ${what}${lastError ? `: ${String(lastError)}` : ''}`,
+        lastError === undefined ? undefined : { cause: lastError },
+      );
     }
     await new Promise((r) => setTimeout(r, intervalMs));
   }

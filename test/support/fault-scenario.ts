@@ -35,12 +35,7 @@ export interface FaultScenario {
 
 export const GiB = 1n << 30n;
 
-export async function faultScenario(
-  t: TestContextLike,
-  cluster: ClusterHandle,
-  admin: KubeClients,
-  opts: FaultScenarioOptions = {},
-): Promise<FaultScenario> {
+export async function faultScenario(t: TestContextLike, cluster: ClusterHandle, admin: KubeClients, opts: FaultScenarioOptions = {}): Promise<FaultScenario> {
   const driver = await FaultDriver.start({ name: uniqueName('fault.csi'), ...opts.driver });
   t.after(() => driver.stop());
   const namespace = opts.namespace ?? (await createNamespace(admin, opts.namespacePrefix ?? 'rz-fault'));
@@ -49,12 +44,22 @@ export async function faultScenario(
   const volumeId = uniqueName('vol');
   driver.createVolume(volumeId, GiB);
   const volume = await provisionVolume(admin, driver.address, {
-    namespace, size: '1Gi', storageClassName, driverName: driver.name, existingVolumeId: volumeId, ...opts.volume,
+    namespace,
+    size: '1Gi',
+    storageClassName,
+    driverName: driver.name,
+    existingVolumeId: volumeId,
+    ...opts.volume,
   });
   const pvcName = volume.pvc.metadata!.name!;
   t.after(() => deletePvc(admin, namespace, pvcName));
   const start = (args?: string[]) =>
-    startResizer({ kubeconfig: cluster.resizerKubeconfigPath, csiAddress: driver.address, args: args ?? opts.resizerArgs ?? [], ...(opts.resizerEnv ? { env: opts.resizerEnv } : {}) });
+    startResizer({
+      kubeconfig: cluster.resizerKubeconfigPath,
+      csiAddress: driver.address,
+      args: args ?? opts.resizerArgs ?? [],
+      ...(opts.resizerEnv ? { env: opts.resizerEnv } : {}),
+    });
   let resizer = await start();
   t.after(() => resizer.stop());
   const scenario: FaultScenario = {

@@ -33,7 +33,10 @@ export function answer(stream: http2.ServerHttp2Stream, message: Uint8Array): vo
 /** Answers with a status only (trailers-only response). */
 export function fail(stream: http2.ServerHttp2Stream, code: number, message: string): void {
   if (stream.destroyed) return;
-  stream.respond({ ':status': 200, 'content-type': 'application/grpc', 'grpc-status': String(code), 'grpc-message': encodeURIComponent(message) }, { endStream: true });
+  stream.respond(
+    { ':status': 200, 'content-type': 'application/grpc', 'grpc-status': String(code), 'grpc-message': encodeURIComponent(message) },
+    { endStream: true },
+  );
 }
 
 export class GrpcH2Server {
@@ -43,7 +46,11 @@ export class GrpcH2Server {
   readonly sessions = new Set<http2.ServerHttp2Session>();
   private server: http2.Http2Server | undefined;
 
-  private constructor(private readonly dir: string, private readonly handler: GrpcH2Handler, readonly driverName: string) {
+  private constructor(
+    private readonly dir: string,
+    private readonly handler: GrpcH2Handler,
+    readonly driverName: string,
+  ) {
     this.socketPath = join(dir, 'csi.sock');
   }
 

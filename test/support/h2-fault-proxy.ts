@@ -34,7 +34,11 @@ export class H2FaultProxy {
   private readonly open = new Set<ProxiedConnection>();
   private readonly afterResponse: Array<(connection: ProxiedConnection) => Buffer | void> = [];
 
-  private constructor(private readonly server: Server, private readonly dir: string, private readonly upstreamPath: string) {
+  private constructor(
+    private readonly server: Server,
+    private readonly dir: string,
+    private readonly upstreamPath: string,
+  ) {
     this.socketPath = join(dir, 'proxy.sock');
   }
 

@@ -3,7 +3,7 @@
 // log lines captured. Only the OS signals are not the process's: the test stops the runner
 // through its lifecycle instead.
 import { EventEmitter } from 'node:events';
-import { parseConfig } from '../../src/app/config.js';
+import { parseConfig } from '../../src/flags/config.js';
 import { Lifecycle, type ProcessSignals } from '../../src/app/lifecycle.js';
 import { loadProcessParts, runProcess } from '../../src/app/process-runner.js';
 import { createLogger } from '../../src/observability/logger.js';
@@ -25,7 +25,9 @@ function noSignals(): ProcessSignals {
   return Object.assign(emitter, {
     pid: -1,
     kill: () => true,
-    exit: (code?: number | string | null) => { throw new Error(`the in-process resizer tried to exit the test process (${String(code)})`); },
+    exit: (code?: number | string | null) => {
+      throw new Error(`the in-process resizer tried to exit the test process (${String(code)})`);
+    },
   }) as unknown as ProcessSignals;
 }
 
@@ -45,10 +47,16 @@ export async function startResizer(options: { kubeconfig: string; csiAddress: st
   const metrics = createMetrics();
   const real = await loadProcessParts();
   let started!: () => void;
-  const isStarted = new Promise<'started'>((resolve) => { started = () => resolve('started'); });
+  const isStarted = new Promise<'started'>((resolve) => {
+    started = () => resolve('started');
+  });
   const lifecycle = new Lifecycle();
   const ended = runProcess({
-    config, log, version: 'test', signals: noSignals(), lifecycle,
+    config,
+    log,
+    version: 'test',
+    signals: noSignals(),
+    lifecycle,
     parts: {
       ...real,
       createMetrics: () => metrics,

@@ -17,7 +17,9 @@ export function componentsCacheDir(env: NodeJS.ProcessEnv = process.env): string
 function specDirFromManifest(env: NodeJS.ProcessEnv): string | undefined {
   const manifest = join(componentsCacheDir(env), 'bin', 'components.env');
   if (!existsSync(manifest)) return undefined;
-  const line = readFileSync(manifest, 'utf8').split('\n').find((l) => l.startsWith('CSI_SPEC_DIR='));
+  const line = readFileSync(manifest, 'utf8')
+    .split('\n')
+    .find((l) => l.startsWith('CSI_SPEC_DIR='));
   const dir = line?.slice('CSI_SPEC_DIR='.length).trim();
   return dir || undefined;
 }

@@ -8,11 +8,29 @@ import { join } from 'node:path';
 export function selfSigned(subjectAltName = 'IP:127.0.0.1'): { cert: Buffer; key: Buffer } {
   const dir = mkdtempSync(join(tmpdir(), 'rz-tls-'));
   try {
-    execFileSync('openssl', [
-      'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '1',
-      '-subj', '/CN=localhost', '-addext', `subjectAltName=${subjectAltName}`,
-      '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem'),
-    ], { stdio: 'ignore', timeout: 30_000 });
+    execFileSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'ec',
+        '-pkeyopt',
+        'ec_paramgen_curve:prime256v1',
+        '-nodes',
+        '-days',
+        '1',
+        '-subj',
+        '/CN=localhost',
+        '-addext',
+        `subjectAltName=${subjectAltName}`,
+        '-keyout',
+        join(dir, 'key.pem'),
+        '-out',
+        join(dir, 'cert.pem'),
+      ],
+      { stdio: 'ignore', timeout: 30_000 },
+    );
     return { cert: readFileSync(join(dir, 'cert.pem')), key: readFileSync(join(dir, 'key.pem')) };
   } finally {
     rmSync(dir, { recursive: true, force: true });

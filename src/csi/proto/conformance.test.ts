@@ -8,7 +8,17 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createFileRegistry, fromBinary, getOption, type DescEnum, type DescExtension, type DescField, type DescMessage, type DescMethod, type DescService } from '@bufbuild/protobuf';
+import {
+  createFileRegistry,
+  fromBinary,
+  getOption,
+  type DescEnum,
+  type DescExtension,
+  type DescField,
+  type DescMessage,
+  type DescMethod,
+  type DescService,
+} from '@bufbuild/protobuf';
 import { FileDescriptorSetSchema } from '@bufbuild/protobuf/wkt';
 import { csi_secret, file_csi } from './gen/csi_pb.js';
 import { officialCsiProtoPath } from '../../../test/support/official-csi-proto.js';

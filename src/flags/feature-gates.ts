@@ -95,10 +95,7 @@ const INHERITED_GATES: Readonly<Record<string, GateSpec>> = {
 };
 
 /** Every name `--feature-gates` accepts. */
-export const KNOWN_GATES: ReadonlyMap<string, GateSpec> = new Map<string, GateSpec>([
-  ...Object.entries(INHERITED_GATES),
-  ...Object.entries(RESIZER_GATES),
-]);
+export const KNOWN_GATES: ReadonlyMap<string, GateSpec> = new Map<string, GateSpec>([...Object.entries(INHERITED_GATES), ...Object.entries(RESIZER_GATES)]);
 
 export interface FeatureGates {
   readonly annotateFsResize: boolean;

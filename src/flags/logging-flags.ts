@@ -88,7 +88,11 @@ const SPLIT_HELP = (format: string) =>
 /** Defines the logging flags; the returned reader validates them as ValidateAndApply does. */
 export function defineLoggingFlags(flags: FlagSet): () => LoggingFlags {
   const verbosity = flags.var(new VerbosityValue(), 'v', 'number for the log level verbosity');
-  const vmodule = flags.var(new VModuleValue(), 'vmodule', 'comma-separated list of pattern=N settings for file-filtered logging (only works for text log format)');
+  const vmodule = flags.var(
+    new VModuleValue(),
+    'vmodule',
+    'comma-separated list of pattern=N settings for file-filtered logging (only works for text log format)',
+  );
   const format = flags.string('logging-format', 'text', 'Sets the log format. Permitted formats: "json" (gated by LoggingBetaOptions), "text".');
   const flush = flags.durationMs('log-flush-frequency', 5_000, 'Maximum number of seconds between log flushes');
   const textSplit = flags.bool('log-text-split-stream', false, SPLIT_HELP('text'));

@@ -1,6 +1,6 @@
 // `csi-resizer explain NAMESPACE/PVC`, the reading half: gathers the claim, its PV, StorageClass,
 // VolumeAttributesClass, the pods that use it and its events, asks the driver what it can do, and
-// hands the facts to diagnose/explain.ts for the decision. Read-only. A fact it cannot read (no
+// hands the facts to diagnose/explain-decision.ts for the decision. Read-only. A fact it cannot read (no
 // driver socket, no permission to list pods) is left unknown and the explanation says less.
 import { messageOf } from '../base/errors.js';
 import { discoverCapabilities, GrpcCsiClient } from '../csi/client.js';
@@ -11,8 +11,8 @@ import { Resources } from '../kube/resources.js';
 import type { Pv, Pvc, VolumeAttributesClass } from '../model/objects.js';
 import type { Logger } from '../observability/logger.js';
 import { createMetrics } from '../observability/metrics.js';
-import { explainClaim, type DriverFacts, type EventFacts, type Explanation, type StorageClassFacts } from '../diagnose/explain.js';
-import type { Config } from './config.js';
+import { explainClaim, type DriverFacts, type EventFacts, type Explanation, type StorageClassFacts } from './explain-decision.js';
+import type { Config } from '../flags/config.js';
 
 export class ExplainInputError extends Error {
   constructor(message: string) {
@@ -73,7 +73,7 @@ export async function runExplain(
   options: { config: Config; log: Logger; claim: string; now?: () => Date; csiConnectTimeoutMs?: number },
   signal: AbortSignal,
 ): Promise<ExplainResult> {
-  const { config, log } = options;
+  const { config } = options;
   const { namespace, name } = parseClaimKey(options.claim);
   const key = `${namespace}/${name}`;
   const unknown: string[] = [];
@@ -90,8 +90,9 @@ export async function runExplain(
     let storageClass: StorageClassFacts | null | undefined;
     const scName = pvc?.spec.storageClassName;
     if (scName) {
-      const sc = await orMissing<{ metadata: { name: string }; provisioner?: string; allowVolumeExpansion?: boolean }>(
-        () => kube.http.request({ method: 'GET', path: `/apis/storage.k8s.io/v1/storageclasses/${encodeURIComponent(scName)}` }, signal));
+      const sc = await orMissing<{ metadata: { name: string }; provisioner?: string; allowVolumeExpansion?: boolean }>(() =>
+        kube.getStorageClass(scName, signal),
+      );
       storageClass = sc ? { name: sc.metadata.name, provisioner: sc.provisioner ?? '', allowVolumeExpansion: sc.allowVolumeExpansion === true } : null;
     }
 
@@ -107,9 +108,13 @@ export async function runExplain(
 
     let events: EventFacts[] = [];
     try {
-      const list = await kube.listWatcher(Resources.events).list({
-        namespace, fieldSelector: `involvedObject.kind=PersistentVolumeClaim,involvedObject.name=${name}`,
-      }, signal);
+      const list = await kube.listWatcher(Resources.events).list(
+        {
+          namespace,
+          fieldSelector: `involvedObject.kind=PersistentVolumeClaim,involvedObject.name=${name}`,
+        },
+        signal,
+      );
       events = (list.items as unknown as KubeEvent[])
         .filter((e) => !pvc || (e as { involvedObject?: { uid?: string } }).involvedObject?.uid === pvc.metadata.uid)
         .map((e) => ({ type: e.type ?? '', reason: e.reason ?? '', message: e.message ?? '', at: eventTime(e), count: e.series?.count ?? e.count ?? 1 }))
@@ -156,13 +161,16 @@ async function driverFacts(
 ): Promise<DriverFacts> {
   const fallback = pv?.spec.csi?.driver ?? '';
   try {
-    const csi = await GrpcCsiClient.start({
-      address: options.config.csiAddress,
-      timeoutMs: options.config.timeoutMs,
-      log: options.log,
-      metrics: createMetrics(),
-      connectTimeoutMs: options.csiConnectTimeoutMs ?? 5_000,
-    }, signal);
+    const csi = await GrpcCsiClient.start(
+      {
+        address: options.config.csiAddress,
+        timeoutMs: options.config.timeoutMs,
+        log: options.log,
+        metrics: createMetrics(),
+        connectTimeoutMs: options.csiConnectTimeoutMs ?? 5_000,
+      },
+      signal,
+    );
     try {
       const caps = await discoverCapabilities(csi, signal);
       return {

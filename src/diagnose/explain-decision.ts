@@ -9,14 +9,12 @@
 import { messageOf } from '../base/errors.js';
 import { ConditionType, ModifyStatus, ResizeStatus } from '../model/names.js';
 import type { Pv, Pvc, PvcCondition, VolumeAttributesClass } from '../model/objects.js';
-import {
-  allocatedBytes, capacityBytes, isFileSystemResizePending, pvBytes, pvClaimedBy, requestedBytes, resizeStatus,
-} from '../model/pvc.js';
+import { allocatedBytes, capacityBytes, isFileSystemResizePending, pvBytes, pvClaimedBy, requestedBytes, resizeStatus } from '../model/pvc.js';
 import { formatBytes } from '../model/quantity.js';
 import { modifyFacts, planModify } from '../modify/plan.js';
 import { legacyNeedsResize, planExpansion, pvcNeedsResize } from '../resize/plan.js';
 import { canSupport } from '../model/volume-scope.js';
-import { formatAge } from './claim-state.js';
+import { ago } from './age.js';
 
 export interface StorageClassFacts {
   name: string;
@@ -75,17 +73,20 @@ function size(bytes: bigint): string {
   return formatBytes(bytes, 'BinarySI');
 }
 
-function ago(at: Date | undefined, now: Date): string {
-  return at ? ` ${formatAge(now.getTime() - at.getTime())} ago` : '';
-}
-
 /** The driver's answer behind the last failure, if an event carries one ("... OutOfRange ..."). */
 function lastFailure(events: readonly EventFacts[], reasons: readonly string[]): EventFacts | undefined {
   return [...events].filter((e) => e.type === 'Warning' && reasons.includes(e.reason)).sort((a, b) => (b.at?.getTime() ?? 0) - (a.at?.getTime() ?? 0))[0];
 }
 
 export function explainClaim(f: ClaimFacts): Explanation {
-  const out: Explanation = { claimFound: f.pvc !== undefined, verdict: '', reasons: [], nextSteps: [], conditions: [...(f.pvc?.status?.conditions ?? [])], events: [...f.events] };
+  const out: Explanation = {
+    claimFound: f.pvc !== undefined,
+    verdict: '',
+    reasons: [],
+    nextSteps: [],
+    conditions: [...(f.pvc?.status?.conditions ?? [])],
+    events: [...f.events],
+  };
   const { pvc, pv } = f;
   if (!pvc) {
     out.verdict = `PVC ${f.key} does not exist.`;
@@ -108,13 +109,19 @@ export function explainClaim(f: ClaimFacts): Explanation {
   if (!canSupport(f.driver.name, pv, pvc)) {
     const owner = pv.spec.csi?.driver;
     out.verdict = `Not this resizer's claim: the PV belongs to ${owner ? `CSI driver ${owner}` : 'an in-tree volume plugin'}, this resizer serves ${f.driver.name}.`;
-    out.nextSteps.push(owner ? `Check that a resizer runs beside ${owner}'s controller (csi-resizer doctor --csi-address <its socket>).` : 'In-tree volumes are resized by kube-controller-manager unless migrated to CSI.');
+    out.nextSteps.push(
+      owner
+        ? `Check that a resizer runs beside ${owner}'s controller (csi-resizer doctor --csi-address <its socket>).`
+        : 'In-tree volumes are resized by kube-controller-manager unless migrated to CSI.',
+    );
     return out;
   }
   if (!pvClaimedBy(pv, pvc)) {
     const ref = pv.spec.claimRef;
     out.verdict = `Ignored: PV ${pv.metadata.name} is claimed by another PVC (claimRef ${ref?.namespace ?? ''}/${ref?.name ?? ''} uid ${ref?.uid ?? 'none'}, this claim's uid ${pvc.metadata.uid ?? 'none'}).`;
-    out.reasons.push('A resizer only grows a volume whose claimRef names this exact claim (namespace and UID), so a recreated claim never grows a stale volume.');
+    out.reasons.push(
+      'A resizer only grows a volume whose claimRef names this exact claim (namespace and UID), so a recreated claim never grows a stale volume.',
+    );
     out.nextSteps.push('Rebind the PV to this claim or the claim to its own PV; the resizer will not touch a volume claimed by someone else.');
     return out;
   }
@@ -133,7 +140,8 @@ export function explainClaim(f: ClaimFacts): Explanation {
     return out;
   }
   const storageClass = f.storageClass;
-  if (storageClass === null) out.reasons.push(`StorageClass ${pvc.spec.storageClassName ?? ''} does not exist: the API server refuses any new size for this claim.`);
+  if (storageClass === null)
+    out.reasons.push(`StorageClass ${pvc.spec.storageClassName ?? ''} does not exist: the API server refuses any new size for this claim.`);
   else if (storageClass && !storageClass.allowVolumeExpansion) {
     out.reasons.push(`StorageClass ${storageClass.name} does not set allowVolumeExpansion: true, so the API server refuses a larger request.`);
     out.nextSteps.push(`An administrator can set allowVolumeExpansion: true on StorageClass ${storageClass.name}.`);
@@ -195,7 +203,9 @@ function explainResize(f: ClaimFacts, pvc: Pvc, pv: Pv, requested: bigint, capac
     if (f.usedBy !== undefined && f.usedBy.length === 0) {
       out.nextSteps.push('No pod uses the claim: kubelet grows the file system the next time a pod mounts it, so start one.');
     } else {
-      out.nextSteps.push('kubelet grows the file system on the node where a pod uses the claim; if it does not, look at that node\'s kubelet log and the pod\'s events.');
+      out.nextSteps.push(
+        "kubelet grows the file system on the node where a pod uses the claim; if it does not, look at that node's kubelet log and the pod's events.",
+      );
     }
     return;
   }
@@ -204,7 +214,9 @@ function explainResize(f: ClaimFacts, pvc: Pvc, pv: Pv, requested: bigint, capac
   if (status === ResizeStatus.ControllerResizeInfeasible && !plan.rewritesAllocation) {
     out.verdict = `Waiting: the driver called ${target} infeasible, so the resizer retries only after --retry-interval-max unless the request changes.`;
     if (failureText) out.reasons.push(`The last attempt failed: ${failureText}.`);
-    out.nextSteps.push(`Lower the request to a size the driver accepts (at least the current capacity, ${size(capacity)}); recovery from a failed expansion is allowed.`);
+    out.nextSteps.push(
+      `Lower the request to a size the driver accepts (at least the current capacity, ${size(capacity)}); recovery from a failed expansion is allowed.`,
+    );
     return;
   }
   if (status === ResizeStatus.NodeResizeInfeasible) {
@@ -226,9 +238,13 @@ function explainResize(f: ClaimFacts, pvc: Pvc, pv: Pv, requested: bigint, capac
   if (failureText) {
     out.reasons.push(`The last attempt failed: ${failureText}.`);
     if (/code = OutOfRange/.test(failure?.message ?? '')) {
-      out.nextSteps.push(`The driver refused the size as out of range: lower the request (to at least the current capacity, ${size(capacity)}) or ask for a size the driver supports.`);
+      out.nextSteps.push(
+        `The driver refused the size as out of range: lower the request (to at least the current capacity, ${size(capacity)}) or ask for a size the driver supports.`,
+      );
     } else {
-      out.nextSteps.push('Read the driver\'s log for the failed ControllerExpandVolume call; the resizer keeps retrying with exponential backoff up to --retry-interval-max.');
+      out.nextSteps.push(
+        "Read the driver's log for the failed ControllerExpandVolume call; the resizer keeps retrying with exponential backoff up to --retry-interval-max.",
+      );
     }
   }
 }
@@ -239,7 +255,9 @@ function explainModify(f: ClaimFacts, pvc: Pvc, out: Explanation): void {
   const hasStatus = !!pvc.status?.modifyVolumeStatus;
   if ((wanted === undefined || wanted === null || wanted === '') && current === '' && !hasStatus) return;
   if (!f.gates.volumeAttributesClass) {
-    out.reasons.push('Modify: the VolumeAttributesClass feature is off (or the API server does not serve it), so no resizer acts on volumeAttributesClassName.');
+    out.reasons.push(
+      'Modify: the VolumeAttributesClass feature is off (or the API server does not serve it), so no resizer acts on volumeAttributesClassName.',
+    );
     return;
   }
   if (f.driver.modify === false) {
@@ -254,7 +272,9 @@ function explainModify(f: ClaimFacts, pvc: Pvc, out: Explanation): void {
       out.reasons.push(`Modify: nothing to do (${plan.why}).`);
       return;
     case 'delay':
-      out.reasons.push(`Modify: waiting; the driver called class ${pvc.status?.modifyVolumeStatus?.targetVolumeAttributesClassName ?? ''} infeasible, retried after --retry-interval-max.`);
+      out.reasons.push(
+        `Modify: waiting; the driver called class ${pvc.status?.modifyVolumeStatus?.targetVolumeAttributesClassName ?? ''} infeasible, retried after --retry-interval-max.`,
+      );
       out.nextSteps.push(`Point the claim at another VolumeAttributesClass, or back to ${current === '' ? 'none' : current}.`);
       break;
     case 'cancel':
@@ -280,23 +300,4 @@ function explainModify(f: ClaimFacts, pvc: Pvc, out: Explanation): void {
     }
   }
   if (failure) out.reasons.push(`Modify: the last attempt failed${ago(failure.at, f.now)}: ${failure.message}.`);
-}
-
-/** Exported for the text renderer and its tests: every field of an explanation, as lines. */
-export function renderExplanation(key: string, e: Explanation, now: Date): string {
-  const lines = [`PVC ${key}`, `Decision: ${e.verdict}`];
-  if (e.reasons.length > 0) lines.push('Why:', ...e.reasons.map((r) => `  - ${r}`));
-  if (e.conditions.length > 0) {
-    lines.push('Conditions:');
-    for (const c of e.conditions) {
-      const at = c.lastTransitionTime ? ` (${formatAge(now.getTime() - Date.parse(c.lastTransitionTime))} ago)` : '';
-      lines.push(`  - ${c.type}=${c.status}${at}${c.message ? `: ${c.message}` : ''}`);
-    }
-  }
-  if (e.events.length > 0) {
-    lines.push('Events:');
-    for (const ev of e.events) lines.push(`  - ${ev.type} ${ev.reason}${ago(ev.at, now)}${ev.count > 1 ? ` (x${ev.count})` : ''}: ${ev.message}`);
-  }
-  if (e.nextSteps.length > 0) lines.push('Next:', ...e.nextSteps.map((s) => `  - ${s}`));
-  return `${lines.join('\n')}\n`;
 }

@@ -13,41 +13,18 @@ import { parseCsiAddress } from '../csi/connection.js';
 import { HttpKubeClient, type AccessAttributes } from '../kube/client.js';
 import { isForbidden, isNotFound } from '../kube/errors.js';
 import { loadKubeConfig } from '../kube/kubeconfig.js';
-import { leaseNameForDriver } from '../kube/leader-election.js';
+import { leaseNameForDriver, leaseNamespace } from '../kube/leader-election.js';
 import { Resources } from '../kube/resources.js';
 import type { Pv, Pvc } from '../model/objects.js';
 import { pvcKey } from '../model/pvc.js';
 import type { Logger } from '../observability/logger.js';
 import { createMetrics } from '../observability/metrics.js';
 import { canSupport } from '../model/volume-scope.js';
-import { CLAIM_STATE_TEXT, formatAge, modifyProgress, resizeProgress, type ClaimProgress } from '../diagnose/claim-state.js';
-import type { Config } from './config.js';
-import { leaseNamespace } from './lifecycle.js';
-import { describePermission, requiredPermissions } from './permission-check.js';
-
-export type CheckStatus = 'ok' | 'warn' | 'fail' | 'skip';
-
-export interface Check {
-  name: string;
-  status: CheckStatus;
-  summary: string;
-  details?: string[];
-}
-
-export interface ClaimRow extends ClaimProgress {
-  claim: string;
-  pv: string;
-  /** Milliseconds in this state, when known. */
-  forMs: number | undefined;
-}
-
-export interface DoctorReport {
-  driver: string | undefined;
-  checks: Check[];
-  claims: ClaimRow[];
-  /** No check failed. */
-  healthy: boolean;
-}
+import { formatAge } from './age.js';
+import { CLAIM_STATE_TEXT, modifyProgress, resizeProgress } from './claim-progress.js';
+import type { Check, ClaimRow, DoctorReport } from './doctor-report.js';
+import type { Config } from '../flags/config.js';
+import { describePermission, requiredPermissions } from '../kube/required-permissions.js';
 
 export interface DoctorOptions {
   config: Config;
@@ -69,11 +46,11 @@ interface StorageClass {
 
 /** The proxy the API server is reached through, as the API server check names it (password masked). */
 function via(kube: HttpKubeClient): string {
-  return kube.http.proxy === undefined ? '' : ` (through proxy ${kube.http.proxy})`;
+  return kube.endpoint.proxy === undefined ? '' : ` (through proxy ${kube.endpoint.proxy})`;
 }
 
 export async function runDoctor(options: DoctorOptions, signal: AbortSignal): Promise<DoctorReport> {
-  const { config, log } = options;
+  const { config } = options;
   const now = options.now ?? (() => new Date());
   const checks: Check[] = [];
   const claims: ClaimRow[] = [];
@@ -91,10 +68,10 @@ export async function runDoctor(options: DoctorOptions, signal: AbortSignal): Pr
   let vacServed = false;
   if (kube) {
     try {
-      const version = await kube.http.request<{ gitVersion?: string }>({ method: 'GET', path: '/version' }, signal);
-      checks.push({ name: 'API server', status: 'ok', summary: `${kube.http.server.origin}${via(kube)} reachable, version ${version?.gitVersion ?? 'unknown'}` });
+      const version = await kube.serverVersion(signal);
+      checks.push({ name: 'API server', status: 'ok', summary: `${kube.endpoint.server}${via(kube)} reachable, version ${version ?? 'unknown'}` });
     } catch (err) {
-      checks.push({ name: 'API server', status: 'fail', summary: `${kube.http.server.origin}${via(kube)} not reachable: ${messageOf(err)}` });
+      checks.push({ name: 'API server', status: 'fail', summary: `${kube.endpoint.server}${via(kube)} not reachable: ${messageOf(err)}` });
       kube.close();
       kube = undefined;
     }
@@ -102,9 +79,15 @@ export async function runDoctor(options: DoctorOptions, signal: AbortSignal): Pr
   if (kube) {
     try {
       vacServed = await kube.hasResource('storage.k8s.io/v1', 'VolumeAttributesClass', signal);
-      checks.push(vacServed
-        ? { name: 'VolumeAttributesClass', status: 'ok', summary: 'storage.k8s.io/v1 VolumeAttributesClass is served' }
-        : { name: 'VolumeAttributesClass', status: 'warn', summary: 'storage.k8s.io/v1 VolumeAttributesClass is not served: the modify controller will not run' });
+      checks.push(
+        vacServed
+          ? { name: 'VolumeAttributesClass', status: 'ok', summary: 'storage.k8s.io/v1 VolumeAttributesClass is served' }
+          : {
+              name: 'VolumeAttributesClass',
+              status: 'warn',
+              summary: 'storage.k8s.io/v1 VolumeAttributesClass is not served: the modify controller will not run',
+            },
+      );
     } catch (err) {
       checks.push({ name: 'VolumeAttributesClass', status: 'warn', summary: `could not ask discovery: ${messageOf(err)}` });
     }
@@ -119,7 +102,12 @@ export async function runDoctor(options: DoctorOptions, signal: AbortSignal): Pr
     const resizes = caps === undefined || caps.controllerExpand || caps.nodeExpand === true;
     const modifies = vacServed && config.gates.volumeAttributesClass && (caps === undefined || caps.controllerModify);
     const lease = config.leaderElection ? leaseNamespace(config.leaderElectionNamespace) : undefined;
-    const needed = requiredPermissions({ pods: resizes && config.handleVolumeInUseError, volumeAttributesClasses: modifies, leaseNamespace: lease, node: config.nodeDeployment });
+    const needed = requiredPermissions({
+      pods: resizes && config.handleVolumeInUseError,
+      volumeAttributesClasses: modifies,
+      leaseNamespace: lease,
+      node: config.nodeDeployment,
+    });
     await checkPermissions(kube, needed, 'RBAC', checks, signal);
 
     if (driver === undefined) return report();
@@ -140,24 +128,35 @@ export async function runDoctor(options: DoctorOptions, signal: AbortSignal): Pr
 async function checkStorageClasses(kube: HttpKubeClient, driver: string, checks: Check[], signal: AbortSignal): Promise<void> {
   let classes: StorageClass[];
   try {
-    classes = (await kube.listWatcher(Resources.storageClasses).list({}, signal)).items as unknown as StorageClass[];
+    classes = (await kube.listStorageClasses(signal)) as unknown as StorageClass[];
   } catch (err) {
     // The sidecar itself never reads StorageClasses, so its identity usually may not.
     if (!isForbidden(err)) throw err;
-    checks.push({ name: 'StorageClasses', status: 'skip', summary: 'this identity may not list StorageClasses (the sidecar does not need to): run doctor as a cluster reader to check them' });
+    checks.push({
+      name: 'StorageClasses',
+      status: 'skip',
+      summary: 'this identity may not list StorageClasses (the sidecar does not need to): run doctor as a cluster reader to check them',
+    });
     return;
   }
   const fixed = classes.filter((sc) => sc.provisioner === driver && sc.allowVolumeExpansion !== true);
-  checks.push(fixed.length === 0
+  checks.push(
+    fixed.length === 0
       ? { name: 'StorageClasses', status: 'ok', summary: `every StorageClass of ${driver} allows volume expansion` }
       : {
-        name: 'StorageClasses', status: 'warn',
-        summary: `${fixed.length} StorageClass(es) of ${driver} do not set allowVolumeExpansion: claims of them cannot ask for more`,
-        details: fixed.map((sc) => sc.metadata.name),
-      });
+          name: 'StorageClasses',
+          status: 'warn',
+          summary: `${fixed.length} StorageClass(es) of ${driver} do not set allowVolumeExpansion: claims of them cannot ask for more`,
+          details: fixed.map((sc) => sc.metadata.name),
+        },
+  );
 }
 
-async function checkDriver(options: DoctorOptions, checks: Check[], signal: AbortSignal): Promise<{ driver: string; caps: DriverCapabilities | undefined } | undefined> {
+async function checkDriver(
+  options: DoctorOptions,
+  checks: Check[],
+  signal: AbortSignal,
+): Promise<{ driver: string; caps: DriverCapabilities | undefined } | undefined> {
   const { config, log } = options;
   let socketPath: string;
   try {
@@ -172,18 +171,25 @@ async function checkDriver(options: DoctorOptions, checks: Check[], signal: Abor
       return undefined;
     }
   } catch {
-    checks.push({ name: 'CSI socket', status: 'fail', summary: `no socket at ${socketPath}: is the driver running, and is its socket directory mounted here?` });
+    checks.push({
+      name: 'CSI socket',
+      status: 'fail',
+      summary: `no socket at ${socketPath}: is the driver running, and is its socket directory mounted here?`,
+    });
     return undefined;
   }
   let csi: GrpcCsiClient;
   try {
-    csi = await GrpcCsiClient.start({
-      address: config.csiAddress,
-      timeoutMs: config.timeoutMs,
-      log,
-      metrics: createMetrics(),
-      connectTimeoutMs: options.csiConnectTimeoutMs ?? 5_000,
-    }, signal);
+    csi = await GrpcCsiClient.start(
+      {
+        address: config.csiAddress,
+        timeoutMs: config.timeoutMs,
+        log,
+        metrics: createMetrics(),
+        connectTimeoutMs: options.csiConnectTimeoutMs ?? 5_000,
+      },
+      signal,
+    );
   } catch (err) {
     checks.push({ name: 'CSI socket', status: 'fail', summary: `${socketPath}: ${messageOf(err)}` });
     return undefined;
@@ -208,7 +214,16 @@ async function checkDriver(options: DoctorOptions, checks: Check[], signal: Abor
     if (!caps.controllerExpand && caps.nodeExpand !== true && !caps.controllerModify) {
       checks.push({ name: 'CSI capabilities', status: 'fail', summary: `${driver} can neither expand nor modify volumes: the sidecar would exit`, details });
     } else {
-      checks.push({ name: 'CSI capabilities', status: 'ok', summary: caps.controllerExpand ? 'controller expansion supported' : caps.nodeExpand ? 'node-only expansion (the resizer only records sizes)' : 'modify only', details });
+      checks.push({
+        name: 'CSI capabilities',
+        status: 'ok',
+        summary: caps.controllerExpand
+          ? 'controller expansion supported'
+          : caps.nodeExpand
+            ? 'node-only expansion (the resizer only records sizes)'
+            : 'modify only',
+        details,
+      });
     }
     return { driver, caps };
   } finally {
@@ -221,9 +236,16 @@ async function checkPermissions(kube: HttpKubeClient, needed: AccessAttributes[]
   for (const attributes of needed) {
     if (!(await kube.canI(attributes, signal)).allowed) missing.push(describePermission(attributes));
   }
-  checks.push(missing.length === 0
-    ? { name, status: 'ok', summary: `all ${needed.length} permissions this configuration uses are granted to this identity` }
-    : { name, status: 'fail', summary: `${missing.length} permission(s) missing: resizes stop where they are needed (see deploy/kubernetes/rbac.yaml)`, details: missing });
+  checks.push(
+    missing.length === 0
+      ? { name, status: 'ok', summary: `all ${needed.length} permissions this configuration uses are granted to this identity` }
+      : {
+          name,
+          status: 'fail',
+          summary: `${missing.length} permission(s) missing: resizes stop where they are needed (see deploy/kubernetes/rbac.yaml)`,
+          details: missing,
+        },
+  );
 }
 
 async function checkLease(kube: HttpKubeClient, driver: string, config: Config, now: Date, checks: Check[], signal: AbortSignal): Promise<void> {
@@ -239,7 +261,8 @@ async function checkLease(kube: HttpKubeClient, driver: string, config: Config, 
       return;
     }
     checks.push({
-      name: 'Leader', status: notFound ? 'warn' : 'fail',
+      name: 'Leader',
+      status: notFound ? 'warn' : 'fail',
       summary: notFound
         ? `no Lease ${namespace}/${name}: no resizer for ${driver} runs with --leader-election in this namespace (one without it leaves no trace)`
         : `could not read Lease ${namespace}/${name}: ${messageOf(err)}`,
@@ -254,7 +277,8 @@ async function checkLease(kube: HttpKubeClient, driver: string, config: Config, 
     checks.push({ name: 'Leader', status: 'fail', summary: `Lease ${namespace}/${name} has no holder: no resizer is leading for ${driver}` });
   } else if (ageMs === undefined || ageMs > durationMs) {
     checks.push({
-      name: 'Leader', status: 'fail',
+      name: 'Leader',
+      status: 'fail',
       summary: `Lease ${namespace}/${name} held by ${holder} expired (last renewed ${ageMs === undefined ? 'never' : `${formatAge(ageMs)} ago`}, lease ${formatAge(durationMs)}): no resizer is running for ${driver}`,
     });
   } else {
@@ -288,40 +312,21 @@ async function checkClaims(
     }
   }
   o.claims.sort((a, b) => (b.forMs ?? -1) - (a.forMs ?? -1));
-  o.checks.push(mismatched.length === 0
-    ? { name: 'Claim references', status: 'ok', summary: `${ours} bound volume(s) of ${o.driver}, each claimRef matches its claim` }
-    : { name: 'Claim references', status: 'warn', summary: `${mismatched.length} volume(s) whose claimRef UID is not their claim's: never resized`, details: mismatched });
+  o.checks.push(
+    mismatched.length === 0
+      ? { name: 'Claim references', status: 'ok', summary: `${ours} bound volume(s) of ${o.driver}, each claimRef matches its claim` }
+      : {
+          name: 'Claim references',
+          status: 'warn',
+          summary: `${mismatched.length} volume(s) whose claimRef UID is not their claim's: never resized`,
+          details: mismatched,
+        },
+  );
   if (secretsNeeded.size > 0) await checkPermissions(o.kube, [...secretsNeeded.values()], 'Expansion secrets', o.checks, signal);
   const stuck = o.claims.filter((c) => c.state === CLAIM_STATE_TEXT.infeasible || c.state === CLAIM_STATE_TEXT.backoff);
-  o.checks.push(stuck.length === 0
-    ? { name: 'Claims', status: 'ok', summary: `${o.claims.length} claim operation(s) pending, none failing` }
-    : { name: 'Claims', status: 'warn', summary: `${stuck.length} claim operation(s) infeasible or failing (csi-resizer explain NAMESPACE/NAME says why)` });
-}
-
-const MARK: Record<CheckStatus, string> = { ok: ' OK ', warn: 'WARN', fail: 'FAIL', skip: 'SKIP' };
-
-export function renderDoctorText(r: DoctorReport): string {
-  const lines: string[] = [];
-  for (const c of r.checks) {
-    lines.push(`[${MARK[c.status]}] ${c.name}: ${c.summary}`);
-    for (const d of c.details ?? []) lines.push(`       ${d}`);
-  }
-  if (r.claims.length > 0) {
-    const rows = [['CLAIM', 'PV', 'OPERATION', 'STATE', 'FOR', 'DETAIL'], ...r.claims.map((c) => [
-      c.claim, c.pv, c.operation, c.state, c.forMs === undefined ? '?' : formatAge(c.forMs), c.detail,
-    ])];
-    const widths = rows[0]!.map((_, i) => Math.max(...rows.map((row) => row[i]!.length)));
-    lines.push('', ...rows.map((row) => row.map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i]!))).join('  ').trimEnd()));
-  }
-  lines.push('', r.healthy ? 'No problems found.' : 'Problems found: see the FAIL lines above.');
-  return `${lines.join('\n')}\n`;
-}
-
-export function renderDoctorJson(r: DoctorReport): string {
-  return `${JSON.stringify({
-    driver: r.driver ?? null,
-    healthy: r.healthy,
-    checks: r.checks,
-    claims: r.claims.map((c) => ({ ...c, since: c.since?.toISOString() ?? null, forMs: c.forMs ?? null })),
-  }, null, 2)}\n`;
+  o.checks.push(
+    stuck.length === 0
+      ? { name: 'Claims', status: 'ok', summary: `${o.claims.length} claim operation(s) pending, none failing` }
+      : { name: 'Claims', status: 'warn', summary: `${stuck.length} claim operation(s) infeasible or failing (csi-resizer explain NAMESPACE/NAME says why)` },
+  );
 }

@@ -34,7 +34,11 @@ export const FlagErrorKind = {
 export type FlagErrorKind = (typeof FlagErrorKind)[keyof typeof FlagErrorKind];
 
 export class FlagError extends Error {
-  constructor(readonly kind: FlagErrorKind, message: string, options?: ErrorOptions) {
+  constructor(
+    readonly kind: FlagErrorKind,
+    message: string,
+    options?: ErrorOptions,
+  ) {
     super(message, options);
     this.name = 'FlagError';
   }
@@ -331,13 +335,33 @@ class ScalarValue<T> implements FlagValue {
   }
 }
 
+/** One flag as the usage shows it. */
+export interface FlagDescription {
+  readonly name: string;
+  /** The value's type word (`duration`, `string`, `value`...), '' for a boolean. */
+  readonly typeName: string;
+  readonly usage: string;
+  /** The default as Go prints it, or undefined when it is the type's zero value (not shown). */
+  readonly defaultText: string | undefined;
+}
+
 export class FlagSet {
   private readonly flags = new Map<string, Flag<unknown>>();
 
   constructor(readonly name: string) {}
 
   string(name: string, defaultValue: string, usage: string): Flag<string> {
-    return this.scalar(name, usage, new ScalarValue(defaultValue, (s) => s, (s) => s, 'string', ''));
+    return this.scalar(
+      name,
+      usage,
+      new ScalarValue(
+        defaultValue,
+        (s) => s,
+        (s) => s,
+        'string',
+        '',
+      ),
+    );
   }
 
   bool(name: string, defaultValue: boolean, usage: string): Flag<boolean> {
@@ -375,7 +399,10 @@ export class FlagSet {
 
   /** Names of the flags the command line set, sorted. */
   setFlagNames(): string[] {
-    return [...this.flags.values()].filter((f) => f.isSet).map((f) => f.name).sort();
+    return [...this.flags.values()]
+      .filter((f) => f.isSet)
+      .map((f) => f.name)
+      .sort();
   }
 
   /**
@@ -409,9 +436,8 @@ export class FlagSet {
         try {
           flag.holder.set(raw ?? 'true');
         } catch (err) {
-          const message = raw === undefined
-            ? `invalid boolean flag ${name}: ${messageOf(err)}`
-            : `invalid boolean value ${goQuote(raw)} for -${name}: ${messageOf(err)}`;
+          const message =
+            raw === undefined ? `invalid boolean flag ${name}: ${messageOf(err)}` : `invalid boolean value ${goQuote(raw)} for -${name}: ${messageOf(err)}`;
           throw new FlagError(FlagErrorKind.InvalidValue, message, { cause: err });
         }
       } else {
@@ -430,25 +456,34 @@ export class FlagSet {
     return { rest: args.slice(i) };
   }
 
+  /** Every flag, sorted by name, as PrintDefaults shows it: the value's type word, the usage, the default unless zero. */
+  describe(): FlagDescription[] {
+    return this.sorted().map((flag) => {
+      const { typeName, usage } = unquoteUsage(flag);
+      const zero = flag.holder.zeroString ?? '';
+      const quoted = flag.holder.typeName === 'string' && flag.holder instanceof ScalarValue;
+      const defaultText = flag.defaultString === zero ? undefined : quoted ? goQuote(flag.defaultString) : flag.defaultString;
+      return { name: flag.name, typeName, usage, defaultText };
+    });
+  }
+
   /** Go's PrintDefaults output, flags sorted by name, each entry ending in a newline. */
   printDefaults(): string {
     let out = '';
-    for (const flag of [...this.flags.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {
-      const { typeName, usage } = unquoteUsage(flag);
-      let line = `  -${flag.name}`;
+    for (const { name, typeName, usage, defaultText } of this.describe()) {
+      let line = `  -${name}`;
       if (typeName !== '') line += ` ${typeName}`;
       // A one-letter flag without a type fits on the same line.
       line += line.length <= 4 ? '\t' : '\n    \t';
       line += usage.replaceAll('\n', '\n    \t');
-      const zero = flag.holder.zeroString ?? '';
-      if (flag.defaultString !== zero) {
-        line += flag.holder.typeName === 'string' && flag.holder instanceof ScalarValue
-          ? ` (default ${goQuote(flag.defaultString)})`
-          : ` (default ${flag.defaultString})`;
-      }
+      if (defaultText !== undefined) line += ` (default ${defaultText})`;
       out += line + '\n';
     }
     return out;
+  }
+
+  private sorted(): Flag<unknown>[] {
+    return [...this.flags.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   }
 
   /** Go's default usage message: "Usage of <name>:" and the defaults. */
@@ -510,7 +545,10 @@ export class MapStringBoolValue implements FlagValue {
   }
 
   toString(): string {
-    return [...this.entries].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([k, v]) => `${k}=${v}`).join(',');
+    return [...this.entries]
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+      .map(([k, v]) => `${k}=${v}`)
+      .join(',');
   }
 }
 
@@ -522,7 +560,10 @@ export class MapStringBoolValue implements FlagValue {
 export class MapStringStringValue implements FlagValue {
   readonly typeName = 'value';
   readonly zeroString = '';
-  constructor(readonly separator: string, public entries: Map<string, string> = new Map()) {}
+  constructor(
+    readonly separator: string,
+    public entries: Map<string, string> = new Map(),
+  ) {}
 
   set(raw: string): void {
     const next = new Map(this.entries);
@@ -535,6 +576,9 @@ export class MapStringStringValue implements FlagValue {
   }
 
   toString(): string {
-    return [...this.entries].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([k, v]) => `${k}${this.separator}${v}`).join(',');
+    return [...this.entries]
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+      .map(([k, v]) => `${k}${this.separator}${v}`)
+      .join(',');
   }
 }

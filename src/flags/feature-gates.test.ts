@@ -17,7 +17,11 @@ const DEFAULTS: Ours = { annotateFsResize: true, recoverVolumeExpansionFailure: 
 test('accepted settings: our four gates, AllAlpha/AllBeta and the inherited gates', () => {
   const table: Array<{ flag: string[]; gates?: Partial<Ours>; warnings?: string[] }> = [
     { flag: [] },
-    { flag: ['VolumeAttributesClass=false,AnnotateFsResize=F', 'AnnotateFsResize=1'], gates: { volumeAttributesClass: false }, warnings: ['GA VolumeAttributesClass=false'] },
+    {
+      flag: ['VolumeAttributesClass=false,AnnotateFsResize=F', 'AnnotateFsResize=1'],
+      gates: { volumeAttributesClass: false },
+      warnings: ['GA VolumeAttributesClass=false'],
+    },
     { flag: ['ReleaseLeaderElectionOnExit=false'], gates: { releaseLeaderElectionOnExit: false } },
     { flag: ['RecoverVolumeExpansionFailure=false'], gates: { recoverVolumeExpansionFailure: false }, warnings: ['GA RecoverVolumeExpansionFailure=false'] },
     // AllAlpha/AllBeta set every alpha/beta gate that is not named explicitly, in either order.
@@ -39,12 +43,21 @@ test('accepted settings: our four gates, AllAlpha/AllBeta and the inherited gate
     const { gates, warnings } = resolve(...row.flag);
     const { explicit, ...ours } = gates;
     assert.deepEqual(ours, { ...DEFAULTS, ...row.gates }, row.flag.join(' '));
-    assert.deepEqual(warnings.map((w) => `${/GA/.test(w.message) ? 'GA' : 'deprecated'} ${w.featureGate}=${w.value}`), row.warnings ?? [], row.flag.join(' '));
-    for (const name of row.flag.join(',').split(',').filter(Boolean).map((p) => p.split('=')[0] ?? '')) assert.ok(explicit.has(name), `${name} explicit`);
+    assert.deepEqual(
+      warnings.map((w) => `${/GA/.test(w.message) ? 'GA' : 'deprecated'} ${w.featureGate}=${w.value}`),
+      row.warnings ?? [],
+      row.flag.join(' '),
+    );
+    for (const name of row.flag
+      .join(',')
+      .split(',')
+      .filter(Boolean)
+      .map((p) => p.split('=')[0] ?? ''))
+      assert.ok(explicit.has(name), `${name} explicit`);
   }
 });
 
-test('the warning texts are component-base\'s', () => {
+test("the warning texts are component-base's", () => {
   assert.deepEqual(resolve('VolumeAttributesClass=true').warnings, [
     { message: 'Warning: setting GA feature gate. It will be removed in a future release.', featureGate: 'VolumeAttributesClass', value: true },
   ]);
@@ -53,7 +66,7 @@ test('the warning texts are component-base\'s', () => {
   ]);
 });
 
-test('refused settings carry component-base\'s error text', () => {
+test("refused settings carry component-base's error text", () => {
   const table: Array<[string, string]> = [
     ['NoSuchGate=true', 'unrecognized feature gate: NoSuchGate'],
     ['annotatefsresize=true', 'unrecognized feature gate: annotatefsresize'],
@@ -61,10 +74,17 @@ test('refused settings carry component-base\'s error text', () => {
     ['APIServerTracing=false', 'cannot set feature gate APIServerTracing to false, feature is locked to true'],
     ['SeparateCacheWatchRPC=true', 'cannot set feature gate SeparateCacheWatchRPC to true, feature is locked to false'],
     // Errors found before an unknown name are kept; nothing after it is looked at.
-    ['BtreeWatchCache=false,Nope=true,Later=true', '[cannot set feature gate BtreeWatchCache to false, feature is locked to true, unrecognized feature gate: Nope]'],
+    [
+      'BtreeWatchCache=false,Nope=true,Later=true',
+      '[cannot set feature gate BtreeWatchCache to false, feature is locked to true, unrecognized feature gate: Nope]',
+    ],
   ];
   for (const [flag, message] of table) {
-    assert.throws(() => resolve(flag), (err: unknown) => err instanceof FeatureGateError && err.message === message, flag);
+    assert.throws(
+      () => resolve(flag),
+      (err: unknown) => err instanceof FeatureGateError && err.message === message,
+      flag,
+    );
   }
 });
 

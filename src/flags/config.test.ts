@@ -85,19 +85,39 @@ test('flag forms parse with Go flag semantics', () => {
     { args: ['--handle-volume-inuse-error=false'], expect: { handleVolumeInUseError: false } },
     { args: ['--handle-volume-inuse-error=F'], expect: { handleVolumeInUseError: false } },
     { args: ['--leader-election-labels=team:storage,tier:gold'], expect: { leaderElectionLabels: { team: 'storage', tier: 'gold' } } },
-    { args: ['--leader-election-namespace', 'kube-system', '--leader-election-lease-duration=30s', '--leader-election-renew-deadline=20s', '--leader-election-retry-period=2s'],
-      expect: { leaderElectionNamespace: 'kube-system', leaderElectionLeaseDurationMs: 30_000, leaderElectionRenewDeadlineMs: 20_000, leaderElectionRetryPeriodMs: 2_000 } },
+    {
+      args: [
+        '--leader-election-namespace',
+        'kube-system',
+        '--leader-election-lease-duration=30s',
+        '--leader-election-renew-deadline=20s',
+        '--leader-election-retry-period=2s',
+      ],
+      expect: {
+        leaderElectionNamespace: 'kube-system',
+        leaderElectionLeaseDurationMs: 30_000,
+        leaderElectionRenewDeadlineMs: 20_000,
+        leaderElectionRetryPeriodMs: 2_000,
+      },
+    },
     { args: ['--csi-address=$(ADDRESS)'], expect: { csiAddress: '$(ADDRESS)' } },
     { args: ['--csi-address', 'unix:///csi/csi.sock', '--http-endpoint=:8080'], expect: { csiAddress: 'unix:///csi/csi.sock', httpEndpoint: ':8080' } },
     { args: ['--metrics-address=:9808', '--metrics-path=/m'], expect: { metricsAddress: ':9808', metricsPath: '/m' } },
-    { args: ['--retry-interval-start=500ms', '--retry-interval-max=10m', '--resync-period=1h'], expect: { retryIntervalStartMs: 500, retryIntervalMaxMs: 600_000, resyncPeriodMs: 3_600_000 } },
+    {
+      args: ['--retry-interval-start=500ms', '--retry-interval-max=10m', '--resync-period=1h'],
+      expect: { retryIntervalStartMs: 500, retryIntervalMaxMs: 600_000, resyncPeriodMs: 3_600_000 },
+    },
     { args: ['--logging-format=json'], expect: { loggingFormat: 'json' } },
     { args: ['--automaxprocs'], expect: { automaxprocs: true } },
     { args: ['--extra-modify-metadata'], expect: { extraModifyMetadata: true } },
     { args: ['--version'], expect: { showVersion: true } },
     // The last occurrence wins, as in Go.
     { args: ['--workers=2', '--workers=3'], expect: { workers: 3 } },
-    { args: ['--feature-gates=ReleaseLeaderElectionOnExit=false,AnnotateFsResize=false'], expect: {}, gates: { releaseLeaderElectionOnExit: false, annotateFsResize: false } },
+    {
+      args: ['--feature-gates=ReleaseLeaderElectionOnExit=false,AnnotateFsResize=false'],
+      expect: {},
+      gates: { releaseLeaderElectionOnExit: false, annotateFsResize: false },
+    },
     { args: ['--feature-gates', 'VolumeAttributesClass=true'], expect: {}, gates: { volumeAttributesClass: true } },
   ];
   for (const row of table) {
@@ -127,48 +147,101 @@ test('bad command lines: every error carries the usage and the reason, as Go pri
     { args: ['--leader-election=maybe'], message: 'invalid boolean value "maybe" for -leader-election: parse error', cause: 'flag' },
     { args: ['--workers=x'], message: 'invalid value "x" for flag -workers: parse error', cause: 'flag' },
     { args: ['--kube-api-qps=fast'], message: 'invalid value "fast" for flag -kube-api-qps: parse error', cause: 'flag' },
-    { args: ['--leader-election-labels=novalue'], message: 'invalid value "novalue" for flag -leader-election-labels: malformed item in list of labels: novalue', cause: 'flag' },
-    { args: ['--feature-gates=AnnotateFsResize'], message: 'invalid value "AnnotateFsResize" for flag -feature-gates: malformed pair, expect string=bool', cause: 'flag' },
-    { args: ['--feature-gates=AnnotateFsResize=on'], message: 'invalid value "AnnotateFsResize=on" for flag -feature-gates: invalid value of AnnotateFsResize: on, err: strconv.ParseBool: parsing "on": invalid syntax', cause: 'flag' },
+    {
+      args: ['--leader-election-labels=novalue'],
+      message: 'invalid value "novalue" for flag -leader-election-labels: malformed item in list of labels: novalue',
+      cause: 'flag',
+    },
+    {
+      args: ['--feature-gates=AnnotateFsResize'],
+      message: 'invalid value "AnnotateFsResize" for flag -feature-gates: malformed pair, expect string=bool',
+      cause: 'flag',
+    },
+    {
+      args: ['--feature-gates=AnnotateFsResize=on'],
+      message:
+        'invalid value "AnnotateFsResize=on" for flag -feature-gates: invalid value of AnnotateFsResize: on, err: strconv.ParseBool: parsing "on": invalid syntax',
+      cause: 'flag',
+    },
     { args: ['--feature-gates=NoSuchGate=true'], message: 'unrecognized feature gate: NoSuchGate', cause: 'gate' },
-    { args: ['--feature-gates=APIServerTracing=false'], message: 'cannot set feature gate APIServerTracing to false, feature is locked to true', cause: 'gate' },
+    {
+      args: ['--feature-gates=APIServerTracing=false'],
+      message: 'cannot set feature gate APIServerTracing to false, feature is locked to true',
+      cause: 'gate',
+    },
     // -v is component-base's verbosity type: strconv.ParseUint(v, 10, 31) errors, passed through.
     { args: ['-v=-1'], message: 'invalid value "-1" for flag -v: strconv.ParseUint: parsing "-1": invalid syntax', cause: 'flag' },
     { args: ['-v=x'], message: 'invalid value "x" for flag -v: strconv.ParseUint: parsing "x": invalid syntax', cause: 'flag' },
     { args: ['-v=2147483648'], message: 'invalid value "2147483648" for flag -v: strconv.ParseUint: parsing "2147483648": value out of range', cause: 'flag' },
     // -automaxprocs is a flag.BoolFunc: strconv.ParseBool's error, not the flag package's "parse error".
-    { args: ['--automaxprocs=maybe'], message: 'invalid boolean value "maybe" for -automaxprocs: strconv.ParseBool: parsing "maybe": invalid syntax', cause: 'flag' },
+    {
+      args: ['--automaxprocs=maybe'],
+      message: 'invalid boolean value "maybe" for -automaxprocs: strconv.ParseBool: parsing "maybe": invalid syntax',
+      cause: 'flag',
+    },
     { args: ['--logging-format=yaml'], message: 'format: Invalid value: "yaml": Unsupported log format', cause: 'other' },
   ];
   for (const row of table) {
-    assert.throws(() => parseConfig(row.args), (err: unknown) => {
-      assert.ok(err instanceof ConfigError, row.args.join(' '));
-      if (typeof row.message === 'string') assert.equal(err.message, row.message);
-      else assert.match(err.message, row.message);
-      assert.equal(err.helpRequested, false);
-      assert.match(err.usage, /^Usage of csi-resizer:\n/);
-      const expectedCause = { flag: FlagError, gate: FeatureGateError, other: Error }[row.cause];
-      assert.ok(err.cause instanceof expectedCause, `${row.args.join(' ')}: cause ${String(err.cause)}`);
-      return true;
-    });
+    assert.throws(
+      () => parseConfig(row.args),
+      (err: unknown) => {
+        assert.ok(err instanceof ConfigError, row.args.join(' '));
+        if (typeof row.message === 'string') assert.equal(err.message, row.message);
+        else assert.match(err.message, row.message);
+        assert.equal(err.helpRequested, false);
+        assert.match(err.usage, /^Usage of csi-resizer:\n/);
+        const expectedCause = { flag: FlagError, gate: FeatureGateError, other: Error }[row.cause];
+        assert.ok(err.cause instanceof expectedCause, `${row.args.join(' ')}: cause ${String(err.cause)}`);
+        return true;
+      },
+    );
   }
 });
 
 test('-h and --help ask for help (main prints usage and exits 0)', () => {
   for (const arg of ['-h', '--help', '-help']) {
-    assert.throws(() => parseConfig([arg]), (err: unknown) => err instanceof ConfigError && err.helpRequested);
+    assert.throws(
+      () => parseConfig([arg]),
+      (err: unknown) => err instanceof ConfigError && err.helpRequested,
+    );
   }
 });
 
 test('usage lists every flag of the reference with its default', () => {
   const usage = usageText();
   for (const name of [
-    'version', 'kubeconfig', 'master', 'csi-address', 'timeout', 'workers', 'resync-period', 'retry-interval-start',
-    'retry-interval-max', 'handle-volume-inuse-error', 'extra-modify-metadata', 'leader-election', 'leader-election-namespace',
-    'leader-election-lease-duration', 'leader-election-renew-deadline', 'leader-election-retry-period', 'leader-election-labels',
-    'kube-api-qps', 'kube-api-burst', 'http-endpoint', 'metrics-address', 'metrics-path', 'automaxprocs', 'v', 'vmodule',
-    'logging-format', 'log-flush-frequency', 'feature-gates', 'log-text-split-stream', 'log-text-info-buffer-size',
-    'log-json-split-stream', 'log-json-info-buffer-size',
+    'version',
+    'kubeconfig',
+    'master',
+    'csi-address',
+    'timeout',
+    'workers',
+    'resync-period',
+    'retry-interval-start',
+    'retry-interval-max',
+    'handle-volume-inuse-error',
+    'extra-modify-metadata',
+    'leader-election',
+    'leader-election-namespace',
+    'leader-election-lease-duration',
+    'leader-election-renew-deadline',
+    'leader-election-retry-period',
+    'leader-election-labels',
+    'kube-api-qps',
+    'kube-api-burst',
+    'http-endpoint',
+    'metrics-address',
+    'metrics-path',
+    'automaxprocs',
+    'v',
+    'vmodule',
+    'logging-format',
+    'log-flush-frequency',
+    'feature-gates',
+    'log-text-split-stream',
+    'log-text-info-buffer-size',
+    'log-json-split-stream',
+    'log-json-info-buffer-size',
   ]) {
     assert.match(usage, new RegExp(`^  -${name}\\b`, 'm'), `usage lists -${name}`);
   }
@@ -187,8 +260,10 @@ test('arguments after the flags are kept aside, as Go leaves them in flag.Args()
 
 test('--node-deployment is off by default and refuses --leader-election with a clear error', () => {
   assert.equal(parseConfig(['--node-deployment']).nodeDeployment, true);
-  assert.throws(() => parseConfig(['--node-deployment', '--leader-election']), (err: unknown) =>
-    err instanceof ConfigError && /--node-deployment cannot be combined with --leader-election/.test(err.message));
+  assert.throws(
+    () => parseConfig(['--node-deployment', '--leader-election']),
+    (err: unknown) => err instanceof ConfigError && /--node-deployment cannot be combined with --leader-election/.test(err.message),
+  );
 });
 
 /** `-h` blocks by flag name: "  -name ..." and its indented usage lines. */
@@ -208,16 +283,18 @@ function usageBlocks(text: string): Map<string, string> {
   return blocks;
 }
 
-test('-h prints the Go sidecar\'s help text, flag by flag (test/reference/upstream-v2.2.1-help.txt)', () => {
+test("-h prints the Go sidecar's help text, flag by flag (test/reference/upstream-v2.2.1-help.txt)", () => {
   const upstream = readFileSync(new URL('../../test/reference/upstream-v2.2.1-help.txt', import.meta.url), 'utf8');
   // Where we differ on purpose (README, "Differences from upstream"):
-  const expected = usageBlocks(upstream
-    // AnnotateFsResize is beta and on, as on upstream's main branch (the v2.2.x tags: alpha, off);
-    .replace('AnnotateFsResize=true|false (ALPHA - default=false)', 'AnnotateFsResize=true|false (BETA - default=true)')
-    // ReleaseLeaderElectionOnExit is on (upstream: off);
-    .replace('ReleaseLeaderElectionOnExit=true|false (ALPHA - default=false)', 'ReleaseLeaderElectionOnExit=true|false (ALPHA - default=true)')
-    // -automaxprocs is accepted and does nothing, and says so.
-    .replace('match Linux container CPU quota\n', 'match Linux container CPU quota (accepted for compatibility; no effect on Node.js)\n'));
+  const expected = usageBlocks(
+    upstream
+      // AnnotateFsResize is beta and on, as on upstream's main branch (the v2.2.x tags: alpha, off);
+      .replace('AnnotateFsResize=true|false (ALPHA - default=false)', 'AnnotateFsResize=true|false (BETA - default=true)')
+      // ReleaseLeaderElectionOnExit is on (upstream: off);
+      .replace('ReleaseLeaderElectionOnExit=true|false (ALPHA - default=false)', 'ReleaseLeaderElectionOnExit=true|false (ALPHA - default=true)')
+      // -automaxprocs is accepted and does nothing, and says so.
+      .replace('match Linux container CPU quota\n', 'match Linux container CPU quota (accepted for compatibility; no effect on Node.js)\n'),
+  );
   // Flags csi-resizer adds beyond upstream, each listed in the README's table of differences.
   const ourAdditions = ['node-deployment'];
   const ours = usageBlocks(usageText());
@@ -226,11 +303,14 @@ test('-h prints the Go sidecar\'s help text, flag by flag (test/reference/upstre
     assert.ok(expected.has(name), `-${name} is not a flag of the Go sidecar`);
     assert.equal(block, expected.get(name), `-${name}`);
   }
-  // The four log output flags are added by the logging work of issue 10 (branch wip/logs); once
-  // defined here they are compared above like every other flag. Nothing else may be missing.
+  // The four log output flags, once defined here, are compared above like every other flag.
+  // Nothing else may be missing.
   const arrivingWithLogging = ['log-json-info-buffer-size', 'log-json-split-stream', 'log-text-info-buffer-size', 'log-text-split-stream'];
   const missing = [...expected.keys()].filter((name) => !ours.has(name));
-  assert.deepEqual(missing.filter((name) => !arrivingWithLogging.includes(name)), []);
+  assert.deepEqual(
+    missing.filter((name) => !arrivingWithLogging.includes(name)),
+    [],
+  );
   assert.ok(usageText().startsWith('Usage of csi-resizer:\n  -automaxprocs\n'));
 });
 

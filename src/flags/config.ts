@@ -2,7 +2,7 @@
 // v2.2 with the same name, type and default, in Go flag syntax. Durations are in ms.
 import { messageOf } from '../base/errors.js';
 import { FeatureGateError, knownFeatures, resolveFeatureGates, type FeatureGates, type GateWarning } from './feature-gates.js';
-import { FlagError, FlagSet, MapStringBoolValue, MapStringStringValue, type FlagValue } from './go-flags.js';
+import { FlagError, FlagSet, MapStringBoolValue, MapStringStringValue, type FlagDescription, type FlagValue } from './go-flags.js';
 import { defineLoggingFlags, type LoggingFlags } from './logging-flags.js';
 
 export type { LoggingFormat } from './logging-flags.js';
@@ -46,7 +46,12 @@ export interface Config extends CommandLine {
 }
 
 export class ConfigError extends Error {
-  constructor(message: string, readonly usage: string, readonly helpRequested = false, options?: ErrorOptions) {
+  constructor(
+    message: string,
+    readonly usage: string,
+    readonly helpRequested = false,
+    options?: ErrorOptions,
+  ) {
     super(message, options);
     this.name = 'ConfigError';
   }
@@ -56,37 +61,90 @@ export class ConfigError extends Error {
 function defineFlags(flags: FlagSet): (positionalArgs: readonly string[]) => CommandLine {
   const showVersion = flags.bool('version', false, 'Show version.');
   const kubeconfig = flags.string('kubeconfig', '', 'Absolute path to the kubeconfig file. Required only when running out of cluster.');
-  const master = flags.string('master', '', 'Master URL to build a client config from. Either this or kubeconfig needs to be set if the provisioner is being run out of cluster.');
+  const master = flags.string(
+    'master',
+    '',
+    'Master URL to build a client config from. Either this or kubeconfig needs to be set if the provisioner is being run out of cluster.',
+  );
   const csiAddress = flags.string('csi-address', '/run/csi/socket', 'Address of the CSI driver socket.');
   const timeout = flags.durationMs('timeout', 10_000, 'Timeout for waiting for CSI driver socket.');
   const workers = flags.int('workers', 10, 'Concurrency to process multiple resize requests');
   const resync = flags.durationMs('resync-period', 10 * 60_000, 'Resync period for cache');
-  const retryStart = flags.durationMs('retry-interval-start', 1_000, 'Initial retry interval of failed volume resize. It exponentially increases with each failure, up to retry-interval-max.');
+  const retryStart = flags.durationMs(
+    'retry-interval-start',
+    1_000,
+    'Initial retry interval of failed volume resize. It exponentially increases with each failure, up to retry-interval-max.',
+  );
   const retryMax = flags.durationMs('retry-interval-max', 5 * 60_000, 'Maximum retry interval of failed volume resize.');
-  const inUse = flags.bool('handle-volume-inuse-error', true, 'Flag to turn on/off capability to handle volume in use error in resizer controller. Defaults to true if not set.');
+  const inUse = flags.bool(
+    'handle-volume-inuse-error',
+    true,
+    'Flag to turn on/off capability to handle volume in use error in resizer controller. Defaults to true if not set.',
+  );
   const extraModify = flags.bool('extra-modify-metadata', false, 'If set, add pv/pvc metadata to plugin modify requests as parameters.');
   const leaderElection = flags.bool('leader-election', false, 'Enable leader election.');
-  const nodeDeployment = flags.bool('node-deployment', false, 'Run beside a node-local CSI driver on every node (a DaemonSet): act only on PersistentVolumes whose node affinity selects the node named by the NODE_NAME environment variable. Cannot be combined with --leader-election.');
-  const leNamespace = flags.string('leader-election-namespace', '', 'Namespace where the leader election resource lives. Defaults to the pod namespace if not set.');
-  const leLease = flags.durationMs('leader-election-lease-duration', 15_000, 'Duration, in seconds, that non-leader candidates will wait to force acquire leadership. Defaults to 15 seconds.');
-  const leRenew = flags.durationMs('leader-election-renew-deadline', 10_000, 'Duration, in seconds, that the acting leader will retry refreshing leadership before giving up. Defaults to 10 seconds.');
-  const leRetry = flags.durationMs('leader-election-retry-period', 5_000, 'Duration, in seconds, the LeaderElector clients should wait between tries of actions. Defaults to 5 seconds.');
-  const leLabels = flags.var(new MapStringStringValue(':'), 'leader-election-labels', 'List of labels to add to lease when given replica becomes leader. Formatted as a comma seperated list of key:value labels. Example: \'my-label:my-value,my-second-label:my-second-value\'');
+  const nodeDeployment = flags.bool(
+    'node-deployment',
+    false,
+    'Run beside a node-local CSI driver on every node (a DaemonSet): act only on PersistentVolumes whose node affinity selects the node named by the NODE_NAME environment variable. Cannot be combined with --leader-election.',
+  );
+  const leNamespace = flags.string(
+    'leader-election-namespace',
+    '',
+    'Namespace where the leader election resource lives. Defaults to the pod namespace if not set.',
+  );
+  const leLease = flags.durationMs(
+    'leader-election-lease-duration',
+    15_000,
+    'Duration, in seconds, that non-leader candidates will wait to force acquire leadership. Defaults to 15 seconds.',
+  );
+  const leRenew = flags.durationMs(
+    'leader-election-renew-deadline',
+    10_000,
+    'Duration, in seconds, that the acting leader will retry refreshing leadership before giving up. Defaults to 10 seconds.',
+  );
+  const leRetry = flags.durationMs(
+    'leader-election-retry-period',
+    5_000,
+    'Duration, in seconds, the LeaderElector clients should wait between tries of actions. Defaults to 5 seconds.',
+  );
+  const leLabels = flags.var(
+    new MapStringStringValue(':'),
+    'leader-election-labels',
+    "List of labels to add to lease when given replica becomes leader. Formatted as a comma seperated list of key:value labels. Example: 'my-label:my-value,my-second-label:my-second-value'",
+  );
   const qps = flags.float64('kube-api-qps', 5, 'QPS to use while communicating with the kubernetes apiserver. Defaults to 5.0.');
   const burst = flags.int('kube-api-burst', 10, 'Burst to use while communicating with the kubernetes apiserver. Defaults to 10.');
-  const httpEndpoint = flags.string('http-endpoint', '', 'The TCP network address where the HTTP server for diagnostics, including metrics and leader election health check, will listen (example: `:8080`). The default is empty string, which means the server is disabled. Only one of `--metrics-address` and `--http-endpoint` can be set.');
-  const metricsAddress = flags.string('metrics-address', '', '(deprecated) The TCP network address where the prometheus metrics endpoint will listen (example: `:8080`). The default is empty string, which means metrics endpoint is disabled. Only one of `--metrics-address` and `--http-endpoint` can be set.');
+  const httpEndpoint = flags.string(
+    'http-endpoint',
+    '',
+    'The TCP network address where the HTTP server for diagnostics, including metrics and leader election health check, will listen (example: `:8080`). The default is empty string, which means the server is disabled. Only one of `--metrics-address` and `--http-endpoint` can be set.',
+  );
+  const metricsAddress = flags.string(
+    'metrics-address',
+    '',
+    '(deprecated) The TCP network address where the prometheus metrics endpoint will listen (example: `:8080`). The default is empty string, which means metrics endpoint is disabled. Only one of `--metrics-address` and `--http-endpoint` can be set.',
+  );
   const metricsPath = flags.string('metrics-path', '/metrics', 'The HTTP path where prometheus metrics will be exposed. Default is `/metrics`.');
-  const automaxprocs = flags.var(new BoolFuncValue(), 'automaxprocs', 'automatically set GOMAXPROCS to match Linux container CPU quota (accepted for compatibility; no effect on Node.js)');
+  const automaxprocs = flags.var(
+    new BoolFuncValue(),
+    'automaxprocs',
+    'automatically set GOMAXPROCS to match Linux container CPU quota (accepted for compatibility; no effect on Node.js)',
+  );
   const logging = defineLoggingFlags(flags);
   // The Go sidecar's text, typo and missing space included, then component-base's list of gates.
-  const gates = flags.var(new MapStringBoolValue(), 'feature-gates', `A set of key=value paris that describe feature gates for alpha/experimental features for csi external resizer.Options are:\n${knownFeatures().join('\n')}`);
+  const gates = flags.var(
+    new MapStringBoolValue(),
+    'feature-gates',
+    `A set of key=value paris that describe feature gates for alpha/experimental features for csi external resizer.Options are:\n${knownFeatures().join('\n')}`,
+  );
 
   return (positionalArgs) => {
     const loggingFlags = logging();
     // --workers below 1 runs no workers, --kube-api-qps/--kube-api-burst 0 mean client-go's defaults
     // and a negative QPS turns the client-side limiter off: accepted here as the Go sidecar does.
-    if (nodeDeployment.value && leaderElection.value) throw new Error('--node-deployment cannot be combined with --leader-election: each node runs its own resizer for its own volumes');
+    if (nodeDeployment.value && leaderElection.value)
+      throw new Error('--node-deployment cannot be combined with --leader-election: each node runs its own resizer for its own volumes');
     return Object.freeze({
       showVersion: showVersion.value,
       kubeconfig: kubeconfig.value,
@@ -156,6 +214,13 @@ export function parseConfig(args: readonly string[], programName = 'csi-resizer'
     if (!(err instanceof FeatureGateError)) throw err;
     throw new ConfigError(err.message, usageText(programName), false, { cause: err });
   }
+}
+
+/** The sidecar's flags as -h describes them, for the generated docs/flags.md. */
+export function flagDescriptions(programName = 'csi-resizer'): FlagDescription[] {
+  const flags = new FlagSet(programName);
+  defineFlags(flags);
+  return flags.describe();
 }
 
 /** The usage text, for -h. */

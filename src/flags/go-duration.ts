@@ -8,7 +8,10 @@ import { goTimeQuote } from '../base/go-quote.js';
 
 export class DurationError extends Error {
   /** The message is Go's: `time: invalid duration "x"`, `time: missing unit in duration "1"`, … */
-  constructor(readonly input: string, problem = 'invalid duration') {
+  constructor(
+    readonly input: string,
+    problem = 'invalid duration',
+  ) {
     super(`time: ${problem} ${goTimeQuote(input)}`);
     this.name = 'DurationError';
   }
@@ -17,8 +20,8 @@ export class DurationError extends Error {
 const NANOS_PER_UNIT: Readonly<Record<string, bigint>> = {
   ns: 1n,
   us: 1_000n,
-  'µs': 1_000n, // U+00B5 micro sign
-  'μs': 1_000n, // U+03BC Greek mu
+  µs: 1_000n, // U+00B5 micro sign
+  μs: 1_000n, // U+03BC Greek mu
   ms: 1_000_000n,
   s: 1_000_000_000n,
   m: 60_000_000_000n,

@@ -5,10 +5,19 @@
 // (explain), 2 a usage error.
 import { messageOf } from '../base/errors.js';
 import { linkedSignal, type LinkedSignal } from '../base/signals.js';
-import { ConfigError, parseConfig, type Config } from './config.js';
-import type { FlagSet } from './go-flags.js';
-import { ExitCode } from './exit.js';
+import { ConfigError, parseConfig, type Config } from '../flags/config.js';
+import type { FlagSet } from '../flags/go-flags.js';
 import { createLogger } from '../observability/logger.js';
+
+/** The exit status of a subcommand (the process exits with it): the same numbers as the sidecar's own. */
+export const SubcommandExit = {
+  /** doctor found nothing failing; explain explained the claim; or -h. */
+  Ok: 0,
+  /** doctor found a failing check; explain could not find or read the claim. */
+  Failure: 1,
+  /** A bad flag or argument, as Go's flag package. */
+  Usage: 2,
+} as const;
 
 export const SUBCOMMANDS = ['doctor', 'explain'] as const;
 export type Subcommand = (typeof SUBCOMMANDS)[number];
@@ -49,7 +58,7 @@ export async function runSubcommand(
   } catch (err) {
     if (err instanceof ConfigError) {
       io.err(err.helpRequested ? err.usage : `${err.message}\n${err.usage}`);
-      return err.helpRequested ? ExitCode.Ok : ExitCode.Usage;
+      return err.helpRequested ? SubcommandExit.Ok : SubcommandExit.Usage;
     }
     throw err;
   }
@@ -60,10 +69,11 @@ export async function runSubcommand(
   const signal = deadline.signal;
   try {
     if (command === 'doctor') {
-      const { runDoctor, renderDoctorJson, renderDoctorText } = await import('./doctor.js');
+      const { runDoctor } = await import('./doctor.js');
+      const { renderDoctorJson, renderDoctorText } = await import('./doctor-report.js');
       const report = await runDoctor({ config, log }, signal);
       io.out(output === 'json' ? renderDoctorJson(report) : renderDoctorText(report));
-      return report.healthy ? ExitCode.Ok : ExitCode.Failure;
+      return report.healthy ? SubcommandExit.Ok : SubcommandExit.Failure;
     }
 
     const positional = config.positionalArgs;
@@ -71,26 +81,26 @@ export async function runSubcommand(
     else if (claim !== undefined && positional.length > 0) claim = undefined;
     if (claim === undefined) {
       io.err(`usage: ${program} NAMESPACE/PVC [flags]\n`);
-      return ExitCode.Usage;
+      return SubcommandExit.Usage;
     }
-    const { runExplain, ExplainInputError } = await import('./explain.js');
-    const { renderExplanation } = await import('../diagnose/explain.js');
+    const { runExplain, ExplainInputError } = await import('./explain-facts.js');
+    const { renderExplanation, renderExplanationJson } = await import('./explain-report.js');
     try {
       const result = await runExplain({ config, log, claim }, signal);
       if (output === 'json') {
-        io.out(`${JSON.stringify({ claim: result.key, ...result.explanation, unknown: result.unknown }, null, 2)}\n`);
+        io.out(renderExplanationJson(result.key, result.explanation, result.unknown));
       } else {
         io.out(renderExplanation(result.key, result.explanation, new Date()));
         for (const u of result.unknown) io.out(`(could not read ${u})\n`);
       }
-      return result.explanation.claimFound ? ExitCode.Ok : ExitCode.Failure;
+      return result.explanation.claimFound ? SubcommandExit.Ok : SubcommandExit.Failure;
     } catch (err) {
       if (err instanceof ExplainInputError) {
         io.err(`${err.message}\n`);
-        return ExitCode.Usage;
+        return SubcommandExit.Usage;
       }
       io.err(`explain ${claim}: ${messageOf(err)}\n`);
-      return ExitCode.Failure;
+      return SubcommandExit.Failure;
     }
   } finally {
     deadline.dispose();

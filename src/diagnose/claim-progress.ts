@@ -25,9 +25,7 @@ export interface ClaimProgress {
 }
 
 function sinceOf(conditions: readonly PvcCondition[]): Date | undefined {
-  const times = conditions
-    .map((c) => (c.lastTransitionTime ? Date.parse(c.lastTransitionTime) : NaN))
-    .filter((t) => Number.isFinite(t));
+  const times = conditions.map((c) => (c.lastTransitionTime ? Date.parse(c.lastTransitionTime) : NaN)).filter((t) => Number.isFinite(t));
   return times.length === 0 ? undefined : new Date(Math.max(...times));
 }
 
@@ -49,16 +47,4 @@ export function resizeProgress(pvc: Pvc): ClaimProgress | undefined {
 /** The modify state of a PVC, or undefined when its class is applied (or none is asked for). */
 export function modifyProgress(pvc: Pvc): ClaimProgress | undefined {
   return described(claimState.modifyProgress(pvc));
-}
-
-/** "3m12s"-style age, as kubectl prints it (coarser as it grows). */
-export function formatAge(ms: number): string {
-  const s = Math.max(0, Math.floor(ms / 1000));
-  if (s < 120) return `${s}s`;
-  const m = Math.floor(s / 60);
-  if (m < 10) return `${m}m${s % 60}s`;
-  if (m < 180) return `${m}m`;
-  const h = Math.floor(m / 60);
-  if (h < 48) return `${h}h${m % 60 === 0 ? '' : `${m % 60}m`}`;
-  return `${Math.floor(h / 24)}d`;
 }

@@ -1,0 +1,118 @@
+// The layer map of docs/architecture.md ("Layers"), checked by `npm run lint` and `npm test`
+// (scripts/check-layers.ts). Imports point toward more basic layers:
+//
+//   base ← model ← csi, kube, queue, flags ← controller ← resize, modify ← diagnose ← app ← main.ts
+//   observability: from any layer; it imports only base and model
+//
+// Unit tests (*.test.ts beside their module) may import any layer and the test support code;
+// everything else in src/ ships and may not. The parser is swc: TypeScript 7's npm package has no
+// classic compiler API for the tsc parser.
+
+const LAYERS = [['base'], ['model'], ['csi', 'kube', 'queue', 'flags'], ['controller'], ['resize', 'modify'], ['diagnose'], ['app']];
+const SHIPPED = { path: '^src/', pathNot: '\\.test\\.ts$' };
+
+/** One rule per layer: a folder imports none of its own rank's siblings and nothing above it. */
+const layerRules = LAYERS.flatMap((rank, r) =>
+  rank.map((folder) => {
+    const above = LAYERS.slice(r + 1)
+      .flat()
+      .concat(rank.filter((f) => f !== folder));
+    return {
+      name: `layer-${folder}`,
+      comment: `src/${folder}/ imports only layers below it (docs/architecture.md, Layers)`,
+      severity: 'error',
+      from: { path: `^src/${folder}/`, pathNot: '\\.test\\.ts$' },
+      to: { path: [`^src/(${above.join('|')})/`, '^src/main\\.ts$'] },
+    };
+  }),
+);
+
+/** @type {import('dependency-cruiser').IConfiguration} */
+module.exports = {
+  forbidden: [
+    ...layerRules,
+    {
+      name: 'layer-observability',
+      comment: 'observability is used from any layer, so it imports only base and model',
+      severity: 'error',
+      from: { path: '^src/observability/', pathNot: '\\.test\\.ts$' },
+      to: { path: '^src/', pathNot: '^src/(base|model|observability)/' },
+    },
+    {
+      name: 'no-circular',
+      comment: 'no import cycles, type-only imports included',
+      severity: 'error',
+      from: {},
+      to: { circular: true },
+    },
+    {
+      name: 'no-test-code-in-src',
+      comment: 'shipped code imports no test, bench or script code (unit tests may)',
+      severity: 'error',
+      from: SHIPPED,
+      to: { path: '^(test|bench|scripts)/' },
+    },
+    {
+      name: 'no-dev-dependencies-in-src',
+      comment: 'shipped code imports only runtime dependencies (package.json "dependencies")',
+      severity: 'error',
+      from: SHIPPED,
+      to: { dependencyTypes: ['npm-dev'] },
+    },
+    {
+      name: 'grpc-only-in-csi',
+      comment: 'the gRPC library and the generated messages stay behind the CsiClient port',
+      severity: 'error',
+      from: { path: SHIPPED.path, pathNot: [SHIPPED.pathNot, '^src/csi/'] },
+      to: { path: ['^node_modules/@grpc/', '^node_modules/@bufbuild/', '^src/csi/proto/'] },
+    },
+    {
+      name: 'http-client-only-in-kube-transport',
+      comment: 'the HTTP client library is used by the kube transport (http.ts, connections.ts) alone',
+      severity: 'error',
+      from: { path: SHIPPED.path, pathNot: [SHIPPED.pathNot, '^src/kube/(http|connections)\\.ts$'] },
+      to: { path: '^node_modules/undici/' },
+    },
+    {
+      name: 'controllers-see-ports',
+      comment: 'the controllers reach the driver and the API server only through ports, never the transport',
+      severity: 'error',
+      from: { path: '^src/(controller|resize|modify)/', pathNot: '\\.test\\.ts$' },
+      to: { path: ['^src/csi/(connection\\.ts|proto/)', '^src/kube/(http|connections|proxy|credentials|kubeconfig)\\.ts$'] },
+    },
+    {
+      name: 'kube-builders-no-transport',
+      comment: 'patches, keys, resource paths, the store and watch decoding are pure: no transport',
+      severity: 'error',
+      from: { path: '^src/kube/(patch|keys|resources|store|watch|content-type|required-permissions)\\.ts$' },
+      to: { path: ['^src/kube/(http|connections|proxy|credentials|kubeconfig|client)\\.ts$'], dependencyTypesNot: ['type-only'] },
+    },
+    {
+      name: 'model-no-io',
+      comment: 'model/ is data and pure decisions: no I/O modules, no logging',
+      severity: 'error',
+      from: { path: '^src/model/', pathNot: '\\.test\\.ts$' },
+      to: { path: ['^src/observability/', '^(node:)?(fs|fs/promises|net|tls|http|https|http2|child_process|dgram|dns|worker_threads)$'] },
+    },
+    {
+      name: 'no-unresolvable',
+      comment: 'every import resolves (dist-main.js runs beside the bundle it imports, in dist/)',
+      severity: 'error',
+      from: { pathNot: '^scripts/dist-main\\.js$' },
+      to: { couldNotResolve: true },
+    },
+  ],
+  options: {
+    parser: 'swc',
+    tsPreCompilationDeps: true,
+    doNotFollow: { path: 'node_modules' },
+    // A tree whose node_modules is a link (test/layers.test.ts's) is read as laid out.
+    preserveSymlinks: true,
+    exclude: { path: '^(dist|bench/\\.build)/' },
+    enhancedResolveOptions: {
+      exportsFields: ['exports'],
+      conditionNames: ['import', 'require', 'node', 'default', 'types'],
+      mainFields: ['module', 'main', 'types', 'typings'],
+    },
+  },
+};

@@ -1,0 +1,84 @@
+// The README's benchmark table, rendered from one result file of bench/run.ts: the figures an
+// operator compares first, ours against upstream's. `node --import tsx scripts/gen-bench-table.ts
+// [bench/results/full-<commit>.json]` (npm run gen:bench-table) rewrites the table between the
+// README's bench-table markers, from the file named there unless another is given. test/docs.test.ts
+// fails when the table differs from what its result file renders.
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const REPO = resolve(fileURLToPath(import.meta.url), '../..');
+export const README = join(REPO, 'README.md');
+const START = /<!-- bench-table: (bench\/results\/[\w.-]+\.json)[^>]*-->\n/;
+const END = '<!-- /bench-table -->';
+
+interface ResultFigure {
+  scenario: string;
+  name: string;
+  unit: string;
+  summary: string;
+  ours: number;
+  upstream: number;
+  ratio: number;
+}
+
+/** The rows, in order: the scenario, the figure's name, and how the row names it. */
+const ROWS: ReadonlyArray<{ scenario: RegExp; name: string; label: [string, string] }> = [
+  { scenario: /^burst N=1000 qps=200\/400$/, name: 'CPU during burst', label: ['1000 claims grown at once, QPS 200', 'CPU'] },
+  { scenario: /^burst N=1000 qps=200\/400$/, name: 'time to all final', label: ['', 'time to all final'] },
+  { scenario: /^burst N=1000 qps=200\/400$/, name: 'peak RSS (VmHWM)', label: ['', 'peak RSS'] },
+  { scenario: /^burst N=\d+ qps=5\/10$/, name: 'CPU during burst', label: ['claims grown at once, QPS 5', 'CPU'] },
+  { scenario: /^burst N=\d+ qps=5\/10$/, name: 'peak RSS (VmHWM)', label: ['', 'peak RSS'] },
+  { scenario: /^api cost qps=5\/10$/, name: 'requests per resize', label: ['API cost, QPS 5', 'requests per resize'] },
+  { scenario: /^latency /, name: 'edit to PVC final, median', label: ['one resize on an idle resizer', 'edit to PVC final, median'] },
+  { scenario: /^latency /, name: 'edit to PVC final, p99', label: ['', 'edit to PVC final, p99'] },
+  { scenario: /^start-up /, name: 'start to first resize final', label: ['start-up', 'start to first resize final'] },
+  { scenario: /^start-up /, name: 'CPU from start to first resize final', label: ['', 'CPU to first resize final'] },
+  { scenario: /^idle 1000 PVC\/PV, 10000 pods$/, name: 'RSS, inuse=false', label: ['at rest, 1000 claims', 'RSS'] },
+  { scenario: /^idle 1000 PVC\/PV, 10000 pods$/, name: 'RSS, inuse=true', label: ['at rest, 1000 claims, 10,000 pods', 'RSS'] },
+  { scenario: /^idle 20000 PVC\/PV, 100000 pods$/, name: 'RSS, inuse=true', label: ['at rest, 20,000 claims, 100,000 pods', 'RSS'] },
+  { scenario: /^idle CPU/, name: 'CPU at rest per minute', label: ['at rest, 300 claims', 'CPU per minute'] },
+];
+
+function value(v: number, unit: string): string {
+  switch (unit) {
+    case 'ms':
+      return `${v.toFixed(1)} ms`;
+    case 's':
+      return `${v.toFixed(2)} s`;
+    case 'MiB':
+      return `${v.toFixed(1)} MiB`;
+    case 'cpu-s':
+      return `${v.toFixed(2)} cpu-s`;
+    default:
+      return v.toFixed(2);
+  }
+}
+
+/** The table for one result file (a path relative to the repository). */
+export function renderBenchTable(resultFile: string): string {
+  const result = JSON.parse(readFileSync(join(REPO, resultFile), 'utf8')) as { figures: ResultFigure[]; versions: { ours: string } };
+  const lines = ['| scenario | figure | ours | upstream | ours/upstream |', '|---|---|---:|---:|---:|'];
+  for (const row of ROWS) {
+    const f = result.figures.find((x) => row.scenario.test(x.scenario) && x.name === row.name);
+    if (!f) throw new Error(`${resultFile} has no figure "${row.name}" in a scenario matching ${String(row.scenario)}`);
+    const scenario = row.label[0].startsWith('claims') ? `${/N=(\d+)/.exec(f.scenario)?.[1] ?? '?'} ${row.label[0]}` : row.label[0];
+    lines.push(`| ${scenario} | ${row.label[1]} | ${value(f.ours, f.unit)} | ${value(f.upstream, f.unit)} | ${f.ratio.toFixed(2)} |`);
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+/** The README with its bench table rendered from `resultFile` (default: the file its marker names). */
+export function readmeWithBenchTable(readme: string, resultFile?: string): { text: string; file: string } {
+  const start = START.exec(readme);
+  const end = readme.indexOf(END);
+  if (!start || end < start.index) throw new Error('README.md has no bench-table markers');
+  const file = resultFile ?? start[1]!;
+  const marker = start[0].replace(start[1]!, file);
+  return { text: readme.slice(0, start.index) + marker + renderBenchTable(file) + readme.slice(end), file };
+}
+
+if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  const { text } = readmeWithBenchTable(readFileSync(README, 'utf8'), process.argv[2]);
+  writeFileSync(README, text);
+}

@@ -1,0 +1,28 @@
+// How `csi-resizer explain` prints an explanation: the text report (decision, why, conditions,
+// events, next steps) and the JSON form. Pure.
+import { ago, formatAge } from './age.js';
+import type { Explanation } from './explain-decision.js';
+
+/** The text report: every field of an explanation, as lines. */
+export function renderExplanation(key: string, e: Explanation, now: Date): string {
+  const lines = [`PVC ${key}`, `Decision: ${e.verdict}`];
+  if (e.reasons.length > 0) lines.push('Why:', ...e.reasons.map((r) => `  - ${r}`));
+  if (e.conditions.length > 0) {
+    lines.push('Conditions:');
+    for (const c of e.conditions) {
+      const at = c.lastTransitionTime ? ` (${formatAge(now.getTime() - Date.parse(c.lastTransitionTime))} ago)` : '';
+      lines.push(`  - ${c.type}=${c.status}${at}${c.message ? `: ${c.message}` : ''}`);
+    }
+  }
+  if (e.events.length > 0) {
+    lines.push('Events:');
+    for (const ev of e.events) lines.push(`  - ${ev.type} ${ev.reason}${ago(ev.at, now)}${ev.count > 1 ? ` (x${ev.count})` : ''}: ${ev.message}`);
+  }
+  if (e.nextSteps.length > 0) lines.push('Next:', ...e.nextSteps.map((s) => `  - ${s}`));
+  return `${lines.join('\n')}\n`;
+}
+
+/** The JSON report: the claim's key, every field of the explanation, and the facts that could not be read. */
+export function renderExplanationJson(key: string, e: Explanation, unknown: readonly string[]): string {
+  return `${JSON.stringify({ claim: key, ...e, unknown }, null, 2)}\n`;
+}
