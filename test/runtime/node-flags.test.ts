@@ -1,6 +1,7 @@
 // The node flags of scripts/node-flags.ts are the ones every way of running the resizer uses: the
 // Dockerfile's ENTRYPOINT (the OCI image's entry point is built from the same constant and checked in
-// test/integration/image.test.ts; the bench imports it) and the README's deployment text.
+// test/integration/image.test.ts; the bench imports it) and the image build's description in
+// docs/development.md.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
@@ -15,11 +16,11 @@ test('the Dockerfile ENTRYPOINT runs dist/main.js with NODE_FLAGS', () => {
   assert.deepEqual(entrypoints, [['node', ...NODE_FLAGS, 'dist/main.js']]);
 });
 
-test('the README names the entry points with NODE_FLAGS', () => {
-  const readme = readFileSync(join(repoRoot, 'README.md'), 'utf8');
+test('docs/development.md names the entry points with NODE_FLAGS', () => {
+  const doc = readFileSync(join(repoRoot, 'docs', 'development.md'), 'utf8');
   const flags = NODE_FLAGS.map((f) => `"${f}", `).join('');
-  assert.ok(readme.includes(`ENTRYPOINT ["node", ${flags}"dist/main.js"]`), 'Dockerfile entry point in README');
-  assert.ok(readme.includes(`["/usr/local/bin/node", ${flags}"/app/dist/main.js"]`), 'OCI entry point in README');
+  assert.ok(doc.includes(`ENTRYPOINT ["node", ${flags}"dist/main.js"]`), 'Dockerfile entry point in docs/development.md');
+  assert.ok(doc.includes(`["/usr/local/bin/node", ${flags}"/app/dist/main.js"]`), 'OCI entry point in docs/development.md');
 });
 
 test('this runtime accepts the flags and they cap the young generation', () => {

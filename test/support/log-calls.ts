@@ -1,5 +1,5 @@
 // Finds the log calls in our sources (for the table test that pins them to upstream's lines):
-// receiver `…log`, optional `.v(N)`, the method, the message (a literal, or the expression's
+// receiver `…log`, optional `.v(N)` (a chain the formatter broke over lines too), the method, the message (a literal, or the expression's
 // text) and the top-level keys of the fields object literal.
 
 export interface LogCall {
@@ -12,7 +12,8 @@ export interface LogCall {
   readonly keys: readonly string[];
 }
 
-const CALL = /\b(?:log|this\.log|[\w.]+\.log)(?:\.contextual\(\))?(?:\.v\((\d+)\))?\.(info|infof|warn|warnf|error|errorf|fatalf)\(|\bnew (StartupError)\(/g;
+const CALL =
+  /\b(?:log|this\.log|[\w.]+\.log)(?:\s*\.contextual\(\))?(?:\s*\.v\((\d+)\))?\s*\.(info|infof|warn|warnf|error|errorf|fatalf)\(|\bnew (StartupError)\(/g;
 
 /** The index just past the bracket that closes the one opened before `from`. */
 function skipBalanced(text: string, from: number, open: string, close: string): number {
