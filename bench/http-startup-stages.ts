@@ -6,9 +6,8 @@
 // (a dynamic import inside the bundle, so its evaluation is measured, not the bundle's parse),
 // after the first request (a new TLS connection, the parser's set-up), and after N more requests:
 // CPU (user+sys), the heap (used and committed, code space), external and ArrayBuffer memory, the
-// resident set split as smaps_rollup splits it, and how many builtin modules were loaded. The
-// runtime's V8 flags (scripts/node-flags.ts) are set after the module is loaded, as the resizer
-// sets them before its first lists.
+// resident set split as smaps_rollup splits it, and how many builtin modules were loaded. Each arm
+// runs with the resizer's node flags (scripts/node-flags.ts).
 //
 //   node --import tsx bench/http-startup-stages.ts [--rounds 10] [--n 200] [--out file.json] ARM...
 //
@@ -27,7 +26,7 @@ import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { repoRoot } from '../test/cluster/components.js';
 import { selfSigned } from '../test/support/self-signed.js';
-import { NODE_FLAGS, RUNTIME_V8_FLAGS } from '../scripts/node-flags.js';
+import { NODE_FLAGS } from '../scripts/node-flags.js';
 
 const { values, positionals: arms } = parseArgs({
   allowPositionals: true,
@@ -118,7 +117,6 @@ function snap(stage) {
 const stages = [snap('start')];
 const { open } = await import('./driver.js');
 stages.push(snap('import'));
-for (const flag of JSON.parse(process.env.STAGES_V8_FLAGS)) v8.setFlagsFromString(flag);
 const layer = await open(process.env.STAGES_URL, readFileSync(process.env.STAGES_CA));
 stages.push(snap('open'));
 await layer.get();
@@ -158,7 +156,7 @@ const url = `https://127.0.0.1:${(server.address() as AddressInfo).port}`;
 function start(main: string, flags: readonly string[]): Promise<{ stages: Stage[]; loaded: string[] }> {
   return new Promise((done, fail) => {
     const child = spawn(process.execPath, [...NODE_FLAGS, ...flags, main], {
-      env: { PATH: process.env['PATH'], STAGES_URL: url, STAGES_CA: caPath, STAGES_N: String(n), STAGES_V8_FLAGS: JSON.stringify(RUNTIME_V8_FLAGS), MALLOC_ARENA_MAX: '2', MALLOC_TRIM_THRESHOLD_: '131072' },
+      env: { PATH: process.env['PATH'], STAGES_URL: url, STAGES_CA: caPath, STAGES_N: String(n) },
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     let out = '';
