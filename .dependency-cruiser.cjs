@@ -68,10 +68,10 @@ module.exports = {
     },
     {
       name: 'http-client-only-in-kube-transport',
-      comment: 'the HTTP client library is used by the kube transport (http.ts, connections.ts) alone',
+      comment: 'the HTTP client (node:https, or an HTTP library) is used by the kube transport (http.ts, connections.ts) alone',
       severity: 'error',
       from: { path: SHIPPED.path, pathNot: [SHIPPED.pathNot, '^src/kube/(http|connections)\\.ts$'] },
-      to: { path: '^node_modules/undici/' },
+      to: { path: ['^node_modules/undici/', '^(node:)?https$'] },
     },
     {
       name: 'controllers-see-ports',

@@ -3,9 +3,10 @@
 // given commit, alternating A B per round in one process. Run inside a test cluster:
 //   node --import tsx test/cluster/run-with-cluster.ts -- node --import tsx bench/layer-probe.ts COMMIT [K] [concurrency] [rounds]
 // It GETs and merge-PATCHes one ConfigMap (K/2 each) with the admin kubeconfig, no client-side
-// rate limit. The older http.ts (and, where the commit has them, the HTTP/1.1 client it had before
-// undici: http1-transport.ts and http1-parser.ts) is written to bench/.build/ with its other
-// imports pointing at today's src/ (so only the request layer differs).
+// rate limit. The older http.ts (and, where the commit has them, the modules under it: connections.ts
+// and proxy.ts, or the HTTP/1.1 client of its own, http1-transport.ts and http1-parser.ts) is
+// written to bench/.build/ with its other imports pointing at today's src/ (so only the request
+// layer differs).
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -39,10 +40,12 @@ function oldModule(file: string, own: readonly string[]): string | undefined {
   writeFileSync(path, rewritten);
   return path;
 }
-// The layer is http.ts and, at commits that had their own client, the transport and parser under it.
+// The layer is http.ts and what was under it at that commit: connections.ts (the undici or
+// node:https agents), or the own client's transport and parser.
 const ownParser = oldModule('http1-parser', []) !== undefined;
 const ownTransport = oldModule('http1-transport', ownParser ? ['http1-parser'] : []) !== undefined;
-const oldPath = oldModule('http', ownTransport ? ['http1-transport'] : [])!;
+const ownConnections = oldModule('connections', ['proxy']) !== undefined && oldModule('proxy', []) !== undefined;
+const oldPath = oldModule('http', [...(ownTransport ? ['http1-transport'] : []), ...(ownConnections ? ['connections', 'proxy'] : [])])!;
 const { KubeHttp: OldKubeHttp } = (await import(pathToFileURL(oldPath).href)) as { KubeHttp: typeof KubeHttp };
 
 const env = parseEnvFile(readFileSync(process.env[CLUSTER_ENV_VAR]!, 'utf8'));

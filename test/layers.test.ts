@@ -48,6 +48,8 @@ test('layers: each kind of break in a tree is found, and only those', async (t) 
     'test/support/helper.ts': exported('helper'),
     // the gRPC library outside csi/
     'src/resize/wire.ts': "import { status } from '@grpc/grpc-js';\nexport const wire = status;\n",
+    // an HTTP client outside the kube transport
+    'src/diagnose/raw.ts': "import { request } from 'node:https';\nexport const raw = request;\n",
     // a controller reaching for the transport
     'src/modify/transport.ts': "import { h } from '../kube/http.js';\nexport const transport = h;\n",
     'src/kube/http.ts': exported('h'),
@@ -66,6 +68,7 @@ test('layers: each kind of break in a tree is found, and only those', async (t) 
   assert.deepEqual(found, [
     'controllers-see-ports src/modify/transport.ts',
     'grpc-only-in-csi src/resize/wire.ts',
+    'http-client-only-in-kube-transport src/diagnose/raw.ts',
     'kube-builders-no-transport src/kube/patch.ts',
     'layer-model src/model/upward.ts',
     'layer-observability src/observability/log.ts',
@@ -89,7 +92,7 @@ test('layers: a tree that keeps the map has no violations', async (t) => {
     'src/controller/e.ts': "import { c } from '../csi/client.js';\nimport { k } from '../kube/client.js';\nexport const e = c + k;\n",
     'src/csi/client.ts': "import { status } from '@grpc/grpc-js';\nimport { q } from '../model/q.js';\nexport const c = status.OK + q;\n",
     'src/kube/client.ts': "import { agent } from './http.js';\nimport { q } from '../model/q.js';\nexport const k = q + (agent ? 1 : 0);\n",
-    'src/kube/http.ts': "import { Agent } from 'undici';\nexport const agent = Agent;\n",
+    'src/kube/http.ts': "import { Agent } from 'node:https';\nexport const agent = Agent;\n",
     'src/model/q.ts': "import { b } from '../base/b.js';\nexport const q = b;\n",
     'src/base/b.ts': exported('b'),
     'src/observability/log.ts': "import { Counter } from 'prom-client';\nimport { q } from '../model/q.js';\nexport const log = q + (Counter ? 1 : 0);\n",

@@ -101,7 +101,7 @@ test('per-request timeout and caller abort end the call', async (t) => {
   await assert.rejects(p, /shutdown/);
 });
 
-/** One turn of the event loop: undici reuses a connection that finished an answer only after it. */
+/** One turn of the event loop: an HTTP client may return a connection that finished an answer to its pool only after it. */
 const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 test('keep-alive: requests one after another reuse one connection', async (t) => {

@@ -1,15 +1,20 @@
-// The connections to the API server: two undici dispatchers for one set of TLS material, one for
-// ordinary requests and one for watches. A watch holds its connection for minutes; from a shared
-// pool it would take the connection the last request freed, and the next request (the first
-// resize's patch, just after the informers' watches open) would pay a new TLS handshake. Apart, the
-// request pool stays warm and a watch that ends hands its connection to the next watch.
-// undici does the HTTP/1.1, keep-alive pooling, TLS (through node:tls: the CA, SNI and the
-// certificate's name checked unless verification is off) and the proxies: an HTTP CONNECT tunnel
-// (or, for an http:// server, absolute-form requests) through an http or https proxy with
-// ProxyAgent, a SOCKS5 tunnel with Socks5ProxyAgent. Which proxy is proxy.ts's decision.
-import { isIP, type LookupFunction } from 'node:net';
+// The connections to the API server: two node:http(s) keep-alive agents for one set of TLS
+// material, one for ordinary requests and one for watches. A watch holds its connection for
+// minutes; from a shared pool it would take the connection the last request freed, and the next
+// request (the first resize's patch, just after the informers' watches open) would pay a new TLS
+// handshake. Apart, the request pool stays warm and a watch that ends hands its connection to the
+// next watch. Both agents resume one TLS session, so only the first connection has a full handshake.
+// Node's own client does HTTP/1.1 and TLS (the CA, SNI and the certificate's name checked unless
+// verification is off). Proxies, as proxy.ts decides them: an http:// proxy through Node's built-in
+// proxy support (a CONNECT tunnel for an https server, absolute-form requests for an http one); an
+// https:// proxy for an https server through a CONNECT request of our own, because Node's built-in
+// support verifies an https proxy only against the process's default CAs, where client-go uses the
+// kubeconfig's (docs/architecture.md, "The API server's connections").
+import http from 'node:http';
+import https from 'node:https';
+import { isIP, type LookupFunction, type Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
 import type { SecureContext } from 'node:tls';
-import { buildConnector, Pool, ProxyAgent, Socks5ProxyAgent, type Dispatcher } from 'undici';
 
 /** TLS for an https server (absent for http): one secure context for every connection. */
 export interface ServerTls {
@@ -22,91 +27,180 @@ export interface ServerTls {
 export interface ConnectionOptions {
   readonly server: URL;
   readonly tls: ServerTls | undefined;
-  /** From proxy.ts: undefined to connect directly. */
+  /** From proxy.ts (http: or https:): undefined to connect directly. */
   readonly proxy: URL | undefined;
   /** How a direct connection resolves the server's host name (default: the system's, as net.connect). */
   readonly lookup?: LookupFunction;
 }
-
-// HTTP/1.1 only (undici offers HTTP/2 by ALPN unless told not to, and kube-apiserver takes it):
-// our measurements found HTTP/2 to the API server no cheaper for the client, and a watch keeps its
-// own connection only over HTTP/1.1 (docs/architecture.md, "The API server's connections").
 
 /**
  * Idle keep-alive connections are closed after client-go's idle timeout (Go's IdleConnTimeout), so a
  * connection the server has long forgotten is not the one a request finds.
  */
 const IDLE_TIMEOUT_MS = 90_000;
+/** TCP keep-alive probes after 30 s of silence, as client-go's dialer sets them. */
+const TCP_KEEPALIVE_MS = 30_000;
+/**
+ * Ordinary requests share at most this many connections (more wait for one): as many as client-go
+ * keeps idle per host. The resizer's workers and event writes stay well below it.
+ */
+const MAX_REQUEST_CONNECTIONS = 25;
+
+/** The latest TLS session either agent received, offered by both when they open a connection. */
+interface SessionSlot {
+  session: Buffer | undefined;
+}
 
 export class ApiConnections {
-  readonly requests: Dispatcher;
-  readonly watches: Dispatcher;
+  readonly requests: http.Agent;
+  readonly watches: http.Agent;
 
   constructor(options: ConnectionOptions) {
-    // One connector for both pools of a direct connection: its TLS session cache makes every
-    // connection after the first resume the session instead of a full handshake.
-    const connect =
-      options.proxy === undefined
-        ? buildConnector({ ...tlsOptions(options.tls), allowH2: false, ...(options.lookup ? { lookup: options.lookup } : {}) } as buildConnector.BuildOptions)
-        : undefined;
-    this.requests = dispatcher(options, connect);
-    this.watches = dispatcher(options, connect);
+    const sessions: SessionSlot = { session: undefined };
+    this.requests = agent(options, sessions, MAX_REQUEST_CONNECTIONS);
+    // Every open watch holds a connection: no limit (the informers bound how many there are).
+    this.watches = agent(options, sessions, Infinity);
   }
 
   /** New credentials: requests in flight finish on their connections, which then close; watches are cut (the informers watch again). */
   retire(): void {
-    this.requests.close().catch(() => {});
-    this.watches.destroy().catch(() => {});
+    // A connection freed from now on is closed instead of kept (agent.maxFreeSockets is public).
+    this.requests.maxFreeSockets = 0;
+    destroyFree(this.requests);
+    this.watches.destroy();
   }
 
   /** Closes every connection now, also those in flight (their requests fail). */
   destroy(): void {
-    this.requests.destroy().catch(() => {});
-    this.watches.destroy().catch(() => {});
+    this.requests.destroy();
+    this.watches.destroy();
+  }
+}
+
+function destroyFree(agent: http.Agent): void {
+  for (const sockets of Object.values(agent.freeSockets)) {
+    for (const socket of sockets ?? []) socket.destroy();
+  }
+}
+
+function agent(options: ConnectionOptions, sessions: SessionSlot, maxSockets: number): http.Agent {
+  const { server, tls, proxy } = options;
+  const common: http.AgentOptions = {
+    keepAlive: true,
+    keepAliveMsecs: TCP_KEEPALIVE_MS,
+    timeout: IDLE_TIMEOUT_MS,
+    maxSockets,
+    maxFreeSockets: maxSockets === Infinity ? 256 : maxSockets,
+    scheduling: 'lifo',
+    ...(options.lookup && proxy === undefined ? { lookup: options.lookup } : {}),
+  };
+  if (server.protocol === 'http:') {
+    // An http server through a proxy: absolute-form requests to it, Node's built-in support (an
+    // https proxy is verified against the process's default CAs: an http server's kubeconfig has no CA).
+    return new http.Agent({ ...common, ...(proxy ? { proxyEnv: { HTTP_PROXY: proxy.href } } : {}) });
+  }
+  const tlsOptions: https.AgentOptions = {
+    secureContext: tls?.secureContext,
+    rejectUnauthorized: tls?.rejectUnauthorized ?? true,
+    ...(tls?.servername ? { servername: tls.servername } : {}),
+  };
+  if (proxy?.protocol === 'https:') return new HttpsProxyTunnelAgent({ ...common, ...tlsOptions }, sessions, proxy, tls);
+  return new SessionSharingAgent({ ...common, ...tlsOptions, ...(proxy ? { proxyEnv: { HTTPS_PROXY: proxy.href } } : {}) }, sessions);
+}
+
+/** How an agent's createConnection reports a connection made later (node passes no socket with an error). */
+type ConnectionCallback = (err: Error | null, socket: Duplex) => void;
+
+/**
+ * An https agent whose connections offer, and keep, the TLS session both agents share. (Through
+ * Node's built-in proxy support the tunnelled connection is made inside node:https and its new
+ * sessions are not seen here: each such connection has a full handshake.)
+ */
+class SessionSharingAgent extends https.Agent {
+  constructor(
+    options: https.AgentOptions,
+    protected readonly sessions: SessionSlot,
+  ) {
+    super(options);
+  }
+
+  override createConnection(options: https.RequestOptions, callback?: ConnectionCallback): Duplex | undefined {
+    return this.connectTls(options, callback);
+  }
+
+  /** A TLS connection (over `options.socket` when given) that resumes and records the shared session. */
+  protected connectTls(options: https.RequestOptions & { socket?: Socket }, callback?: ConnectionCallback): Duplex | undefined {
+    const offered = this.sessions.session;
+    const socket = super.createConnection(offered === undefined ? options : ({ ...options, session: offered } as https.RequestOptions), callback) ?? undefined;
+    socket?.on('session', (session: Buffer) => {
+      this.sessions.session = session;
+    });
+    return socket;
   }
 }
 
 /**
- * The connection to an https proxy, with no SNI when the proxy is an IP address: ProxyAgent would
- * send the address as the server name, which node:tls refuses (the certificate is then checked
- * against the address, as for an API server at an IP).
+ * An https server through an https proxy: a CONNECT request to the proxy over TLS verified with the
+ * kubeconfig's CA and verification setting (client-go's one TLS configuration serves both; the
+ * proxy's own name is checked, and an IP address gets no SNI), then TLS to the server inside the
+ * tunnel. Basic credentials come from the proxy URL; a refusal fails the request naming the proxy
+ * without its password.
  */
-function withoutIpServername(origin: URL, options: object): Dispatcher {
-  const { connect } = options as { connect: buildConnector.connector };
-  return new Pool(origin, {
-    ...options,
-    connect: (opts, callback) => {
-      const { servername, ...rest } = opts;
-      connect(servername !== undefined && servername !== null && isIP(servername) !== 0 ? rest : opts, callback);
-    },
-  });
-}
+class HttpsProxyTunnelAgent extends SessionSharingAgent {
+  private readonly proxyHeaders: Record<string, string>;
+  private readonly shownProxy: string;
 
-function tlsOptions(tls: ServerTls | undefined): Record<string, unknown> | undefined {
-  if (tls === undefined) return undefined;
-  return { secureContext: tls.secureContext, rejectUnauthorized: tls.rejectUnauthorized, ...(tls.servername ? { servername: tls.servername } : {}) };
-}
+  constructor(
+    options: https.AgentOptions,
+    sessions: SessionSlot,
+    private readonly proxy: URL,
+    private readonly tls: ServerTls | undefined,
+  ) {
+    super(options, sessions);
+    this.proxyHeaders =
+      proxy.username !== '' || proxy.password !== ''
+        ? { 'proxy-authorization': `Basic ${Buffer.from(`${decodeURIComponent(proxy.username)}:${decodeURIComponent(proxy.password)}`).toString('base64')}` }
+        : {};
+    this.shownProxy = `${proxy.protocol}//${proxy.host}`;
+  }
 
-function dispatcher(options: ConnectionOptions, connect: buildConnector.connector | undefined): Dispatcher {
-  const { server, tls, proxy } = options;
-  const requestTls = tlsOptions(tls);
-  if (proxy === undefined || connect !== undefined) {
-    return new Pool(server.origin, { ...(connect ? { connect } : {}), allowH2: false, keepAliveTimeout: IDLE_TIMEOUT_MS });
+  override createConnection(options: https.RequestOptions, callback?: ConnectionCallback): Duplex | undefined {
+    const host = options.host ?? 'localhost';
+    const target = `${isIP(host) === 6 ? `[${host}]` : host}:${options.port}`;
+    const proxyHost = this.proxy.hostname.startsWith('[') ? this.proxy.hostname.slice(1, -1) : this.proxy.hostname;
+    const connect = https.request({
+      host: proxyHost,
+      port: this.proxy.port || 443,
+      method: 'CONNECT',
+      path: target,
+      headers: { host: target, ...this.proxyHeaders },
+      agent: false,
+      ...(this.tls ? { secureContext: this.tls.secureContext, rejectUnauthorized: this.tls.rejectUnauthorized } : {}),
+      ...(isIP(proxyHost) === 0 ? { servername: proxyHost } : {}),
+      timeout: typeof options.timeout === 'number' ? options.timeout : IDLE_TIMEOUT_MS,
+    });
+    let settled = false;
+    const done = (err: Error | null, socket?: Duplex) => {
+      if (settled) return;
+      settled = true;
+      callback?.(err, socket as Duplex);
+    };
+    connect.once('connect', (res: http.IncomingMessage, tunnel: Socket) => {
+      // The tunnel now belongs to the connection (and the agent's idle timeout), not to the CONNECT.
+      connect.removeAllListeners('timeout');
+      tunnel.setTimeout(0);
+      if (res.statusCode !== 200) {
+        tunnel.destroy();
+        done(new Error(`Failed to establish tunnel to ${target} via ${this.shownProxy}: ${res.statusCode} ${res.statusMessage ?? ''}`.trimEnd()));
+        return;
+      }
+      const socket = this.connectTls({ ...options, socket: tunnel });
+      if (socket === undefined) done(new Error(`no TLS connection over the tunnel to ${target}`));
+      else done(null, socket);
+    });
+    connect.once('timeout', () => connect.destroy(new Error(`Connection to establish proxy tunnel to ${target} via ${this.shownProxy} timed out`)));
+    connect.once('error', (err) => done(err));
+    connect.end();
+    return undefined;
   }
-  if (proxy.protocol === 'socks5:' || proxy.protocol === 'socks5h:') {
-    // undici resolves the server's name at the proxy for both (Go's socks5 does too).
-    const url = new URL(proxy.href.replace(/^socks5h:/, 'socks5:'));
-    return new Socks5ProxyAgent(url, { ...(requestTls ? { requestTls } : {}) });
-  }
-  // An https proxy is verified with the same CA and verification setting as the API server, as
-  // client-go's transport does (its TLS configuration serves both); its name is the proxy's.
-  const proxyTls =
-    proxy.protocol === 'https:' && tls !== undefined ? { secureContext: tls.secureContext, rejectUnauthorized: tls.rejectUnauthorized } : undefined;
-  return new ProxyAgent({
-    uri: proxy.href,
-    ...(requestTls ? { requestTls } : {}),
-    ...(proxyTls ? { proxyTls, clientFactory: withoutIpServername } : {}),
-    allowH2: false,
-    keepAliveTimeout: IDLE_TIMEOUT_MS,
-  });
 }

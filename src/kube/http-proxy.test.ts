@@ -1,15 +1,14 @@
 // The kube HTTP port through proxies, against an HTTPS API server whose name only the proxy can
 // resolve (kube-api.proxy-only.test; its certificate carries that name): requests and watches
-// through HTTPS_PROXY (and https_proxy), through a kubeconfig proxy-url (http, https and socks5,
-// with credentials), an http:// server through HTTP_PROXY (absolute-form), NO_PROXY and loopback
-// going direct, and proxy credentials kept out of errors.
+// through HTTPS_PROXY (and https_proxy), through a kubeconfig proxy-url (http and https, with
+// credentials), an http:// server through HTTP_PROXY (absolute-form), NO_PROXY and loopback going
+// direct, proxy credentials kept out of errors, and a socks5 proxy-url refused.
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import type { AddressInfo, LookupFunction } from 'node:net';
 import http from 'node:http';
 import https from 'node:https';
 import { ConnectProxy } from '../../test/fakes/connect-proxy.js';
-import { Socks5Proxy } from '../../test/fakes/socks5-proxy.js';
 import { selfSigned } from '../../test/support/self-signed.js';
 import { KubeHttp, type KubeHttpOptions } from './http.js';
 import type { ClientConfig } from './kubeconfig.js';
@@ -176,16 +175,14 @@ test('an http:// server through HTTP_PROXY: absolute-form requests, watches incl
   );
 });
 
-test('socks5 proxy-url: requests and watches through SOCKS5, the server name resolved by the proxy; with a login too', async (t) => {
-  const api = await apiServer(t);
-  const socks = await Socks5Proxy.start({ hosts: { [NAME]: '127.0.0.1' } });
-  t.after(() => socks.close());
-  await requestAndWatch(client(t, { server: `https://${NAME}:${api.port}`, proxyUrl: socks.url() }));
-  assert.ok(socks.targets.length >= 2 && socks.targets.every((target) => target === `${NAME}:${api.port}`), JSON.stringify(socks.targets));
-  const guarded = await Socks5Proxy.start({ hosts: { [NAME]: '127.0.0.1' }, credentials: CREDS });
-  t.after(() => guarded.close());
-  await requestAndWatch(client(t, { server: `https://${NAME}:${api.port}`, proxyUrl: guarded.url(CREDS) }));
-  assert.ok(guarded.logins.length >= 2 && guarded.logins.every((l) => l === `${CREDS.user}:${CREDS.password}`));
+test('a socks5 proxy-url is refused when the client is made, with an error naming the alternatives', (t) => {
+  assert.throws(
+    () => client(t, { server: `https://${NAME}:6443`, proxyUrl: 'socks5://proxy-user:proxy-secret@127.0.0.1:1080' }),
+    (err: Error) =>
+      /^kubeconfig: proxy-url socks5:\/\/proxy-user:xxxxx@127\.0\.0\.1:1080 is a SOCKS5 proxy, which csi-resizer cannot use \(its HTTP client, node:https, has no SOCKS5\); use an http:\/\/ or https:\/\/ proxy \(HTTP CONNECT\) instead/.test(
+        err.message,
+      ) && !err.message.includes('proxy-secret'),
+  );
 });
 
 test('a proxy setting that cannot be used stops the client at construction, with a clear error', (t) => {

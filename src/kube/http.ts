@@ -1,16 +1,17 @@
 // The kube HTTP port: JSON requests to the API server with auth and TLS from our ClientConfig
-// (kubeconfig.ts), over undici (connections.ts: keep-alive pools, TLS, proxies).
+// (kubeconfig.ts), over node:http(s) (connections.ts: keep-alive agents, TLS, proxies).
 // We don't use client-node's generated clients or its Watch: they build a new https.Agent per
 // request (no keep-alive, sockets leak across watch reconnects), default every PATCH to JSON Patch,
 // have no client-side rate limit or per-request timeout, and throw errors whose body is raw text.
-// Here: keep-alive connections per client (two pools: see connections.ts), a token bucket in front
+// Here: keep-alive connections per client (two agents: see connections.ts), a token bucket in front
 // of every request (watches included, as in client-go), a timeout derived from the caller's signal
-// (the only deadline: undici's own are off), explicit content types, every non-2xx answer turned
-// into a KubeApiError, a GET whose reused connection was lost before any answer sent again once
-// (what Go's transport does), and every other failure of the wire an Error naming the request.
+// (the only deadline), explicit content types, every non-2xx answer turned into a KubeApiError, a
+// GET whose reused connection was lost before any answer sent again once (what Go's transport
+// does), and every other failure of the wire an Error naming the request.
+import http from 'node:http';
+import https from 'node:https';
 import type { LookupFunction } from 'node:net';
 import { createSecureContext } from 'node:tls';
-import type { Dispatcher } from 'undici';
 import { monotonicMs } from '../base/clock.js';
 import { linkedSignal } from '../base/signals.js';
 import { ContentType } from './content-type.js';
@@ -62,8 +63,8 @@ export interface ResponseStream extends AsyncIterable<Buffer> {
 }
 
 interface Credentials {
-  /** The request headers (auth, Accept, User-Agent) as undici's flat name/value list; watches send the same. */
-  headers: readonly string[];
+  /** The request headers (auth, Accept, User-Agent); watches send the same. */
+  headers: Readonly<Record<string, string>>;
   connections: ApiConnections;
   tlsFingerprint: string;
   resolvedAtMs: number;
@@ -85,6 +86,11 @@ export class KubeHttp {
   /** The server URL's path prefix without its trailing slash. */
   private readonly basePath: string;
   private readonly limiter: TokenBucket;
+  /** node:http's or node:https's request, by the server's scheme. */
+  private readonly send: typeof http.request;
+  /** The server's host (an IPv6 address without brackets) and port, as node's request options name them. */
+  private readonly host: string;
+  private readonly port: number;
   private credentials: Credentials | undefined;
   private pendingCredentials: Promise<Credentials> | undefined;
   private closed = false;
@@ -96,6 +102,10 @@ export class KubeHttp {
     this.proxyUrl = proxyFor(this.server, options.kubeConfig.proxyUrl, proxyEnvironment(options.env ?? process.env));
     this.proxy = this.proxyUrl === undefined ? undefined : redactedUrl(this.proxyUrl);
     this.limiter = new TokenBucket({ qps: options.qps, burst: options.burst });
+    const secure = this.server.protocol !== 'http:';
+    this.send = secure ? https.request : http.request;
+    this.host = this.server.hostname.startsWith('[') ? this.server.hostname.slice(1, -1) : this.server.hostname;
+    this.port = Number(this.server.port || (secure ? 443 : 80));
   }
 
   /** A JSON request; resolves with the decoded body (undefined for an empty body). */
@@ -130,15 +140,15 @@ export class KubeHttp {
     let res = await this.openStream(req, signal, false);
     if (res.statusCode === 401) {
       // Read to its end so the connection stays open for reuse.
-      await discard(res.body, req, signal);
+      await readText(res, MAX_ERROR_BODY_BYTES, req, signal);
       res = await this.openStream(req, signal, true);
     }
-    const status = res.statusCode;
+    const status = res.statusCode ?? 0;
     if (status < 200 || status > 299) {
-      const text = await readText(res.body, MAX_ERROR_BODY_BYTES, req, signal);
+      const text = await readText(res, MAX_ERROR_BODY_BYTES, req, signal);
       throw KubeApiError.fromStatus(status, parseJson(text), requestInfo(req), text);
     }
-    return new WatchBody(res.body, req, signal);
+    return new WatchBody(res, req, signal);
   }
 
   /** Closes the connections; later requests fail. Safe to call twice. */
@@ -149,37 +159,35 @@ export class KubeHttp {
   }
 
   /**
-   * Sends one ordinary request over the request pool and resolves with the whole answer: its body
+   * Sends one ordinary request over the request agent and resolves with the whole answer: its body
    * kept whole for a 2xx (none with ignoreResponseBody), up to MAX_ERROR_BODY_BYTES otherwise.
    */
   private async exchange(options: RequestOptions, signal: AbortSignal, refreshAuth: boolean): Promise<Answer> {
     if (this.closed) throw new Error('Kubernetes client is closed');
     const creds = (refreshAuth ? undefined : this.freshCredentials()) ?? (await this.resolveCredentials(refreshAuth));
     signal.throwIfAborted();
-    const body = options.body === undefined ? undefined : JSON.stringify(options.body);
+    const body = options.body === undefined ? undefined : Buffer.from(JSON.stringify(options.body));
     if (body !== undefined && !options.contentType) throw new Error(`${describe(options)}: a request body needs an explicit content type`);
     const path = this.path(options.path, options.query);
     // As node's http client refuses it: a path is sent as it is, so it must already be escaped.
     if (UNESCAPED_PATH.test(path)) throw new Error(`${describe(options)}: request path contains unescaped characters`);
-    const request: Dispatcher.DispatchOptions = {
-      origin: this.server.origin,
+    const request: http.RequestOptions = {
+      agent: creds.connections.requests,
+      host: this.host,
+      port: this.port,
       method: options.method,
       path,
-      headers: body === undefined ? (creds.headers as string[]) : [...creds.headers, 'content-type', options.contentType!],
-      body,
-      headersTimeout: 0,
-      bodyTimeout: 0,
+      headers: body === undefined ? creds.headers : { ...creds.headers, 'content-type': options.contentType!, 'content-length': String(body.length) },
     };
     const keep = options.ignoreResponseBody ? keepErrorBodyOnly : keepWholeBody;
-    const dispatcher = creds.connections.requests;
     try {
-      return await dispatchBuffered(dispatcher, request, signal, keep);
+      return await sendBuffered(this.send, request, body, signal, keep);
     } catch (err) {
       // A stale keep-alive connection: the server closed it as we wrote. A GET is sent again, on
       // another connection, as Go's transport does for idempotent requests; anything else fails.
       if (options.method === 'GET' && !signal.aborted && isStaleConnection(err)) {
         try {
-          return await dispatchBuffered(dispatcher, request, signal, keep);
+          return await sendBuffered(this.send, request, body, signal, keep);
         } catch (again) {
           throw wireFailure(again, options, signal);
         }
@@ -188,23 +196,19 @@ export class KubeHttp {
     }
   }
 
-  /** Sends a watch request over the watch pool and resolves at the response head. */
-  private async openStream(options: RequestOptions, signal: AbortSignal, refreshAuth: boolean): Promise<Dispatcher.ResponseData> {
+  /** Sends a watch request over the watch agent and resolves at the response head. */
+  private async openStream(options: RequestOptions, signal: AbortSignal, refreshAuth: boolean): Promise<http.IncomingMessage> {
     if (this.closed) throw new Error('Kubernetes client is closed');
     const creds = (refreshAuth ? undefined : this.freshCredentials()) ?? (await this.resolveCredentials(refreshAuth));
     signal.throwIfAborted();
     const path = this.path(options.path, options.query);
     if (UNESCAPED_PATH.test(path)) throw new Error(`${describe(options)}: request path contains unescaped characters`);
     try {
-      return await creds.connections.watches.request({
-        origin: this.server.origin,
-        method: 'GET',
-        path,
-        headers: creds.headers as string[],
+      return await openResponse(
+        this.send,
+        { agent: creds.connections.watches, host: this.host, port: this.port, method: 'GET', path, headers: creds.headers },
         signal,
-        headersTimeout: 0,
-        bodyTimeout: 0,
-      });
+      );
     } catch (err) {
       throw wireFailure(err, options, signal);
     }
@@ -276,7 +280,7 @@ export class KubeHttp {
     }
     // An exec credential is refreshed a little before it expires.
     const expiresAtPerfMs = resolved.expiresAtMs === undefined ? undefined : monotonicMs() + (resolved.expiresAtMs - Date.now()) - 10_000;
-    const headers = headerList({ ...resolved.headers, Accept: ContentType.Json, 'User-Agent': this.userAgent });
+    const headers = checkedHeaders({ ...resolved.headers, Accept: ContentType.Json, 'User-Agent': this.userAgent });
     const creds: Credentials = { headers, connections, tlsFingerprint, resolvedAtMs: monotonicMs(), expiresAtPerfMs };
     if (this.closed) connections.destroy();
     else this.credentials = creds;
@@ -290,18 +294,18 @@ const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 const BAD_HEADER_VALUE = /[^\t\u0020-\u007e\u0080-\u00ff]/;
 
 /**
- * The headers as undici's flat list. A name or value that could break the request head (a token
+ * The headers, with lower-case names. A name or value that could break the request head (a token
  * file with a newline in it) is refused as node's http client refuses it, naming the header and
  * never its value (which may be a secret).
  */
-function headerList(headers: Record<string, string>): string[] {
-  const list: string[] = [];
+function checkedHeaders(headers: Record<string, string>): Readonly<Record<string, string>> {
+  const checked: Record<string, string> = {};
   for (const [name, value] of Object.entries(headers)) {
     if (!HEADER_NAME.test(name)) throw new Error(`invalid HTTP header name ${JSON.stringify(name)}`);
     if (BAD_HEADER_VALUE.test(value)) throw new Error(`invalid character in the value of HTTP header ${JSON.stringify(name)}`);
-    list.push(name.toLowerCase(), value);
+    checked[name.toLowerCase()] = value;
   }
-  return list;
+  return Object.freeze(checked);
 }
 
 function describe(options: Pick<RequestOptions, 'path'> & { method?: string }): string {
@@ -327,16 +331,15 @@ function codeOf(err: unknown): unknown {
 
 /**
  * A connection lost before any byte of the answer, on a connection that had carried an answer
- * before (undici's SocketError reports the bytes the socket read in its life), or reset as we wrote.
+ * before (node's request marks a reused socket), or reset as we wrote.
  */
 function isStaleConnection(err: unknown): boolean {
   const code = codeOf(err);
-  if (code === 'UND_ERR_SOCKET') return ((err as { socket?: { bytesRead?: number } | null }).socket?.bytesRead ?? 0) > 0;
-  return code === 'ECONNRESET' || code === 'EPIPE';
+  return (err as { [REUSED]?: boolean } | undefined)?.[REUSED] === true && (code === 'ECONNRESET' || code === 'EPIPE');
 }
 
 /**
- * A failure of the wire as an Error naming the request, with undici's error as its cause. The
+ * A failure of the wire as an Error naming the request, with node's error as its cause. The
  * caller's abort stays the signal's reason.
  */
 function wireFailure(err: unknown, options: Pick<RequestOptions, 'path'> & { method?: string }, signal: AbortSignal): unknown {
@@ -346,18 +349,17 @@ function wireFailure(err: unknown, options: Pick<RequestOptions, 'path'> & { met
 }
 
 function explain(err: Error): string {
-  if (err.name === 'HTTPParserError') return `malformed HTTP response (${err.message})`;
-  switch (codeOf(err)) {
-    case 'UND_ERR_HEADERS_OVERFLOW':
-      return 'the response head is larger than the HTTP header size limit (--max-http-header-size)';
-    case 'UND_ERR_SOCKET':
-      return `the connection closed before the response was complete (${err.message})`;
-    case 'UND_ERR_RES_CONTENT_LENGTH_MISMATCH':
-      return 'the response body does not match its Content-Length';
-    default:
-      return err.message;
-  }
+  const code = codeOf(err);
+  if (code === 'HPE_HEADER_OVERFLOW') return 'the response head is larger than the HTTP header size limit (--max-http-header-size)';
+  if (typeof code === 'string' && code.startsWith('HPE_')) return `malformed HTTP response (${err.message})`;
+  // 'socket hang up' before an answer, 'aborted' in the middle of one.
+  if (code === 'ECONNRESET' && (err.message === 'socket hang up' || err.message === 'aborted'))
+    return `the connection closed before the response was complete (${err.message})`;
+  return err.message;
 }
+
+/** Marks an error of a request sent on a reused keep-alive connection, before any answer. */
+const REUSED = Symbol('reusedConnection');
 
 /** A whole answer to an ordinary request. */
 interface Answer {
@@ -373,64 +375,77 @@ const keepErrorBodyOnly: KeepBody = (status) => (status >= 200 && status <= 299 
 const EMPTY = Buffer.alloc(0);
 
 /**
- * One request through undici's dispatcher API, its answer collected into one Buffer (no stream per
- * response). The signal aborts it at any point, rejecting with the signal's reason.
+ * One request, its answer collected into one Buffer (bytes past the kept ones read and dropped).
+ * The signal aborts it at any point, rejecting with the signal's reason.
  */
-function dispatchBuffered(dispatcher: Dispatcher, request: Dispatcher.DispatchOptions, signal: AbortSignal, keep: KeepBody): Promise<Answer> {
+function sendBuffered(send: typeof http.request, options: http.RequestOptions, body: Buffer | undefined, signal: AbortSignal, keep: KeepBody): Promise<Answer> {
   return new Promise<Answer>((resolve, reject) => {
-    let controller: Dispatcher.DispatchController | undefined;
-    let statusCode = 0;
-    let limit = 0;
-    let length = 0;
-    const chunks: Buffer[] = [];
-    const onAbort = () => controller?.abort(signal.reason as Error);
+    const req = send(options);
+    let answered = false;
+    const onAbort = () => req.destroy(signal.reason as Error);
+    const fail = (err: Error) => {
+      signal.removeEventListener('abort', onAbort);
+      if (signal.aborted) {
+        reject(signal.reason);
+        return;
+      }
+      if (req.reusedSocket && !answered) Object.defineProperty(err, REUSED, { value: true });
+      reject(err);
+    };
     signal.addEventListener('abort', onAbort, { once: true });
-    const handler: Dispatcher.DispatchHandler = {
-      onRequestStart(c) {
-        controller = c;
-        if (signal.aborted) c.abort(signal.reason as Error);
-      },
-      onResponseStart(_c, status) {
-        statusCode = status;
-        limit = keep(status);
-      },
-      onResponseData(_c, chunk) {
+    // Kept for the request's life: node may report a failure on both the request and the response.
+    req.on('error', fail);
+    req.once('response', (res: http.IncomingMessage) => {
+      answered = true;
+      const statusCode = res.statusCode ?? 0;
+      const limit = keep(statusCode);
+      const chunks: Buffer[] = [];
+      let length = 0;
+      res.on('data', (chunk: Buffer) => {
         if (length >= limit) return;
         const take = Math.min(chunk.length, limit - length);
         chunks.push(take === chunk.length ? chunk : chunk.subarray(0, take));
         length += take;
-      },
-      onResponseEnd() {
+      });
+      res.on('error', fail);
+      res.once('end', () => {
         signal.removeEventListener('abort', onAbort);
         resolve({ statusCode, body: chunks.length === 0 ? EMPTY : chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, length) });
-      },
-      onResponseError(_c, err) {
-        signal.removeEventListener('abort', onAbort);
-        reject(signal.aborted ? signal.reason : err);
-      },
-    };
-    dispatcher.dispatch(request, handler);
+      });
+    });
+    req.end(body);
   });
 }
 
-/** Reads a body to its end without keeping it (so the connection is reused). */
-async function discard(body: Dispatcher.ResponseData['body'], options: RequestOptions, signal: AbortSignal): Promise<void> {
-  try {
-    await body.dump({ limit: MAX_ERROR_BODY_BYTES });
-  } catch (err) {
-    throw wireFailure(err, options, signal);
-  }
+/** A request without a body, resolving at its response head (the body is the caller's to read). */
+function openResponse(send: typeof http.request, options: http.RequestOptions, signal: AbortSignal): Promise<http.IncomingMessage> {
+  return new Promise<http.IncomingMessage>((resolve, reject) => {
+    const req = send(options);
+    // Until the response is handed on, an abort fails the request; after, it destroys the stream.
+    const onAbort = () => req.destroy(signal.reason as Error);
+    signal.addEventListener('abort', onAbort, { once: true });
+    // Kept for the request's life: a failure after the head is also the body's, reported by WatchBody.
+    req.on('error', (err) => {
+      signal.removeEventListener('abort', onAbort);
+      reject(signal.aborted ? signal.reason : err);
+    });
+    req.once('response', (res: http.IncomingMessage) => {
+      res.once('close', () => signal.removeEventListener('abort', onAbort));
+      resolve(res);
+    });
+    req.end();
+  });
 }
 
 /**
  * A body as text, up to `limit` bytes: a longer one is cut there and its connection closed.
  * Failures of the connection (or the caller's abort) reject.
  */
-async function readText(body: AsyncIterable<Buffer>, limit: number, options: RequestOptions, signal: AbortSignal): Promise<string> {
+async function readText(body: http.IncomingMessage, limit: number, options: RequestOptions, signal: AbortSignal): Promise<string> {
   const chunks: Buffer[] = [];
   let length = 0;
   try {
-    for await (const chunk of body) {
+    for await (const chunk of body as AsyncIterable<Buffer>) {
       const take = Math.min(chunk.length, limit - length);
       chunks.push(take === chunk.length ? chunk : chunk.subarray(0, take));
       length += take;
@@ -442,10 +457,10 @@ async function readText(body: AsyncIterable<Buffer>, limit: number, options: Req
   return chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks, length).toString('utf8');
 }
 
-/** A watch's body: undici's stream, with a failure of the wire reported as wireFailure does. */
+/** A watch's body: node's response stream, with a failure of the wire reported as wireFailure does. */
 class WatchBody implements ResponseStream {
   constructor(
-    private readonly body: Dispatcher.ResponseData['body'],
+    private readonly body: http.IncomingMessage,
     private readonly options: RequestOptions,
     private readonly signal: AbortSignal,
   ) {}
@@ -456,7 +471,7 @@ class WatchBody implements ResponseStream {
 
   async *[Symbol.asyncIterator](): AsyncGenerator<Buffer> {
     try {
-      for await (const chunk of this.body) yield chunk as Buffer;
+      for await (const chunk of this.body as AsyncIterable<Buffer>) yield chunk;
     } catch (err) {
       throw wireFailure(err, this.options, this.signal);
     } finally {

@@ -221,7 +221,7 @@ test('in cluster: service host and port (IPv6 bracketed), the service account CA
   assert.equal(again.tls.ca?.toString(), 'SA-CA');
 });
 
-test('a cluster proxy-url is kept, kept with --master, and a scheme client-go refuses stops the load', async (t) => {
+test('a cluster proxy-url is kept, kept with --master, and a scheme client-go refuses (or a socks5 one, which we cannot speak) stops the load', async (t) => {
   const dir = tempDir(t);
   const write = (proxyUrl: string) => {
     const file = path.join(dir, `c-${Math.random()}`);
@@ -236,8 +236,13 @@ test('a cluster proxy-url is kept, kept with --master, and a scheme client-go re
     return file;
   };
   assert.equal((await loadKubeConfig({ kubeconfigPath: write('http://user:pw@proxy.example:3128') })).proxyUrl, 'http://user:pw@proxy.example:3128');
-  const overridden = await loadKubeConfig({ kubeconfigPath: write('socks5://127.0.0.1:1080'), masterUrl: 'https://other:6443' });
-  assert.deepEqual([overridden.server, overridden.proxyUrl], ['https://other:6443', 'socks5://127.0.0.1:1080']);
+  const overridden = await loadKubeConfig({ kubeconfigPath: write('https://proxy.example:3128'), masterUrl: 'https://other:6443' });
+  assert.deepEqual([overridden.server, overridden.proxyUrl], ['https://other:6443', 'https://proxy.example:3128']);
+  await assert.rejects(
+    loadKubeConfig({ kubeconfigPath: write('socks5://127.0.0.1:1080') }),
+    (err) =>
+      err instanceof KubeConfigError && /cluster "k": proxy-url socks5:\/\/127\.0\.0\.1:1080 is a SOCKS5 proxy, which csi-resizer cannot use/.test(err.message),
+  );
   await assert.rejects(
     loadKubeConfig({ kubeconfigPath: write('socks4://127.0.0.1:1080') }),
     (err) => err instanceof KubeConfigError && /cluster "k": proxy-url has unsupported scheme "socks4", must be http, https, or socks5/.test(err.message),

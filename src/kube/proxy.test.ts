@@ -106,8 +106,6 @@ test('environment values: host[:port] means http://; full URLs keep their scheme
     ['localhost', 'http://localhost/'],
     ['https://cache.corp.example.com', 'https://cache.corp.example.com/'],
     ['http://user:pw@127.0.0.1:8080', 'http://user:pw@127.0.0.1:8080/'],
-    ['socks5://127.0.0.1', 'socks5://127.0.0.1'],
-    ['socks5h://127.0.0.1:1080', 'socks5h://127.0.0.1:1080'],
   ];
   for (const [value, href] of cases) assert.equal(parseEnvProxy(value, 'HTTPS_PROXY')?.href, href, value);
   assert.equal(parseEnvProxy('', 'HTTPS_PROXY'), undefined);
@@ -124,8 +122,31 @@ test('environment values: host[:port] means http://; full URLs keep their scheme
   assert.throws(() => parseEnvProxy('http://host:notaport', 'HTTP_PROXY'), /HTTP_PROXY: invalid proxy address/);
 });
 
-test('kubeconfig proxy-url: http, https and socks5 as client-go accepts them; other schemes refused with its message', () => {
-  assert.equal(parseKubeconfigProxyUrl('socks5://127.0.0.1:1080', 'cluster "c"').protocol, 'socks5:');
+test('SOCKS5 proxies (which client-go speaks) are refused with a clear error naming the alternatives, from the environment and the kubeconfig', () => {
+  for (const value of ['socks5://127.0.0.1', 'socks5h://u:secret@127.0.0.1:1080']) {
+    const err = (() => {
+      try {
+        parseEnvProxy(value, 'HTTPS_PROXY');
+      } catch (e) {
+        return e;
+      }
+    })();
+    assert.ok(err instanceof ProxyConfigError, value);
+    assert.match(
+      err.message,
+      /^HTTPS_PROXY: socks5h?:\/\/.* is a SOCKS5 proxy, which csi-resizer cannot use \(its HTTP client, node:https, has no SOCKS5\); use an http:\/\/ or https:\/\/ proxy \(HTTP CONNECT\) instead/,
+    );
+    assert.ok(!err.message.includes('secret'));
+  }
+  assert.throws(
+    () => parseKubeconfigProxyUrl('socks5://127.0.0.1:1080', 'cluster "c"'),
+    /^ProxyConfigError: cluster "c": proxy-url socks5:\/\/127\.0\.0\.1:1080 is a SOCKS5 proxy, which csi-resizer cannot use/,
+  );
+  assert.throws(() => proxyFor(new URL('http://kube.example'), 'socks5://127.0.0.1:1080', env()), /is a SOCKS5 proxy/);
+});
+
+test('kubeconfig proxy-url: http and https as client-go accepts them; schemes it does not know refused with its message', () => {
+  assert.equal(parseKubeconfigProxyUrl('http://proxy.example:3128', 'cluster "c"').protocol, 'http:');
   assert.equal(parseKubeconfigProxyUrl('https://proxy.example:3128', 'cluster "c"').protocol, 'https:');
   assert.throws(
     () => parseKubeconfigProxyUrl('socks5h://127.0.0.1', 'cluster "c"'),
@@ -157,7 +178,7 @@ test('proxyFor: NO_PROXY and loopback servers connect directly; the server port 
 test('proxyFor: a kubeconfig proxy-url is used for every server, NO_PROXY and loopback included', () => {
   const e = env({ httpsProxy: 'other:1', noProxy: '*' });
   assert.equal(proxyFor(new URL('https://127.0.0.1:6443'), 'http://proxy.example:3128', e)?.host, 'proxy.example:3128');
-  assert.equal(proxyFor(new URL('http://kube.example'), 'socks5://127.0.0.1:1080', e)?.protocol, 'socks5:');
+  assert.equal(proxyFor(new URL('http://kube.example'), 'https://proxy.example:3128', e)?.protocol, 'https:');
 });
 
 test('proxyFor: HTTP_PROXY is refused in a CGI environment (it may come from a request header), HTTPS_PROXY is not', () => {

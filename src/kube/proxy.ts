@@ -10,8 +10,10 @@
 import { isIP } from 'node:net';
 import { domainToASCII } from 'node:url';
 
-/** The proxy schemes the transport can speak (undici's ProxyAgent and Socks5ProxyAgent). */
-const SUPPORTED_SCHEMES = new Set(['http:', 'https:', 'socks5:', 'socks5h:']);
+/** The proxy schemes the transport can speak (node:http(s): HTTP proxies, CONNECT tunnels through them). */
+const SUPPORTED_SCHEMES = new Set(['http:', 'https:']);
+/** Schemes client-go speaks and we cannot: refused with a message of their own. */
+const SOCKS_SCHEMES = new Set(['socks5:', 'socks5h:']);
 
 export class ProxyConfigError extends Error {
   constructor(message: string, options?: ErrorOptions) {
@@ -55,11 +57,15 @@ export function redactedUrl(url: URL): string {
   return copy.href;
 }
 
-function checkedScheme(url: URL, source: string): URL {
-  if (!SUPPORTED_SCHEMES.has(url.protocol)) {
+/** `field` names the setting within `source` in the messages (a kubeconfig's `proxy-url`). */
+function checkedScheme(url: URL, source: string, field = ''): URL {
+  if (SOCKS_SCHEMES.has(url.protocol)) {
     throw new ProxyConfigError(
-      `${source}: unsupported proxy scheme ${JSON.stringify(url.protocol.slice(0, -1))} in ${redactedUrl(url)}; use http, https or socks5`,
+      `${source}: ${field}${redactedUrl(url)} is a SOCKS5 proxy, which csi-resizer cannot use (its HTTP client, node:https, has no SOCKS5); use an http:// or https:// proxy (HTTP CONNECT) instead, or upstream's external-resizer where only SOCKS5 reaches the API server`,
     );
+  }
+  if (!SUPPORTED_SCHEMES.has(url.protocol)) {
+    throw new ProxyConfigError(`${source}: unsupported proxy scheme ${JSON.stringify(url.protocol.slice(0, -1))} in ${redactedUrl(url)}; use http or https`);
   }
   if (url.hostname === '') throw new ProxyConfigError(`${source}: the proxy URL ${redactedUrl(url)} has no host`);
   return url;
@@ -89,7 +95,10 @@ export function parseEnvProxy(value: string, variable: string): URL | undefined 
   return checkedScheme(url, variable);
 }
 
-/** A kubeconfig cluster's proxy-url, refused as client-go refuses it (only http, https and socks5). */
+/**
+ * A kubeconfig cluster's proxy-url, refused as client-go refuses it (only http, https and socks5),
+ * and a socks5 one refused too (the transport cannot speak it).
+ */
 export function parseKubeconfigProxyUrl(value: string, source: string): URL {
   let url: URL;
   try {
@@ -100,7 +109,7 @@ export function parseKubeconfigProxyUrl(value: string, source: string): URL {
   if (url.protocol !== 'http:' && url.protocol !== 'https:' && url.protocol !== 'socks5:') {
     throw new ProxyConfigError(`${source}: proxy-url has unsupported scheme ${JSON.stringify(url.protocol.slice(0, -1))}, must be http, https, or socks5`);
   }
-  return checkedScheme(url, source);
+  return checkedScheme(url, source, 'proxy-url ');
 }
 
 /** An IP address as Go compares it: IPv4 (also IPv4-mapped IPv6) as 4 bytes, other IPv6 as 16. */

@@ -1,7 +1,8 @@
 // The resizer, `csi-resizer doctor` and the informers' watches reaching the real API server through
 // a proxy, by a name only the proxy resolves (PROXY_ONLY_NAME, in the serving certificate): a
-// loopback CONNECT proxy from HTTPS_PROXY, the same from a kubeconfig proxy-url, and a SOCKS5
-// proxy-url. A resize that completes shows both halves: the watch saw the edit, the client wrote status.
+// loopback CONNECT proxy from HTTPS_PROXY, the same from a kubeconfig proxy-url (with credentials);
+// a SOCKS5 proxy-url, which node:https cannot speak, refused at start-up. A resize that completes
+// shows both halves: the watch saw the edit, the client wrote status.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -12,7 +13,6 @@ import { clientsFromKubeconfig } from '../cluster/kube.js';
 import { requestPvcSize } from '../cluster/fixtures.js';
 import { PROXY_ONLY_NAME } from '../cluster/pki.js';
 import { ConnectProxy } from '../fakes/connect-proxy.js';
-import { Socks5Proxy } from '../fakes/socks5-proxy.js';
 import { eventually } from '../support/eventually.js';
 import { faultScenario } from '../support/fault-scenario.js';
 import { readPvc } from '../support/api-reads.js';
@@ -92,12 +92,16 @@ test("kubeconfig proxy-url (with proxy credentials): doctor and a resize, the en
   assert.ok(proxy.tunnels >= 3);
 });
 
-test('a socks5 proxy-url: doctor and a resize through SOCKS5, the name resolved by the proxy', async (t) => {
-  const socks = await Socks5Proxy.start({ hosts });
-  t.after(() => socks.close());
-  const kubeconfig = proxiedKubeconfig('socks5', socks.url());
+test('a socks5 proxy-url: doctor and the resizer refuse it at start-up, naming the alternatives', async () => {
+  const kubeconfig = proxiedKubeconfig('socks5', 'socks5://rz:proxy-pass@127.0.0.1:1080');
+  const refusal =
+    /cluster "[^"]+": proxy-url socks5:\/\/rz:xxxxx@127\.0\.0\.1:1080 is a SOCKS5 proxy, which csi-resizer cannot use \(its HTTP client, node:https, has no SOCKS5\); use an http:\/\/ or https:\/\/ proxy \(HTTP CONNECT\) instead/;
   const check = await doctor(kubeconfig, {});
-  assert.equal(check.status, 'ok', check.summary);
-  await resizeThrough(t, kubeconfig, {});
-  assert.ok(socks.targets.length >= 3 && socks.targets.every((target) => target === `${PROXY_ONLY_NAME}:${apiPort}`), JSON.stringify(socks.targets));
+  assert.equal(check.status, 'fail');
+  assert.match(check.summary, refusal);
+  const run = await runCli([`--kubeconfig=${kubeconfig}`, `--csi-address=${cluster.csiAddress}`], { env: clean, timeoutMs: 60_000 });
+  assert.equal(run.code, 1, run.stderr);
+  assert.match(run.stderr, /"Failed to create cluster config" err=/);
+  assert.match(run.stderr.replaceAll('\\"', '"'), refusal);
+  assert.ok(!`${check.summary}${run.stderr}`.includes('proxy-pass'), 'the proxy password is masked');
 });

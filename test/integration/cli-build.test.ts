@@ -59,9 +59,8 @@ test('build, and run dist/main.js without node_modules', { timeout: 600_000 }, a
   assert.match(start.stderr, /Failed to create cluster config/);
 
   // That start loads no builtin module the resizer does not use (docs/differences/performance.md):
-  // Node's own copy of undici came with an ESM import of node:http (the bundle has undici already).
-  // node:http2 is used (@grpc/grpc-js runs on it, and the bundled undici loads it for its HTTP/2
-  // client), and so is node:fs/promises (undici's entry point loads it), so those are not checked.
+  // Node's own copy of undici comes with an ESM import of node:http (the resizer uses node:http(s)'
+  // own client, not undici). node:http2 is used (@grpc/grpc-js runs on it), so it is not checked.
   const preload = join(app, 'loaded.cjs');
   const list = join(app, 'loaded.txt');
   writeFileSync(preload, `process.on('exit', () => require('node:fs').writeFileSync(${JSON.stringify(list)}, process.moduleLoadList.join('\\n')));\n`);

@@ -97,7 +97,6 @@ describe('the container image (npm run image)', { timeout: 1_500_000 }, () => {
       'app/package.json',
       'app/licenses/prom-client/LICENSE',
       'app/licenses/js-yaml/LICENSE',
-      'app/licenses/undici/LICENSE',
       'app/dist/resizer.js.LEGAL.txt',
     ]) {
       assert.ok(
