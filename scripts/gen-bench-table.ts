@@ -22,21 +22,31 @@ interface ResultFigure {
   ratio: number;
 }
 
-/** The rows, in order: the scenario, the figure's name, and how the row names it. */
-const ROWS: ReadonlyArray<{ scenario: RegExp; name: string; label: [string, string] }> = [
-  { scenario: /^burst N=1000 qps=200\/400$/, name: 'CPU during burst', label: ['1000 claims grown at once, QPS 200', 'CPU'] },
+/**
+ * The rows, in order: the scenario, the figure's name, how the row names it, and the bound the
+ * project set on ours/upstream for it, if any (docs/performance.md, "Targets").
+ */
+const ROWS: ReadonlyArray<{ scenario: RegExp; name: string; label: [string, string]; target?: number }> = [
+  { scenario: /^burst N=1000 qps=200\/400$/, name: 'CPU during burst', label: ['1000 claims grown at once, QPS 200', 'CPU'], target: 0.9 },
   { scenario: /^burst N=1000 qps=200\/400$/, name: 'time to all final', label: ['', 'time to all final'] },
-  { scenario: /^burst N=1000 qps=200\/400$/, name: 'peak RSS (VmHWM)', label: ['', 'peak RSS'] },
-  { scenario: /^burst N=\d+ qps=5\/10$/, name: 'CPU during burst', label: ['claims grown at once, QPS 5', 'CPU'] },
-  { scenario: /^burst N=\d+ qps=5\/10$/, name: 'peak RSS (VmHWM)', label: ['', 'peak RSS'] },
+  { scenario: /^burst N=1000 qps=200\/400$/, name: 'peak RSS (VmHWM)', label: ['', 'peak RSS'], target: 1.3 },
+  { scenario: /^burst N=\d+ qps=5\/10$/, name: 'CPU during burst', label: ['claims grown at once, QPS 5', 'CPU'], target: 0.9 },
+  { scenario: /^burst N=\d+ qps=5\/10$/, name: 'peak RSS (VmHWM)', label: ['', 'peak RSS'], target: 1.4 },
   { scenario: /^api cost qps=5\/10$/, name: 'requests per resize', label: ['API cost, QPS 5', 'requests per resize'] },
-  { scenario: /^latency /, name: 'edit to PVC final, median', label: ['one resize on an idle resizer', 'edit to PVC final, median'] },
-  { scenario: /^latency /, name: 'edit to PVC final, p99', label: ['', 'edit to PVC final, p99'] },
-  { scenario: /^start-up /, name: 'start to first resize final', label: ['start-up', 'start to first resize final'] },
+  { scenario: /^latency /, name: 'edit to PVC final, median', label: ['one resize on an idle resizer', 'edit to PVC final, median'], target: 1.05 },
+  { scenario: /^latency /, name: 'edit to PVC final, p99', label: ['', 'edit to PVC final, p99'], target: 1.0 },
+  { scenario: /^start-up /, name: 'start to first resize final', label: ['start-up', 'start to first resize final'], target: 1.2 },
   { scenario: /^start-up /, name: 'CPU from start to first resize final', label: ['', 'CPU to first resize final'] },
   { scenario: /^idle 1000 PVC\/PV, 10000 pods$/, name: 'RSS, inuse=false', label: ['at rest, 1000 claims', 'RSS'] },
   { scenario: /^idle 1000 PVC\/PV, 10000 pods$/, name: 'RSS, inuse=true', label: ['at rest, 1000 claims, 10,000 pods', 'RSS'] },
-  { scenario: /^idle 20000 PVC\/PV, 100000 pods$/, name: 'RSS, inuse=true', label: ['at rest, 20,000 claims, 100,000 pods', 'RSS'] },
+  {
+    scenario: /^idle 5000 PVC\/PV, 30000 pods$/,
+    name: 'RSS, inuse=true',
+    label: ['at rest, 5000 claims, 30,000 pods', 'RSS, in-use handling on'],
+    target: 0.35,
+  },
+  { scenario: /^idle 5000 PVC\/PV, 30000 pods$/, name: 'RSS, inuse=false', label: ['', 'RSS, in-use handling off'], target: 1.0 },
+  { scenario: /^idle 20000 PVC\/PV, 100000 pods$/, name: 'RSS, inuse=true', label: ['at rest, 20,000 claims, 100,000 pods', 'RSS'], target: 0.2 },
   { scenario: /^idle CPU/, name: 'CPU at rest per minute', label: ['at rest, 300 claims', 'CPU per minute'] },
 ];
 
@@ -58,12 +68,13 @@ function value(v: number, unit: string): string {
 /** The table for one result file (a path relative to the repository). */
 export function renderBenchTable(resultFile: string): string {
   const result = JSON.parse(readFileSync(join(REPO, resultFile), 'utf8')) as { figures: ResultFigure[]; versions: { ours: string } };
-  const lines = ['| scenario | figure | ours | upstream | ours/upstream |', '|---|---|---:|---:|---:|'];
+  const lines = ['| scenario | figure | ours | upstream | ours/upstream | target |', '|---|---|---:|---:|---:|---|'];
   for (const row of ROWS) {
     const f = result.figures.find((x) => row.scenario.test(x.scenario) && x.name === row.name);
     if (!f) throw new Error(`${resultFile} has no figure "${row.name}" in a scenario matching ${String(row.scenario)}`);
     const scenario = row.label[0].startsWith('claims') ? `${/N=(\d+)/.exec(f.scenario)?.[1] ?? '?'} ${row.label[0]}` : row.label[0];
-    lines.push(`| ${scenario} | ${row.label[1]} | ${value(f.ours, f.unit)} | ${value(f.upstream, f.unit)} | ${f.ratio.toFixed(2)} |`);
+    const target = row.target === undefined ? '' : `≤ ${row.target % 1 === 0 ? row.target.toFixed(1) : String(row.target)}: ${f.ratio <= row.target ? 'met' : 'missed'}`;
+    lines.push(`| ${scenario} | ${row.label[1]} | ${value(f.ours, f.unit)} | ${value(f.upstream, f.unit)} | ${f.ratio.toFixed(2)} | ${target} |`);
   }
   return `${lines.join('\n')}\n`;
 }
