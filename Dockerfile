@@ -54,7 +54,8 @@ WORKDIR /app
 COPY --from=deps /app/licenses ./licenses
 COPY package.json ./
 COPY --from=build /src/dist ./dist
-# The image's unprivileged "node" user (uid 1000); Kubernetes can enforce it with runAsNonRoot.
-USER 1000:1000
+# Root by default, as upstream's image: a CSI driver's socket is usually root's with mode 0755, and
+# a drop-in must be able to open it. Our manifests run the pod as uid 1000 (runAsNonRoot) instead.
+USER 0:0
 # scripts/node-flags.ts: NODE_FLAGS.
 ENTRYPOINT ["node", "--max-semi-space-size=2", "dist/main.js"]

@@ -14,7 +14,8 @@
 #                            (uid/gid 1000), the packages' copyright files and their versions
 #   app (the same bytes on both)  /app: package.json, dist/ (npm run build: one bundle with the
 #                            production dependencies in it) and their license files
-# No shell, no package manager. The process runs as uid 1000 and is PID 1: it handles SIGTERM and
+# No shell, no package manager. The process runs as root unless the pod says otherwise (as upstream's
+# image, to open a root driver's socket; our manifests run it as uid 1000) and is PID 1: it handles SIGTERM and
 # SIGINT itself (src/app), so no init is needed.
 #
 # Reproducible: every file's mtime is SOURCE_DATE_EPOCH (default: the last commit's time), owner

@@ -149,7 +149,7 @@ async function main(): Promise<void> {
       ...(platform.variant ? { variant: platform.variant } : {}),
       os: platform.os,
       config: {
-        User: '1000:1000',
+        User: '0:0',
         Env: ['PATH=/usr/local/bin', 'NODE_ENV=production'],
         Entrypoint: ['/usr/local/bin/node', ...NODE_FLAGS, '/app/dist/main.js'],
         WorkingDir: '/app',

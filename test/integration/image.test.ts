@@ -52,7 +52,7 @@ describe('the container image (npm run image)', { timeout: 1_500_000 }, () => {
     { timeout: 900_000 },
   );
 
-  test('OCI layout: an index over amd64 and arm64, blobs match their digests, node as uid 1000', (t) => {
+  test('OCI layout: an index over amd64 and arm64, blobs match their digests, node as root by default, as upstream's image', (t) => {
     assert.equal(image.tag, appVersion);
     assert.deepEqual(
       image.manifests.map((m) => m.platform),
@@ -65,7 +65,7 @@ describe('the container image (npm run image)', { timeout: 1_500_000 }, () => {
     for (const arch of ['amd64', 'arm64']) {
       const config = image.config(arch);
       assert.equal(config.architecture, arch);
-      assert.equal(config.config.User, '1000:1000');
+      assert.equal(config.config.User, '0:0');
       assert.deepEqual(config.config.Entrypoint, ['/usr/local/bin/node', ...NODE_FLAGS, '/app/dist/main.js']);
       assert.deepEqual(config.config.Env, ['PATH=/usr/local/bin', 'NODE_ENV=production']);
       assert.equal(config.config.Labels['io.github.csi-resizer.node-version'], shippedNode);
@@ -120,14 +120,15 @@ describe('the container image (npm run image)', { timeout: 1_500_000 }, () => {
     const cluster = await useCluster();
     const admin = adminClients(cluster);
 
-    // A driver of its own whose socket the container's user (uid 1000) may use.
+    // A driver of its own, its socket as a Go driver running as root leaves it (mode 0755): the
+    // image's default user must open it, as upstream's does.
     const driverDir = mkdtempSync('/tmp/rz-img-');
     t.after(() => rmSync(driverDir, { recursive: true, force: true }));
     const driverName = `image-${process.pid}.csi.k8s.io`;
     const driver = await startMockDriver({ dir: driverDir, name: driverName });
     t.after(() => driver.stop());
     chmodSync(driverDir, 0o755);
-    chmodSync(driver.socketPath, 0o666);
+    chmodSync(driver.socketPath, 0o755);
 
     // The resizer's kubeconfig (the manifest's RBAC only), readable by uid 1000, CA path inside.
     const kubeDir = mkdtempSync(join(tmpdir(), 'rz-img-kube-'));
