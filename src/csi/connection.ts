@@ -12,6 +12,7 @@ import { MAX_TIMER_DELAY_MS, setLongTimeout } from '../base/long-timer.js';
 import { AbortError } from '../base/signals.js';
 import { grpcCodeName, grpcCodeOf } from './errors.js';
 import { stripSecrets } from './sanitize.js';
+import { socketAccessProblem } from './socket-access.js';
 
 export const UNKNOWN_DRIVER_NAME = 'unknown-driver';
 
@@ -423,17 +424,26 @@ export class CsiConnection {
       if (signal.aborted) throw signal.reason instanceof Error ? signal.reason : new AbortError();
       const now = Date.now();
       if (now >= deadline) {
+        const problem = this.socketProblem();
         throw new Error(
-          `failed to connect to CSI driver: no connection to ${this.target} within ${timeoutMs}ms ` + `(channel state ${grpc.connectivityState[state]})`,
+          `failed to connect to CSI driver: no connection to ${this.target} within ${timeoutMs}ms ` +
+            `(channel state ${grpc.connectivityState[state]})${problem === undefined ? '' : `: ${problem}`}`,
         );
       }
       if (now >= nextLog) {
         this.log.info('Still connecting', { address: this.target });
+        const problem = this.socketProblem();
+        if (problem !== undefined) this.log.warn('CSI driver socket cannot be dialled', { address: this.target, problem });
         nextLog += logIntervalMs;
       }
       // Short waits keep both the abort and the periodic log responsive.
       await this.waitForChange(state, Math.min(deadline, nextLog, now + 250));
     }
+  }
+
+  /** What visibly keeps the socket from being dialled (missing, not a socket, not writable for us). */
+  private socketProblem(): string | undefined {
+    return this.target.startsWith('unix://') ? socketAccessProblem(this.target.slice('unix://'.length)) : undefined;
   }
 
   /**

@@ -117,6 +117,14 @@ const TABLE: readonly Row[] = [
   // CSI connection and probe (csi-lib-utils connection/connection.go, rpc/common.go)
   ['csi/connection.ts', 'info', 5, 'Connecting', 'address', `${LIB} connection/connection.go:234`],
   ['csi/connection.ts', 'info', 0, 'Still connecting', 'address', `${LIB} connection/connection.go:253`],
+  [
+    'csi/connection.ts',
+    'warn',
+    0,
+    'CSI driver socket cannot be dialled',
+    'address,problem',
+    'ours: says why the dial fails (docs/deployment.md, "The image user")',
+  ],
   ['csi/connection.ts', 'info', 5, 'GRPC call', 'method,request', `${LIB} connection/connection.go:264`],
   ['csi/connection.ts', 'info', 5, 'GRPC response', 'response,err', `${LIB} connection/connection.go:270 (success)`],
   ['csi/connection.ts', 'info', 5, 'GRPC response', 'response,err', `${LIB} connection/connection.go:270 (error)`],

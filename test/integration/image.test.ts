@@ -52,7 +52,7 @@ describe('the container image (npm run image)', { timeout: 1_500_000 }, () => {
     { timeout: 900_000 },
   );
 
-  test('OCI layout: an index over amd64 and arm64, blobs match their digests, node as root by default, as upstream's image', (t) => {
+  test("OCI layout: an index over amd64 and arm64, blobs match their digests, node as root by default, as upstream's image", (t) => {
     assert.equal(image.tag, appVersion);
     assert.deepEqual(
       image.manifests.map((m) => m.platform),
