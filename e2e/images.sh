@@ -12,6 +12,7 @@
 #   csi-resizer slot                   not named here: e2e/suite.sh tags one of the two below into it
 #   upstream                           upstream csi-resizer v2.2.0 (test/infra/build-components.sh)
 #   ours                               `npm run image` for amd64 (scripts/image.sh), copied by skopeo
+#   ours-uid0                          the same with its config's user set to 0 (umoci config)
 #
 # The single-binary images are what the upstream images are (a static binary as entrypoint, run
 # as root, plus /tmp); ours is our real image, unchanged (it runs as uid 1000).
@@ -134,16 +135,27 @@ want "$f" && { log "upstream csi-resizer $UPSTREAM_RESIZER_VERSION -> $upstream_
 
 # Ours: the image `npm run image` builds, for this machine's architecture, keyed by the commit
 # and any uncommitted change to what goes into it.
-ours_key=$(cd "$root" && { git rev-parse HEAD; git diff HEAD -- src scripts package.json package-lock.json tsconfig.json tsconfig.build.json; git ls-files --others --exclude-standard src scripts; } | sha256sum | cut -c1-12)
+# (--version prints the commit and whether the tree was dirty, so both are part of the key.)
+ours_key=$(cd "$root" && { git rev-parse HEAD; git status --porcelain | grep -q . && echo dirty; git diff HEAD -- src scripts package.json package-lock.json tsconfig.json tsconfig.build.json; git ls-files --others --exclude-standard src scripts; } | sha256sum | cut -c1-12)
 ours_version=$(sed -n 's/^ *"version": "\(.*\)",$/\1/p' "$root/package.json")
 ours_name=localhost/csi-resizer-e2e/ours:$ours_version-$ours_key
+# Ours with one change, its config's user 0 instead of 1000: upstream's image runs as root, and
+# the mock manifests run the resizer with the image's user beside a driver whose socket only root
+# may open (docs/e2e.md, "Our image as shipped").
+ours_uid0_name=localhost/csi-resizer-e2e/ours-uid0:$ours_version-$ours_key
 f=$store/csi-resizer-ours-$ours_key-$self_hash.tar
-if want "$f"; then
-  log "our image (npm run image, amd64) -> $ours_name"
+f_uid0=$store/csi-resizer-ours-uid0-$ours_key-$self_hash.tar
+want "$f_uid0" || true
+if want "$f" || [ ! -f "$f_uid0" ]; then
+  log "our image (npm run image, amd64) -> $ours_name, and with user 0 -> $ours_uid0_name"
   oci=$(mktemp -d)
   bash "$root/scripts/image.sh" --out "$oci/layout" --arch amd64 >&2
-  skopeo copy --quiet "oci:$oci/layout" "docker-archive:$f.tmp:$ours_name" >&2
+  # The layout names the index "<version>" and each architecture's manifest "<version>-<arch>".
+  skopeo copy --quiet "oci:$oci/layout:$ours_version-amd64" "docker-archive:$f.tmp:$ours_name" >&2
+  umoci config --no-history --image "$oci/layout:$ours_version-amd64" --tag uid0 --config.user 0 >&2
+  skopeo copy --quiet "oci:$oci/layout:uid0" "docker-archive:$f_uid0.tmp:$ours_uid0_name" >&2
   mv "$f.tmp" "$f"
+  mv "$f_uid0.tmp" "$f_uid0"
   rm -rf "$oci"
 fi
 
@@ -153,11 +165,16 @@ rm -rf "$current.tmp" && mkdir -p "$current.tmp"
 for f in "${built[@]}"; do ln -s "$f" "$current.tmp/$(basename "$f")"; done
 cat >"$current.tmp/images.env" <<EOF
 PAUSE_IMAGE=$pause_image
+BUSYBOX_IMAGE=$busybox_e2e_image
+REGISTRAR_IMAGE=$registrar_image
+HOSTPATH_IMAGE=$hostpath_image
+PROVISIONER_IMAGE=$provisioner_image
 RESIZER_SLOT_IMAGE=$resizer_image
 RESIZER_UPSTREAM_IMAGE=$upstream_name
 RESIZER_UPSTREAM_VERSION=$UPSTREAM_RESIZER_VERSION
 RESIZER_OURS_IMAGE=$ours_name
 RESIZER_OURS_VERSION=$ours_version
+RESIZER_OURS_UID0_IMAGE=$ours_uid0_name
 EOF
 rm -rf "$current" && mv "$current.tmp" "$current"
 # Tarballs not used for a week: older builds of the same images.

@@ -63,7 +63,7 @@ kill_pid() { # pid name: SIGTERM, wait up to 15 s, then SIGKILL
 node_shims() { # dir
   local p
   for p in /proc/[0-9]*; do
-    if tr '\0' ' ' <"$p/cmdline" 2>/dev/null | grep -qF -- "-address $1/run/containerd.sock"; then basename "$p"; fi
+    if tr '\0' ' ' 2>/dev/null <"$p/cmdline" | grep -qF -- "-address $1/run/containerd.sock"; then basename "$p"; fi
   done
 }
 
@@ -163,10 +163,16 @@ unmount_under() { # dir: every mount point under it, deepest first, repeated whi
 # ---------------------------------------------------------------------------------------------
 # Start-up.
 
-wait_for() { # what seconds logfile command...: polls every 0.2 s
-  local what=$1 seconds=$2 logfile=$3 i; shift 3
+wait_for() { # what seconds process command...: polls every 0.2 s while the process (a name in DIR/pids) lives
+  local what=$1 seconds=$2 process=$3 i; shift 3
+  local logfile=$dir/logs/$process.log
   for i in $(seq $((seconds * 5))); do
     if "$@" >/dev/null 2>&1; then return 0; fi
+    if ! kill -0 "$(cat "$dir/pids/$process")" 2>/dev/null; then
+      log "$process exited while waiting for $what; last lines of $logfile:"
+      tail -n 40 "$logfile" >&2 || true
+      return 1
+    fi
     sleep 0.2
   done
   log "$what not ready after ${seconds}s; last lines of $logfile:"
@@ -285,7 +291,7 @@ up() {
     --listen-client-urls=http://127.0.0.1:2379 --advertise-client-urls=http://127.0.0.1:2379 \
     --listen-peer-urls=http://127.0.0.1:2380 --initial-advertise-peer-urls=http://127.0.0.1:2380 \
     --initial-cluster=e2e=http://127.0.0.1:2380 --unsafe-no-fsync=true --log-level=warn
-  wait_for etcd 60 "$dir/logs/etcd.log" nsenter --net="/run/netns/$netns" \
+  wait_for etcd 60 etcd nsenter --net="/run/netns/$netns" \
     bash -c 'exec 3<>/dev/tcp/127.0.0.1/2379 && printf "GET /health HTTP/1.0\r\n\r\n" >&3 && grep -q "\"health\":\"true\"" <&3'
 
   start kube-apiserver "$dir/logs/kube-apiserver.log" "$KUBE_APISERVER_BIN" \
@@ -297,7 +303,7 @@ up() {
     --service-account-key-file="$pki/sa.pub" --service-account-signing-key-file="$pki/sa.key" \
     --authorization-mode=Node,RBAC --token-auth-file="$pki/tokens.csv" --allow-privileged=true --v=1
   local kubectl=("$bin/kubectl" --kubeconfig="$pki/admin.kubeconfig")
-  wait_for kube-apiserver 120 "$dir/logs/kube-apiserver.log" bash -c "[ \"\$(${kubectl[*]} get --raw /readyz)\" = ok ]"
+  wait_for "kube-apiserver /readyz" 120 kube-apiserver bash -c "[ \"\$(${kubectl[*]} get --raw /readyz)\" = ok ]"
 
   # --- controllers -------------------------------------------------------------------------
   start kube-controller-manager "$dir/logs/kube-controller-manager.log" "$KUBE_CONTROLLER_MANAGER_BIN" \
@@ -353,7 +359,7 @@ EOF
 EOF
   PATH="$bin:$PATH" start containerd "$dir/logs/containerd.log" "$bin/containerd" --config "$dir/etc/containerd.toml"
   local crictl=("$bin/crictl" --runtime-endpoint "unix://$dir/run/containerd.sock")
-  wait_for containerd 60 "$dir/logs/containerd.log" nsenter --net="/run/netns/$netns" "${crictl[@]}" info
+  wait_for "containerd CRI" 60 containerd nsenter --net="/run/netns/$netns" "${crictl[@]}" info
 
   # --- images --------------------------------------------------------------------------------
   local tar
@@ -363,6 +369,15 @@ EOF
   log "imported $(ls "$E2E_IMAGES_DIR"/*.tar | wc -l) images"
 
   # --- kubelet -------------------------------------------------------------------------------
+  # Its cgroup root (every pod's cgroups go under it, so teardown finds them all) must exist in
+  # every v1 hierarchy; cpuset needs its CPUs and memory nodes before a task may join below it.
+  local hierarchy
+  for hierarchy in /sys/fs/cgroup/*/; do
+    [ -f "$hierarchy/cgroup.procs" ] && [ "$(basename "$hierarchy")" != unified ] || continue
+    mkdir -p "$hierarchy$cgroup_root"
+  done
+  cp /sys/fs/cgroup/cpuset/cpuset.cpus "/sys/fs/cgroup/cpuset/$cgroup_root/cpuset.cpus"
+  cp /sys/fs/cgroup/cpuset/cpuset.mems "/sys/fs/cgroup/cpuset/$cgroup_root/cpuset.mems"
   echo "nameserver 127.0.0.1" >"$dir/etc/resolv.conf"
   cat >"$dir/etc/kubelet.yaml" <<EOF
 apiVersion: kubelet.config.k8s.io/v1beta1
@@ -406,9 +421,9 @@ conntrack: {maxPerCore: 0, min: 0, tcpEstablishedTimeout: 0s, tcpCloseWaitTimeou
 EOF
   start kube-proxy "$dir/logs/kube-proxy.log" "$KUBE_PROXY_BIN" --config="$dir/etc/kube-proxy.yaml" --v=1
 
-  wait_for "node $node_name Ready" 120 "$dir/logs/kubelet.log" bash -c \
+  wait_for "node $node_name Ready" 120 kubelet bash -c \
     "${kubectl[*]} get node $node_name -o jsonpath='{.status.conditions[?(@.type==\"Ready\")].status}' | grep -qx True"
-  wait_for "the default service account" 60 "$dir/logs/kube-controller-manager.log" "${kubectl[@]}" -n default get serviceaccount default
+  wait_for "the default service account" 60 kube-controller-manager "${kubectl[@]}" -n default get serviceaccount default
   check_isolation
 
   cat >"$dir/node.env" <<EOF

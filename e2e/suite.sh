@@ -5,7 +5,7 @@
 # are written as <results>/junit-<image>.xml and <results>/report-<image>.json; e2e/summary.ts
 # then writes <results>/summary.md (the table) from the JSON reports.
 #
-#   e2e/suite.sh [--images upstream,ours] [--focus REGEX] [--skip REGEX] [--procs N]
+#   e2e/suite.sh [--images upstream,ours,ours-uid0] [--focus REGEX] [--skip REGEX] [--procs N]
 #                [--results DIR] [--name NAME]
 #
 # --procs runs the specs in parallel through the ginkgo CLI (each spec has its own namespace and
@@ -17,7 +17,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
 log() { echo "[e2e/suite $(date +%H:%M:%S)] $*" >&2; }
 
-images=upstream,ours
+images=upstream,ours,ours-uid0
 focus='CSI Mock volume expansion'
 skip=''
 procs=${E2E_PROCS:-4}
@@ -56,7 +56,8 @@ for image in "${image_list[@]}"; do
   case "$image" in
     upstream) candidate=$RESIZER_UPSTREAM_IMAGE; version="upstream csi-resizer $RESIZER_UPSTREAM_VERSION" ;;
     ours) candidate=$RESIZER_OURS_IMAGE; version="our csi-resizer $RESIZER_OURS_VERSION ($RESIZER_OURS_IMAGE)" ;;
-    *) echo "unknown image $image (upstream or ours)" >&2; exit 2 ;;
+    ours-uid0) candidate=$RESIZER_OURS_UID0_IMAGE; version="our csi-resizer $RESIZER_OURS_VERSION, image user 0 ($RESIZER_OURS_UID0_IMAGE)" ;;
+    *) echo "unknown image $image (upstream, ours or ours-uid0)" >&2; exit 2 ;;
   esac
   # No resizer pod may still run the other image: every spec's namespace is gone by now, but a
   # failed run may leave one terminating.
@@ -67,7 +68,7 @@ for image in "${image_list[@]}"; do
   out=$run_dir/$image
   mkdir -p "$out"
   start=$SECONDS
-  args=(--kubeconfig="$E2E_KUBECONFIG" --provider=skeleton --kubelet-root-dir="$E2E_KUBELET_ROOT_DIR")
+  args=(--kubeconfig="$E2E_KUBECONFIG" --provider=skeleton --kubelet-root-dir="$E2E_KUBELET_ROOT_DIR" --kubectl-path="$KUBECTL_BIN")
   ginkgo=("$GINKGO_BIN" run --procs="$procs" --timeout=55m --output-dir="$out"
     --junit-report="junit.xml" --json-report="report.json" --focus="$focus" --no-color --poll-progress-after=5m)
   [ -n "$skip" ] && ginkgo+=(--skip="$skip")
@@ -83,6 +84,6 @@ source "$root/scripts/node-runtime.sh"
 use_node_runtime
 summary=(--results "$results" --suffix "$suffix")
 # The README's table comes from the main run: both images, default focus and results directory.
-if [ -z "$name" ] && [ "$results" = "$root/e2e/results" ] && [ "$images" = upstream,ours ]; then summary+=(--readme "$root/README.md"); fi
+if [ -z "$name" ] && [ "$results" = "$root/e2e/results" ] && [ "$images" = upstream,ours,ours-uid0 ]; then summary+=(--readme "$root/README.md"); fi
 node --import tsx "$root/e2e/summary.ts" "${summary[@]}" >&2 || status=1
 exit "$status"

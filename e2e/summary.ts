@@ -28,7 +28,7 @@ interface ImageRun {
   specs: Map<string, SpecReport>;
 }
 
-const IMAGES = ['upstream', 'ours'] as const;
+const IMAGES = ['upstream', 'ours', 'ours-uid0'] as const;
 
 function fullText(spec: SpecReport): string {
   return [...(spec.ContainerHierarchyTexts ?? []), spec.LeafNodeText].join(' ');
