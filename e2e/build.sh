@@ -7,6 +7,7 @@
 #     kubelet kube-controller-manager kube-scheduler kube-proxy kubectl   (cmd/*)
 #     e2e.test (go test -c k8s.io/kubernetes/test/e2e)  ginkgo (the CLI at the version k8s requires)
 #     the stand-ins: hostpathplugin, node-driver-registrar (our own code, see e2e/components/*/main.go)
+#     report-trim (ours: keeps the specs that ran in a ginkgo report, writes it as JSON and JUnit)
 #   containerd, containerd-shim-runc-v2, ctr (github.com/containerd/containerd/v2, no replaces)
 #   crictl (sigs.k8s.io/cri-tools)
 #   csi-provisioner, csi-attacher (their go.mod carries replace lines, so `go install mod@v` is
@@ -17,7 +18,6 @@
 # busybox-static, gcc, iptables, conntrack.
 #
 # Writes $bin/e2e-components.env (NAME=path lines) and prints its path on the last line.
-#   e2e/build.sh [--only-node]   --only-node: skip build-components.sh (etcd, apiserver, upstream)
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -27,13 +27,7 @@ bin=$cache/bin
 mkdir -p "$bin"
 export GOTOOLCHAIN=local CGO_ENABLED=0 GOFLAGS=-mod=mod
 
-only_node=no
-for arg in "$@"; do
-  case "$arg" in
-    --only-node) only_node=yes ;;
-    *) echo "usage: $0 [--only-node]" >&2; exit 2 ;;
-  esac
-done
+[ $# -eq 0 ] || { echo "usage: $0 (no arguments)" >&2; exit 2; }
 
 log() { echo "[e2e/build] $*" >&2; }
 
@@ -55,6 +49,7 @@ e2e_test=$bin/e2e.test-$k8s_version-$mod_hash
 ginkgo=$bin/ginkgo-$ginkgo_version
 hostpath_standin=$bin/standin-hostpathplugin-$(standin_hash hostpathplugin)
 registrar_standin=$bin/standin-node-driver-registrar-$(standin_hash node-driver-registrar)
+report_trim=$bin/e2e-report-trim-$(standin_hash report-trim)
 containerd_dir=$bin/containerd-$containerd_version # containerd looks its shim up on PATH
 crictl=$bin/crictl-$crictl_version
 provisioner=$bin/csi-provisioner-$provisioner_version
@@ -156,12 +151,12 @@ pause_build() {
 
 [ -x "$hostpath_standin" ] || timed "hostpathplugin stand-in" "$hostpath_standin" -- k8s_build "$hostpath_standin" ./hostpathplugin
 [ -x "$registrar_standin" ] || timed "node-driver-registrar stand-in" "$registrar_standin" -- k8s_build "$registrar_standin" ./node-driver-registrar
+[ -x "$report_trim" ] || timed "report-trim" "$report_trim" -- k8s_build "$report_trim" ./report-trim
 
-if [ "$only_node" = no ]; then
-  components_bin=$(bash "$root/test/infra/build-components.sh" --with-upstream | tail -n1)
-  # shellcheck disable=SC1091
-  source "$components_bin/components.env"
-fi
+# etcd, kube-apiserver and upstream's csi-resizer: the builds `npm test` and the bench use.
+components_bin=$(bash "$root/test/infra/build-components.sh" --with-upstream | tail -n1)
+# shellcheck disable=SC1091
+source "$components_bin/components.env"
 
 cat > "$bin/e2e-components.env.tmp" <<EOF
 K8S_VERSION=$k8s_version
@@ -174,6 +169,7 @@ E2E_TEST_BIN=$e2e_test
 GINKGO_BIN=$ginkgo
 HOSTPATH_STANDIN_BIN=$hostpath_standin
 REGISTRAR_STANDIN_BIN=$registrar_standin
+REPORT_TRIM_BIN=$report_trim
 CONTAINERD_DIR=$containerd_dir
 CONTAINERD_VERSION=$containerd_version
 CRICTL_BIN=$crictl
@@ -184,10 +180,10 @@ CSI_ATTACHER_VERSION=$attacher_version
 PAUSE_BIN=$pause
 RUNC_BIN=/usr/sbin/runc
 CNI_BIN_DIR=/usr/lib/cni
-ETCD_BIN=${ETCD_BIN:-}
-KUBE_APISERVER_BIN=${KUBE_APISERVER_BIN:-}
-UPSTREAM_RESIZER_BIN=${UPSTREAM_RESIZER_BIN:-}
-UPSTREAM_RESIZER_VERSION=${UPSTREAM_RESIZER_VERSION:-}
+ETCD_BIN=$ETCD_BIN
+KUBE_APISERVER_BIN=$KUBE_APISERVER_BIN
+UPSTREAM_RESIZER_BIN=$UPSTREAM_RESIZER_BIN
+UPSTREAM_RESIZER_VERSION=$UPSTREAM_RESIZER_VERSION
 EOF
 mv "$bin/e2e-components.env.tmp" "$bin/e2e-components.env"
 echo "$bin/e2e-components.env"

@@ -71,10 +71,17 @@ function main(): void {
   if (runs.length === 0) throw new Error(`no report-<image>${suffix}.json in ${values.results}`);
 
   const names = [...new Set(runs.flatMap((r) => [...r.specs.keys()]))].sort();
+  // The outermost Describe every spec shares goes above the table, not in each row.
+  const outer = [...new Set(runs.flatMap((r) => [...r.specs.values()].map((s) => s.ContainerHierarchyTexts?.[0] ?? '')))];
+  const shared = outer.length === 1 && outer[0] ? `${outer[0]} ` : '';
   const lines: string[] = [];
+  if (shared) lines.push(`Specs of \`${shared.trim()}\`:`, '');
   lines.push(`| Spec | ${runs.map((r) => r.image).join(' | ')} |`);
   lines.push(`|---|${runs.map(() => '---').join('|')}|`);
-  for (const name of names) lines.push(`| ${name.replace(/\|/g, '\\|')} | ${runs.map((r) => cell(r.specs.get(name))).join(' | ')} |`);
+  for (const name of names) {
+    const short = name.startsWith(shared) ? name.slice(shared.length) : name;
+    lines.push(`| ${short.replace(/\|/g, '\\|')} | ${runs.map((r) => cell(r.specs.get(name))).join(' | ')} |`);
+  }
   const totals = runs.map((r) => {
     const states = [...r.specs.values()].map((s) => s.State);
     const passed = states.filter((s) => s === 'passed').length;
