@@ -6,7 +6,8 @@
 #   from e2e/components (k8s.io/kubernetes with a replace per staging module, like test/infra/components):
 #     kubelet kube-controller-manager kube-scheduler kube-proxy kubectl   (cmd/*)
 #     e2e.test (go test -c k8s.io/kubernetes/test/e2e)  ginkgo (the CLI at the version k8s requires)
-#     the stand-ins: hostpathplugin, node-driver-registrar (our own code, see e2e/components/*/main.go)
+#     the stand-ins: hostpathplugin, node-driver-registrar, livenessprobe (our own code, see
+#     e2e/components/*/main.go)
 #     report-trim (ours: keeps the specs that ran in a ginkgo report, writes it as JSON and JUnit)
 #   containerd, containerd-shim-runc-v2, ctr (github.com/containerd/containerd/v2, no replaces)
 #   crictl (sigs.k8s.io/cri-tools)
@@ -49,6 +50,7 @@ e2e_test=$bin/e2e.test-$k8s_version-$mod_hash
 ginkgo=$bin/ginkgo-$ginkgo_version
 hostpath_standin=$bin/standin-hostpathplugin-$(standin_hash hostpathplugin)
 registrar_standin=$bin/standin-node-driver-registrar-$(standin_hash node-driver-registrar)
+livenessprobe_standin=$bin/standin-livenessprobe-$(standin_hash livenessprobe)
 report_trim=$bin/e2e-report-trim-$(standin_hash report-trim)
 containerd_dir=$bin/containerd-$containerd_version # containerd looks its shim up on PATH
 crictl=$bin/crictl-$crictl_version
@@ -151,6 +153,7 @@ pause_build() {
 
 [ -x "$hostpath_standin" ] || timed "hostpathplugin stand-in" "$hostpath_standin" -- k8s_build "$hostpath_standin" ./hostpathplugin
 [ -x "$registrar_standin" ] || timed "node-driver-registrar stand-in" "$registrar_standin" -- k8s_build "$registrar_standin" ./node-driver-registrar
+[ -x "$livenessprobe_standin" ] || timed "livenessprobe stand-in" "$livenessprobe_standin" -- k8s_build "$livenessprobe_standin" ./livenessprobe
 [ -x "$report_trim" ] || timed "report-trim" "$report_trim" -- k8s_build "$report_trim" ./report-trim
 
 # etcd, kube-apiserver and upstream's csi-resizer: the builds `npm test` and the bench use.
@@ -169,6 +172,7 @@ E2E_TEST_BIN=$e2e_test
 GINKGO_BIN=$ginkgo
 HOSTPATH_STANDIN_BIN=$hostpath_standin
 REGISTRAR_STANDIN_BIN=$registrar_standin
+LIVENESSPROBE_STANDIN_BIN=$livenessprobe_standin
 REPORT_TRIM_BIN=$report_trim
 CONTAINERD_DIR=$containerd_dir
 CONTAINERD_VERSION=$containerd_version

@@ -22,7 +22,7 @@ import { applyRbac } from '../test/cluster/rbac.js';
 import { classifyResize } from '../src/observability/resize-state.js';
 import type { Pvc } from '../src/model/objects.js';
 import { startNode, type NodeSession } from './node-session.js';
-import { consumerPod, csiDriverPod } from './smoke-manifests.js';
+import { consumerPod, csiDriverObject, csiDriverPod } from './smoke-manifests.js';
 
 const t0 = Date.now();
 const elapsed = (from = t0) => `${((Date.now() - from) / 1000).toFixed(1)}s`;
@@ -83,6 +83,7 @@ async function main(): Promise<void> {
   say('           (a first run builds kubelet, containerd, the images and more; progress in the node log)');
   session = await startNode({
     logPath: join(logDir, 'node.log'),
+    keepLogsIn: join(logDir, 'node-logs'),
     progress: (line) => {
       if (/isolation checked|Ready in|imported|\[e2e\/build\] built|\[e2e\/images\] /.test(line)) say(`           ${line.replace(/^\[[^\]]*\] /, '')}`);
     },
@@ -94,6 +95,7 @@ async function main(): Promise<void> {
 
   step(`deploying the CSI driver pod: mock CSI service (${DRIVER}, node expansion required), registrar, and our csi-resizer image`);
   await applyRbac(admin);
+  await admin.storage.createCSIDriver({ body: csiDriverObject(DRIVER) });
   const ours = env.images['RESIZER_OURS_IMAGE']!;
   const driverPod = csiDriverPod({
     driverName: DRIVER, kubeletRootDir: env.kubeletRootDir, nodeName: env.nodeName,

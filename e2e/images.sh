@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # The container images the one-node e2e cluster runs, built offline into the project's cache as
 # docker-archive tarballs that `ctr images import` reads, each under the name Kubernetes' CSI mock
-# manifests (test/e2e/testing-manifests/storage-csi/mock) or its e2e image list
+# manifests (test/e2e/testing-manifests/storage-csi/mock, and hostpath/hostpath for the
+# csi-hostpath driver) or its e2e image list
 # (test/utils/image/manifest.go) use, read from the kubernetes module so they follow its version:
 #
 #   csi-provisioner, csi-attacher      external-provisioner / external-attacher, built by e2e/build.sh
 #   csi-node-driver-registrar          STAND-IN: e2e/components/node-driver-registrar
 #   hostpathplugin                     STAND-IN: e2e/components/hostpathplugin
+#   livenessprobe                      STAND-IN: e2e/components/livenessprobe (csi-hostpath driver only)
+#   csi-snapshotter                    IDLE STAND-IN: pause under that name (csi-hostpath driver only)
 #   busybox (both tags in use)         Debian's busybox-static
 #   pause                              build/pause/linux/pause.c, built with gcc -static
 #   csi-resizer slot                   not named here: e2e/suite.sh tags one of the two below into it
@@ -35,11 +38,12 @@ exec 9>"$store/lock"
 flock 9
 
 k8s_dir=$(cd "$here/components" && GOFLAGS=-mod=mod go list -m -f '{{.Dir}}' k8s.io/kubernetes)
-manifests=$k8s_dir/test/e2e/testing-manifests/storage-csi/mock
-manifest_image() { # repository basename -> the one image reference the mock manifests use for it
+# The CSI mock driver's manifests, and the csi-hostpath driver's (docs/e2e.md, "Other specs").
+manifests=("$k8s_dir/test/e2e/testing-manifests/storage-csi/mock" "$k8s_dir/test/e2e/testing-manifests/storage-csi/hostpath/hostpath")
+manifest_image() { # repository basename -> the one image reference the manifests use for it
   local refs
-  refs=$(grep -ho "image: *[^ ]*/$1:[^ ]*" "$manifests"/*.yaml | sed 's/image: *//' | sort -u)
-  [ "$(echo "$refs" | grep -c .)" = 1 ] || { log "expected one image for $1 in $manifests, found: ${refs:-none}"; exit 1; }
+  refs=$(for d in "${manifests[@]}"; do grep -ho "image: *[^ ]*/$1:[^ ]*" "$d"/*.yaml; done | sed 's/image: *//' | sort -u)
+  [ "$(echo "$refs" | grep -c .)" = 1 ] || { log "expected one image for $1 in ${manifests[*]}, found: ${refs:-none}"; exit 1; }
   echo "$refs"
 }
 e2e_list_image() { # name in test/utils/image/manifest.go (Pause, BusyBox) -> registry/name:tag
@@ -58,6 +62,8 @@ attacher_image=$(manifest_image csi-attacher)
 resizer_image=$(manifest_image csi-resizer)
 registrar_image=$(manifest_image csi-node-driver-registrar)
 hostpath_image=$(manifest_image hostpathplugin)
+livenessprobe_image=$(manifest_image livenessprobe)
+snapshotter_image=$(manifest_image csi-snapshotter)
 busybox_manifest_image=$(manifest_image busybox)
 busybox_e2e_image=$(e2e_list_image BusyBox)
 pause_image=$(e2e_list_image Pause)
@@ -128,6 +134,13 @@ f=$store/standin-node-driver-registrar-$(hash_of "$REGISTRAR_STANDIN_BIN" "$0").
 want "$f" && { log "node-driver-registrar stand-in -> $registrar_image"; binary_image "$f" "$REGISTRAR_STANDIN_BIN" /csi-node-driver-registrar "$registrar_image"; }
 f=$store/standin-hostpathplugin-$(hash_of "$HOSTPATH_STANDIN_BIN" "$0").tar
 want "$f" && { log "hostpathplugin stand-in -> $hostpath_image"; binary_image "$f" "$HOSTPATH_STANDIN_BIN" /hostpathplugin "$hostpath_image"; }
+
+f=$store/standin-livenessprobe-$(hash_of "$LIVENESSPROBE_STANDIN_BIN" "$0").tar
+want "$f" && { log "livenessprobe stand-in -> $livenessprobe_image"; binary_image "$f" "$LIVENESSPROBE_STANDIN_BIN" /livenessprobe "$livenessprobe_image"; }
+# An idle stand-in: the pause binary under the snapshotter's name. The csi-hostpath driver's pod
+# has a snapshotter container; none of the specs we run takes a snapshot.
+f=$store/idle-csi-snapshotter-$(hash_of "$PAUSE_BIN" "$0").tar
+want "$f" && { log "idle stand-in (pause) -> $snapshotter_image"; binary_image "$f" "$PAUSE_BIN" /pause "$snapshotter_image"; }
 
 upstream_name=localhost/csi-resizer-e2e/upstream:$UPSTREAM_RESIZER_VERSION
 f=$store/csi-resizer-upstream-$(hash_of "$UPSTREAM_RESIZER_BIN" "$0").tar

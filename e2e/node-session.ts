@@ -42,6 +42,8 @@ export interface NodeOptions {
   logPath?: string;
   /** Bound on start-up, builds included; 60 minutes by default (a cold build is long). */
   startTimeoutMs?: number;
+  /** Where node.sh copies the node's logs (kubelet, containerd, ...) after a clean teardown. */
+  keepLogsIn?: string;
 }
 
 function parseEnvFile(path: string): Record<string, string> {
@@ -63,6 +65,7 @@ export async function startNode(opts: NodeOptions = {}): Promise<NodeSession> {
   const started = Date.now();
   const child = spawn('bash', [NODE_SH, 'run', '--', 'bash', '-c', `echo "${READY}$E2E_NODE_ENV $E2E_IMAGES_DIR"; read -r _ || true`], {
     stdio: ['pipe', 'pipe', 'pipe'],
+    env: opts.keepLogsIn ? { ...process.env, E2E_KEEP_LOGS: opts.keepLogsIn } : process.env,
   });
   const log = opts.logPath ? createWriteStream(opts.logPath) : undefined;
   const exited = new Promise<number>((resolve) => child.once('exit', (code, signal) => resolve(code ?? (signal ? 128 : 1))));

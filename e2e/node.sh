@@ -112,7 +112,7 @@ down() { # dir
   fi
   # 6. The namespace (its end of the veth pair goes with it, and so does the host end).
   if ip netns list | grep -qw "^$netns"; then ip netns del "$netns"; fi
-  ip link show "$host_if" >/dev/null 2>&1 && ip link del "$host_if"
+  ip link del "$host_if" 2>/dev/null || true # normally gone with its peer already
   if [ -f "$dir/state/created-run-netns" ] && [ -d /run/netns ] && [ -z "$(ls -A /run/netns)" ]; then
     umount /run/netns 2>/dev/null || true
     rmdir /run/netns 2>/dev/null || true
@@ -125,7 +125,7 @@ down() { # dir
   # 8. What kubelet, containerd and the CNI plugins create outside DIR: removed when this run
   #    created it (recorded at start-up), or only this node's entries when it was there before.
   local path
-  for path in /var/lib/kubelet /var/lib/cni /run/containerd /usr/libexec/kubernetes; do
+  for path in /var/lib/kubelet /var/lib/cni /run/containerd /usr/libexec/kubernetes /var/lib/csi-hostpath-data; do
     if [ -f "$dir/state/created$(echo "$path" | tr / _)" ]; then rm -rf "$path"; fi
   done
   [ -d /var/lib/cni/results ] && find /var/lib/cni/results -name "csi-resizer-e2e-*" -delete 2>/dev/null || true
@@ -263,7 +263,9 @@ up() {
 
   # What exists before, so teardown removes only what this run created.
   local path
-  for path in /var/lib/kubelet /var/lib/cni /run/containerd /usr/libexec/kubernetes; do
+  # (/var/lib/csi-hostpath-data: a hostPath of the csi-hostpath driver's manifest that the e2e
+  # framework does not move under kubelet's root.)
+  for path in /var/lib/kubelet /var/lib/cni /run/containerd /usr/libexec/kubernetes /var/lib/csi-hostpath-data; do
     [ -e "$path" ] || : >"$dir/state/created$(echo "$path" | tr / _)"
   done
   [ -d /run/netns ] || : >"$dir/state/created-run-netns"

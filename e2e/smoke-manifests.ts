@@ -68,6 +68,19 @@ export function csiDriverPod(o: DriverPodOptions): k8s.V1Pod {
   };
 }
 
+/**
+ * The driver's CSIDriver object: without one kubelet assumes attach is required and waits for a
+ * VolumeAttachment that no attacher (there is none here) would ever mark attached.
+ */
+export function csiDriverObject(driverName: string): k8s.V1CSIDriver {
+  return {
+    apiVersion: 'storage.k8s.io/v1',
+    kind: 'CSIDriver',
+    metadata: { name: driverName },
+    spec: { attachRequired: false, podInfoOnMount: false, volumeLifecycleModes: ['Persistent'] },
+  };
+}
+
 export function consumerPod(o: { claimName: string; nodeName: string; image: string; name?: string }): k8s.V1Pod {
   return {
     apiVersion: 'v1',

@@ -15,7 +15,7 @@ import { clientsFromKubeconfig, type KubeClients } from '../test/cluster/kube.js
 import { applyRbac } from '../test/cluster/rbac.js';
 import { eventually } from '../test/support/eventually.js';
 import { startNode, type NodeEnv } from './node-session.js';
-import { csiDriverPod, consumerPod } from './smoke-manifests.js';
+import { csiDriverObject, csiDriverPod, consumerPod } from './smoke-manifests.js';
 
 const DRIVER = 'smoke.csi.k8s.io';
 const NAMESPACE = 'default';
@@ -37,9 +37,9 @@ async function driverCalls(admin: KubeClients, pod: string): Promise<Call[]> {
 
 test('node smoke: a mounted claim grows through our resizer image and kubelet NodeExpandVolume', { timeout: 75 * 60_000 }, async (t) => {
   const logDir = mkdtempSync('/tmp/rz-e2e-smoke-');
-  const node = await startNode({ logPath: join(logDir, 'node.log'), progress: (line) => t.diagnostic(line) });
+  const node = await startNode({ logPath: join(logDir, 'node.log'), keepLogsIn: join(logDir, 'node-logs'), progress: (line) => t.diagnostic(line) });
   t.after(() => node.stop());
-  t.diagnostic(`node Ready ${(node.startupMs / 1000).toFixed(1)} s after start (builds included); node log ${logDir}/node.log`);
+  t.diagnostic(`node Ready ${(node.startupMs / 1000).toFixed(1)} s after start (builds included); logs in ${logDir}`);
   const env: NodeEnv = node.env;
   const admin = clientsFromKubeconfig(env.kubeconfig);
   const components = await loadComponents();
@@ -52,6 +52,7 @@ test('node smoke: a mounted claim grows through our resizer image and kubelet No
 
   const t0 = Date.now();
   await applyRbac(admin);
+  await admin.storage.createCSIDriver({ body: csiDriverObject(DRIVER) });
   const driverPod = csiDriverPod({ driverName: DRIVER, kubeletRootDir: env.kubeletRootDir, nodeName: env.nodeName, images: { ours, registrar, mock } });
   await admin.core.createNamespacedPod({ namespace: NAMESPACE, body: driverPod });
   const podName = driverPod.metadata!.name!;

@@ -13,6 +13,8 @@
 //     serves Kubernetes' e2e mock CSI service (test/e2e/storage/drivers/csi-test/mock/service)
 //     on -endpoint and logs every call as one "gRPCCall: {json}" line in the format the e2e's
 //     embedded mode logs, because the specs read the driver container's log for those lines.
+//     It also takes the flags of the csi-hostpath e2e driver (--maxvolumespernode,
+//     --accepted-mutable-parameter-names, ...), so that deployment runs the mock too.
 //
 // It is not the hostpath driver: no volume data, no mounts. The mock service reports its driver
 // name as its node ID, as it does in the e2e's embedded mode; -nodeid and -statedir are accepted
@@ -28,11 +30,14 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
 
+	"github.com/container-storage-interface/spec/lib/go/csi"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	grpcstatus "google.golang.org/grpc/status"
 	"k8s.io/klog/v2"
 
@@ -51,7 +56,15 @@ func main() {
 	enableTopology := flag.Bool("enable-topology", false, "advertise VOLUME_ACCESSIBILITY_CONSTRAINTS")
 	attachLimit := flag.Int64("attach-limit", 0, "maximum volumes per node reported by NodeGetInfo (0: none)")
 	nodeExpandRequired := flag.Bool("node-expand-required", false, "ControllerExpandVolume asks for node expansion")
+	// The flags Kubernetes' csi-hostpath e2e driver (csi-hostpath-plugin.yaml and its patches) passes.
+	maxVolumesPerNode := flag.Int64("maxvolumespernode", 0, "the same as --attach-limit")
+	flag.Bool("check-volume-lifecycle", false, "accepted for compatibility")
+	flag.Bool("enable-controller-modify-volume", false, "accepted for compatibility: the mock service always serves ControllerModifyVolume")
+	acceptedMutable := flag.String("accepted-mutable-parameter-names", "", "comma-separated mutable parameters CreateVolume and ControllerModifyVolume accept; any other is InvalidArgument (empty: all)")
 	flag.Parse()
+	if *attachLimit == 0 {
+		*attachLimit = *maxVolumesPerNode
+	}
 
 	socket := strings.TrimPrefix(*endpoint, "unix://")
 	if err := os.Remove(socket); err != nil && !os.IsNotExist(err) {
@@ -85,7 +98,11 @@ func main() {
 		EnableTopology:        *enableTopology,
 	})
 	driver := mockdriver.NewCSIDriver(&mockdriver.CSIDriverServers{Controller: mock, Identity: mock, Node: mock})
-	if err := driver.Start(unixListener, logCalls); err != nil {
+	interceptor := logCalls
+	if *acceptedMutable != "" {
+		interceptor = chain(logCalls, onlyMutable(strings.Split(*acceptedMutable, ",")))
+	}
+	if err := driver.Start(unixListener, interceptor); err != nil {
 		klog.Fatalf("starting the mock CSI service: %v", err)
 	}
 	klog.Infof("mock CSI driver %s serving on %s", *driverName, socket)
@@ -116,6 +133,36 @@ func logCalls(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler 
 		klog.Infof("gRPCCall: %s", line)
 	}
 	return resp, err
+}
+
+// onlyMutable refuses mutable parameters outside the accepted names with InvalidArgument, in
+// CreateVolume and ControllerModifyVolume, as the hostpath driver does with the same flag: the
+// e2e's volume-modify specs count on a VolumeAttributesClass with another parameter failing.
+func onlyMutable(accepted []string) grpc.UnaryServerInterceptor {
+	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+		var params map[string]string
+		switch r := req.(type) {
+		case *csi.CreateVolumeRequest:
+			params = r.GetMutableParameters()
+		case *csi.ControllerModifyVolumeRequest:
+			params = r.GetMutableParameters()
+		}
+		for name := range params {
+			if !slices.Contains(accepted, name) {
+				return nil, grpcstatus.Errorf(codes.InvalidArgument, "mutable parameter %q is not accepted (accepted: %s)", name, strings.Join(accepted, ","))
+			}
+		}
+		return handler(ctx, req)
+	}
+}
+
+// chain runs outer around inner: outer sees inner's result (so the log shows refusals too).
+func chain(outer, inner grpc.UnaryServerInterceptor) grpc.UnaryServerInterceptor {
+	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+		return outer(ctx, req, info, func(ctx context.Context, req any) (any, error) {
+			return inner(ctx, req, info, handler)
+		})
+	}
 }
 
 // runProxy splices every connection accepted on clients to the next connection accepted on
