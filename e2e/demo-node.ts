@@ -85,7 +85,7 @@ async function main(): Promise<void> {
     logPath: join(logDir, 'node.log'),
     keepLogsIn: join(logDir, 'node-logs'),
     progress: (line) => {
-      if (/isolation checked|Ready in|imported|\[e2e\/build\] built|\[e2e\/images\] /.test(line)) say(`           ${line.replace(/^\[[^\]]*\] /, '')}`);
+      if (/isolation checked|imported|\[e2e\/build\] built|\[e2e\/images\] /.test(line)) say(`           ${line.replace(/^\[[^\]]*\] /, '')}`);
     },
   });
   const env = session.env;
@@ -195,11 +195,14 @@ async function main(): Promise<void> {
     if (!/ExpandVolume$/.test(call.Method)) continue;
     const label = [online, offline].find((p) => p.volumeId === call.Request?.volume_id) === online ? 'online' : 'offline';
     const gib = Number(call.Request?.capacity_range?.required_bytes ?? 0) / 2 ** 30;
-    say(`    ${line.slice(0, 15).trim()}  ${call.Method.split('/').pop()!.padEnd(22)} ${label.padEnd(8)} ${gib}Gi ${call.Error ? `error: ${call.Error}` : 'ok'}`);
+    const time = /^[IWE]\d{4} (\d\d:\d\d:\d\d\.\d{3})/.exec(line)?.[1] ?? '';
+    say(`    ${time}  ${call.Method.split('/').pop()!.padEnd(22)} ${label.padEnd(8)} ${gib}Gi ${call.Error ? `error: ${call.Error}` : 'ok'}`);
   }
   const events = await admin.core.listNamespacedEvent({ namespace: NAMESPACE });
   say('\n  events on the claims:');
-  for (const e of events.items.filter((e) => names.has(e.involvedObject.name ?? ''))) {
+  const when = (e: k8s.CoreV1Event) => new Date(e.eventTime ?? e.firstTimestamp ?? e.lastTimestamp ?? 0).getTime();
+  const claimEvents = events.items.filter((e) => names.has(e.involvedObject.name ?? '')).sort((a, b) => when(a) - when(b));
+  for (const e of claimEvents) {
     say(`    ${names.get(e.involvedObject.name!)!.padEnd(8)} ${(e.source?.component ?? e.reportingComponent ?? '').padEnd(22)} ${e.reason}: ${e.message}`);
   }
 

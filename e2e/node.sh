@@ -492,8 +492,15 @@ case "$cmd" in
     source "$dir/node.env"
     set +a
     export E2E_NODE_ENV=$dir/node.env
+    # COMMAND runs in the background so that a signal reaches this script at once (bash runs a
+    # trap only after the foreground command ends); the trap stops COMMAND, then tears down.
+    # Its stdin stays this script's (a background command would get /dev/null).
+    exec 3<&0
+    "$@" <&3 &
+    command_pid=$!
+    trap 'log "interrupted; stopping the command (pid $command_pid)"; kill -TERM "$command_pid" 2>/dev/null; wait "$command_pid"; exit 130' INT TERM
     status=0
-    "$@" || status=$?
+    wait "$command_pid" || status=$?
     exit "$status"
     ;;
   *) usage ;;
