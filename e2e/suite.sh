@@ -3,7 +3,7 @@
 # environment), once per resizer image: before each run the image the manifests name for the
 # csi-resizer sidecar is re-tagged in containerd to point at that image, and the run's reports
 # are written as <results>/junit-<image>[-NAME].xml and report-<image>[-NAME].json (only the specs
-# that ran); e2e/summary.ts then writes <results>/summary[-NAME].md (the table) from the JSON.
+# that ran); e2e/summary.ts then writes <results>/summary[-NAME].md (the table) from the JUnit files.
 #
 #   e2e/suite.sh [--suite mock|hostpath|all] [--images upstream,ours,ours-uid0] [--procs N]
 #                [--procs-ours N] [--focus REGEX --name NAME] [--skip REGEX] [--results DIR]
