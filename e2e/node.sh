@@ -49,9 +49,16 @@ usage() { sed -n '5,14p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 # ---------------------------------------------------------------------------------------------
 # Teardown. Works from the files in DIR alone, so `down DIR` can finish a node left by --keep.
 
-kill_pid() { # pid name: SIGTERM, wait up to 15 s, then SIGKILL
+# A recorded pid is this node's only while its command line names the node's directory (every
+# process node.sh starts has DIR in its arguments): after a reboot, or long after an interrupted
+# run, the number may belong to someone else.
+node_pid() { # dir pid
+  kill -0 "$2" 2>/dev/null && tr '\0' ' ' 2>/dev/null <"/proc/$2/cmdline" | grep -qF -- "$1"
+}
+
+kill_pid() { # pid name: SIGTERM, wait up to 15 s, then SIGKILL (only a pid of the node in $dir)
   local pid=$1 name=$2 i
-  kill -0 "$pid" 2>/dev/null || return 0
+  node_pid "$dir" "$pid" || return 0
   kill -TERM "$pid" 2>/dev/null || true
   for i in $(seq 150); do kill -0 "$pid" 2>/dev/null || return 0; sleep 0.1; done
   log "$name (pid $pid) ignored SIGTERM for 15 s; SIGKILL"
@@ -133,7 +140,7 @@ down() { # dir
   # 9. Anything left is reported; the directory goes only when nothing is.
   local left=()
   for name in "$dir"/pids/*; do
-    [ -f "$name" ] && kill -0 "$(cat "$name")" 2>/dev/null && left+=("process $(basename "$name") $(cat "$name")")
+    [ -f "$name" ] && node_pid "$dir" "$(cat "$name")" && left+=("process $(basename "$name") $(cat "$name")")
   done
   for pid in $(node_shims "$dir"); do left+=("shim $pid"); done
   grep -qF " $dir" /proc/self/mountinfo && left+=("mounts: $(awk -v d="$dir" 'index($5, d) == 1 {print $5}' /proc/self/mountinfo | tr '\n' ' ')")
@@ -158,6 +165,27 @@ unmount_under() { # dir: every mount point under it, deepest first, repeated whi
     [ "${#mounts[@]}" -eq 0 ] && return 0
     for m in "${mounts[@]}"; do umount "$m" 2>/dev/null || { [ "$pass" -ge 3 ] && umount -l "$m" 2>/dev/null; } || true; done
   done
+}
+
+# A node this script started earlier and never tore down: one left by --keep (marked
+# DIR/state/kept) stops this run with the command that ends it; one left by a run that was killed
+# outright (SIGKILL, a lost machine session: no trap runs) is torn down here, and the run stops
+# if that leaves anything behind. Called with the node lock held, so no live run owns either.
+clear_leftovers() {
+  local old
+  for old in /var/tmp/rz-e2e.??????; do
+    [ -d "$old" ] || continue
+    if [ -f "$old/state/kept" ]; then
+      die "a node kept with --keep is still up in $old; stop it first: e2e/node.sh down $old"
+    fi
+    log "found a node left by an interrupted run in $old; tearing it down first"
+    ( dir=$old; down "$old" ) || die "could not clear the node left in $old (see LEFT BEHIND above)"
+  done
+  # No directory to work from, but its namespace or veth is still there.
+  if ip netns list | grep -qw "^$netns" || ip link show "$host_if" >/dev/null 2>&1; then
+    die "network namespace $netns or interface $host_if exists with no node directory under /var/tmp;
+remove them by hand once nothing uses them: ip netns del $netns; ip link del $host_if"
+  fi
 }
 
 # ---------------------------------------------------------------------------------------------
@@ -472,12 +500,14 @@ case "$cmd" in
       log "another node runs on this machine ($lock); waiting for it"
       flock 8
     fi
+    clear_leftovers
     dir=$(mktemp -d /var/tmp/rz-e2e.XXXXXX) # short: kubelet's socket paths under it must fit in 107 bytes
     chmod 755 "$dir"
     on_exit() {
       local status=$?
       trap - EXIT INT TERM
       if [ "$keep" = yes ]; then
+        : >"$dir/state/kept"
         log "--keep: the node stays up; stop it with: e2e/node.sh down $dir"
       else
         down "$dir" || status=1
@@ -485,7 +515,7 @@ case "$cmd" in
       exit "$status"
     }
     trap on_exit EXIT
-    trap 'log "interrupted"; exit 130' INT TERM
+    trap 'log "interrupted"; exit 130' INT TERM HUP
     up
     set -a
     # shellcheck disable=SC1091
@@ -498,7 +528,7 @@ case "$cmd" in
     exec 3<&0
     "$@" <&3 &
     command_pid=$!
-    trap 'log "interrupted; stopping the command (pid $command_pid)"; kill -TERM "$command_pid" 2>/dev/null; wait "$command_pid"; exit 130' INT TERM
+    trap 'log "interrupted; stopping the command (pid $command_pid)"; kill -TERM "$command_pid" 2>/dev/null; wait "$command_pid"; exit 130' INT TERM HUP
     status=0
     wait "$command_pid" || status=$?
     exit "$status"

@@ -33,6 +33,19 @@ export E2E_COMPONENTS_ENV E2E_IMAGES_DIR
 echo "== components and images ready in $((SECONDS - start))s"
 
 status=0
-bash e2e/node.sh run ${node_args[@]+"${node_args[@]}"} -- bash e2e/suite.sh ${suite_args[@]+"${suite_args[@]}"} || status=$?
+# node.sh runs in the background so that a signal sent to this script alone (not to the whole
+# process group, as Ctrl-C is) reaches it at once: bash runs a trap only after the foreground
+# command ends (and a background command ignores SIGINT: Ctrl-C reaches node.sh as the TERM
+# below). node.sh stops the suite and tears the node down on INT, TERM and HUP. stdin stays ours.
+exec 3<&0
+bash e2e/node.sh run ${node_args[@]+"${node_args[@]}"} -- bash e2e/suite.sh ${suite_args[@]+"${suite_args[@]}"} <&3 &
+node_pid=$!
+trap 'kill -TERM "$node_pid" 2>/dev/null || true' INT TERM HUP
+while :; do
+  wait "$node_pid" && status=0 || status=$?
+  # wait returns early (status > 128) when a trapped signal arrives; go on waiting for node.sh.
+  kill -0 "$node_pid" 2>/dev/null || break
+done
+trap - INT TERM HUP
 echo "== npm run e2e: $((SECONDS - start))s in all, exit $status"
 exit "$status"
