@@ -210,7 +210,8 @@ wait_for() { # what seconds process command...: polls every 0.2 s while the proc
 
 start() { # name logfile command...: started in the node's namespace, pid recorded
   local name=$1 logfile=$2; shift 2
-  nsenter --net="/run/netns/$netns" "$@" >"$logfile" 2>&1 &
+  # 8>&-: the node lock stays this script's; a daemon outliving a killed run must not hold it.
+  nsenter --net="/run/netns/$netns" "$@" >"$logfile" 2>&1 8>&- &
   echo $! >"$dir/pids/$name"
   log "started $name (pid $!)"
 }
@@ -480,6 +481,13 @@ cmd=${1:-}; shift || true
 case "$cmd" in
   down)
     [ $# -eq 1 ] || usage
+    # Under the node lock: the namespace and interface names are the machine's, so tearing down
+    # while another run starts its node would take that node's namespace.
+    exec 8>"$lock"
+    if ! flock -n 8; then
+      log "a node run holds $lock; waiting for it to end"
+      flock 8
+    fi
     down "$1"
     ;;
   run)
@@ -526,7 +534,7 @@ case "$cmd" in
     # trap only after the foreground command ends); the trap stops COMMAND, then tears down.
     # Its stdin stays this script's (a background command would get /dev/null).
     exec 3<&0
-    "$@" <&3 &
+    "$@" <&3 8>&- &
     command_pid=$!
     trap 'log "interrupted; stopping the command (pid $command_pid)"; kill -TERM "$command_pid" 2>/dev/null; wait "$command_pid"; exit 130' INT TERM HUP
     status=0
