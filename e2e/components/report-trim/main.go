@@ -1,9 +1,11 @@
 // Command report-trim keeps, from a ginkgo JSON report of a focused e2e run, only the specs that
 // ran (and the suite's setup nodes), and writes them back as JSON and as JUnit XML with ginkgo's
 // own JUnit writer, configured as Kubernetes' e2e framework configures it for its junit_01.xml
-// (no timelines for passed specs, no failure message attribute, no labels). A focused run of the
-// e2e binary reports every one of its ~7,600 specs, nearly all "skipped"; without them the
-// reports of one run are small enough to keep in the repository.
+// (no failure message attribute, no labels), except that the JUnit file carries no timelines at
+// all: a failed spec's timeline holds the framework's whole log (hundreds of kB each), and the
+// JUnit files are committed. The failure itself (message, location, progress report) stays; the
+// timelines stay in the JSON report. A focused run of the e2e binary reports every one of its
+// ~7,600 specs, nearly all "skipped"; without them the JUnit file of one run is a few kB.
 //
 //	report-trim --in report.json --json trimmed.json --junit junit.xml
 package main
@@ -53,7 +55,8 @@ func main() {
 		fail(err)
 	}
 	config := reporters.JunitReportConfig{
-		OmitTimelinesForSpecState: types.SpecStatePassed | types.SpecStateSkipped,
+		OmitTimelinesForSpecState: types.SpecStatePassed | types.SpecStateSkipped | types.SpecStateFailureStates,
+		OmitCapturedStdOutErr:     true,
 		OmitFailureMessageAttr:    true,
 		OmitSpecLabels:            true,
 	}
