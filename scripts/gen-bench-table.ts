@@ -74,7 +74,9 @@ export function renderBenchTable(resultFile: string): string {
     if (!f) throw new Error(`${resultFile} has no figure "${row.name}" in a scenario matching ${String(row.scenario)}`);
     const scenario = row.label[0].startsWith('claims') ? `${/N=(\d+)/.exec(f.scenario)?.[1] ?? '?'} ${row.label[0]}` : row.label[0];
     const target =
-      row.target === undefined ? '' : `≤ ${row.target % 1 === 0 ? row.target.toFixed(1) : String(row.target)}: ${Number(f.ratio.toFixed(2)) <= row.target ? 'met' : 'missed'}`;
+      row.target === undefined
+        ? ''
+        : `≤ ${row.target % 1 === 0 ? row.target.toFixed(1) : String(row.target)}: ${Number(f.ratio.toFixed(2)) <= row.target ? 'met' : 'missed'}`;
     lines.push(`| ${scenario} | ${row.label[1]} | ${value(f.ours, f.unit)} | ${value(f.upstream, f.unit)} | ${f.ratio.toFixed(2)} | ${target} |`);
   }
   return `${lines.join('\n')}\n`;

@@ -3,7 +3,8 @@
 # builds the real components (all cached outside the repository), type-checks, checks the layer
 # map, the lint rules and the format (npm run lint), then runs every
 # unit and integration test with node's own test runner against one local control plane started
-# for this run. Everything from here on runs on the pinned runtime, whatever node started
+# for this run, and the node smoke test (e2e/smoke.test.ts), which starts a one-node cluster of
+# its own (kubelet, containerd; e2e/node.sh). Everything from here on runs on the pinned runtime, whatever node started
 # `npm test`: it comes first on PATH, and the tests spawn node through PATH or process.execPath.
 # NODE_LTS=24 npm test runs the same on the other pinned LTS line.
 set -euo pipefail
@@ -13,6 +14,12 @@ source scripts/node-runtime.sh
 use_node_runtime
 echo "== runtime: Node.js $(node --version) ($(command -v node))"
 bash scripts/setup.sh --image-tools --arch=amd64,arm64
+# The node smoke test (e2e/smoke.test.ts) starts a one-node cluster: its components and images
+# are built here, once per version (e2e/build.sh, e2e/images.sh; docs/e2e.md says how long).
+echo "== e2e node components and images"
+E2E_COMPONENTS_ENV=$(bash e2e/build.sh | tail -n1)
+E2E_IMAGES_DIR=$(bash e2e/images.sh | tail -n1)
+export E2E_COMPONENTS_ENV E2E_IMAGES_DIR
 
 echo "== type check"
 npx tsc -p tsconfig.json --noEmit
@@ -21,7 +28,7 @@ npx tsc -p tsconfig.json --noEmit
 echo "== lint"
 npm run --silent lint
 
-mapfile -t files < <(find src test -name '*.test.ts' -not -path '*/node_modules/*' | sort)
+mapfile -t files < <(find src test -name '*.test.ts' -not -path '*/node_modules/*' | sort; echo e2e/smoke.test.ts)
 if [ "${#files[@]}" -eq 0 ]; then
   echo "no test files found" >&2
   exit 1
