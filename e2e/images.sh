@@ -15,10 +15,10 @@
 #   csi-resizer slot                   not named here: e2e/suite.sh tags one of the two below into it
 #   upstream                           upstream csi-resizer v2.2.0 (test/infra/build-components.sh)
 #   ours                               `npm run image` for amd64 (scripts/image.sh), copied by skopeo
-#   ours-uid0                          the same with its config's user set to 0 (umoci config)
+#   ours-uid1000                       the same with its config's user set to 1000 (umoci config)
 #
 # The single-binary images are what the upstream images are (a static binary as entrypoint, run
-# as root, plus /tmp); ours is our real image, unchanged (it runs as uid 1000).
+# as root, plus /tmp); ours is our real image, unchanged (it runs as root, as upstream's does).
 # Prints the directory holding the tarballs and images.env (IMAGE names, the resizer slot's name
 # and the two candidates for it) on the last line. Tarballs are cached by their inputs' hash.
 set -euo pipefail
@@ -152,23 +152,22 @@ want "$f" && { log "upstream csi-resizer $UPSTREAM_RESIZER_VERSION -> $upstream_
 ours_key=$(cd "$root" && { git rev-parse HEAD; git status --porcelain | grep -q . && echo dirty; git diff HEAD -- src scripts package.json package-lock.json tsconfig.json tsconfig.build.json; git ls-files --others --exclude-standard src scripts; } | sha256sum | cut -c1-12)
 ours_version=$(sed -n 's/^ *"version": "\(.*\)",$/\1/p' "$root/package.json")
 ours_name=localhost/csi-resizer-e2e/ours:$ours_version-$ours_key
-# Ours with one change, its config's user 0 instead of 1000: upstream's image runs as root, and
-# the mock manifests run the resizer with the image's user beside a driver whose socket only root
-# may open (docs/e2e.md, "Our image as shipped").
-ours_uid0_name=localhost/csi-resizer-e2e/ours-uid0:$ours_version-$ours_key
+# Ours with one change, its config's user 1000 instead of 0, as `runAsUser: 1000` would run it:
+# beside a driver whose socket only root may open it cannot connect (docs/e2e.md, "The image user").
+ours_uid1000_name=localhost/csi-resizer-e2e/ours-uid1000:$ours_version-$ours_key
 f=$store/csi-resizer-ours-$ours_key-$self_hash.tar
-f_uid0=$store/csi-resizer-ours-uid0-$ours_key-$self_hash.tar
-want "$f_uid0" || true
-if want "$f" || [ ! -f "$f_uid0" ]; then
-  log "our image (npm run image, amd64) -> $ours_name, and with user 0 -> $ours_uid0_name"
+f_uid1000=$store/csi-resizer-ours-uid1000-$ours_key-$self_hash.tar
+want "$f_uid1000" || true
+if want "$f" || [ ! -f "$f_uid1000" ]; then
+  log "our image (npm run image, amd64) -> $ours_name, and with user 1000 -> $ours_uid1000_name"
   oci=$(mktemp -d)
   bash "$root/scripts/image.sh" --out "$oci/layout" --arch amd64 >&2
   # The layout names the index "<version>" and each architecture's manifest "<version>-<arch>".
   skopeo copy --quiet "oci:$oci/layout:$ours_version-amd64" "docker-archive:$f.tmp:$ours_name" >&2
-  umoci config --no-history --image "$oci/layout:$ours_version-amd64" --tag uid0 --config.user 0 >&2
-  skopeo copy --quiet "oci:$oci/layout:uid0" "docker-archive:$f_uid0.tmp:$ours_uid0_name" >&2
+  umoci config --no-history --image "$oci/layout:$ours_version-amd64" --tag uid1000 --config.user 1000:1000 >&2
+  skopeo copy --quiet "oci:$oci/layout:uid1000" "docker-archive:$f_uid1000.tmp:$ours_uid1000_name" >&2
   mv "$f.tmp" "$f"
-  mv "$f_uid0.tmp" "$f_uid0"
+  mv "$f_uid1000.tmp" "$f_uid1000"
   rm -rf "$oci"
 fi
 
@@ -187,7 +186,7 @@ RESIZER_UPSTREAM_IMAGE=$upstream_name
 RESIZER_UPSTREAM_VERSION=$UPSTREAM_RESIZER_VERSION
 RESIZER_OURS_IMAGE=$ours_name
 RESIZER_OURS_VERSION=$ours_version
-RESIZER_OURS_UID0_IMAGE=$ours_uid0_name
+RESIZER_OURS_UID1000_IMAGE=$ours_uid1000_name
 EOF
 rm -rf "$current" && mv "$current.tmp" "$current"
 # Tarballs not used for a week: older builds of the same images.

@@ -4,7 +4,7 @@
 # resizer sidecar slot and once with ours. docs/e2e.md says what it builds, how the node is
 # isolated and what the results mean; the README has the table.
 #
-#   npm run e2e [-- [--keep] [suite options: --suite mock|hostpath|all --images upstream,ours,ours-uid0 --procs N ...]]
+#   npm run e2e [-- [--keep] [suite options: --suite mock|hostpath|all --images upstream,ours,ours-uid1000 --procs N ...]]
 #
 # Needs root (network namespaces, mounts, cgroups), Go, the Go module proxy, Debian's package
 # archive and the npm registry; a fresh machine builds everything first (see docs/e2e.md for

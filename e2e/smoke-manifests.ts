@@ -4,9 +4,9 @@
 //
 // The mock keeps its volumes in memory, so one process must serve both the controller calls (from
 // the resizer) and the node calls (from kubelet): it runs on the node as root beside kubelet's
-// directories, like a CSI node plugin, and the socket it creates opens to root only. Our image's
-// user is 1000, so the resizer container says runAsUser: 0, as upstream's image (distroless,
-// root) runs without saying anything; docs/e2e.md, "Our image as shipped", has the whole story.
+// directories, like a CSI node plugin, and the socket it creates opens to root only. The resizer
+// container sets no user: our image runs as root by default, as upstream's does
+// (docs/deployment.md, "The image user").
 import type * as k8s from '@kubernetes/client-node';
 
 export interface DriverPodOptions {
@@ -54,7 +54,7 @@ export function csiDriverPod(o: DriverPodOptions): k8s.V1Pod {
           name: 'csi-resizer',
           image: o.images.ours,
           args: ['--v=5', '--csi-address=/csi/csi.sock', ...(o.resizerArgs ?? [])],
-          securityContext: { runAsUser: 0, allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } },
+          securityContext: { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } },
           volumeMounts: [{ name: 'socket-dir', mountPath: '/csi' }],
         },
       ],

@@ -5,7 +5,7 @@
 # are written as <results>/junit-<image>[-NAME].xml and report-<image>[-NAME].json (only the specs
 # that ran); e2e/summary.ts then writes <results>/summary[-NAME].md (the table) from the JUnit files.
 #
-#   e2e/suite.sh [--suite mock|hostpath|all] [--images upstream,ours,ours-uid0] [--procs N]
+#   e2e/suite.sh [--suite mock|hostpath|all] [--images upstream,ours,ours-uid1000] [--procs N]
 #                [--procs-ours N] [--focus REGEX --name NAME] [--skip REGEX] [--results DIR]
 #
 # --suite picks the specs (docs/e2e.md): mock, the default, is "[sig-storage] CSI Mock volume
@@ -24,7 +24,7 @@ log() { echo "[e2e/suite $(date +%H:%M:%S)] $*" >&2; }
 mock_focus='CSI Mock volume expansion'
 hostpath_focus='\[Driver: csi-hostpath\] \[Testpattern: Dynamic PV \(default fs\)[^\]]*\] (volume-expand|volume-modify)'
 
-images=upstream,ours,ours-uid0
+images=upstream,ours
 suite=mock
 focus=''
 skip=''
@@ -84,9 +84,9 @@ for run in "${runs[@]}"; do
   for image in "${image_list[@]}"; do
     case "$image" in
       upstream) candidate=$RESIZER_UPSTREAM_IMAGE; version="upstream csi-resizer $RESIZER_UPSTREAM_VERSION"; width=$procs ;;
-      ours) candidate=$RESIZER_OURS_IMAGE; version="our csi-resizer $RESIZER_OURS_VERSION ($RESIZER_OURS_IMAGE)"; width=$procs_ours ;;
-      ours-uid0) candidate=$RESIZER_OURS_UID0_IMAGE; version="our csi-resizer $RESIZER_OURS_VERSION, image user 0 ($RESIZER_OURS_UID0_IMAGE)"; width=$procs ;;
-      *) echo "unknown image $image (upstream, ours or ours-uid0)" >&2; exit 2 ;;
+      ours) candidate=$RESIZER_OURS_IMAGE; version="our csi-resizer $RESIZER_OURS_VERSION ($RESIZER_OURS_IMAGE)"; width=$procs ;;
+      ours-uid1000) candidate=$RESIZER_OURS_UID1000_IMAGE; version="our csi-resizer $RESIZER_OURS_VERSION, image user 1000 ($RESIZER_OURS_UID1000_IMAGE)"; width=$procs_ours ;;
+      *) echo "unknown image $image (upstream, ours or ours-uid1000)" >&2; exit 2 ;;
     esac
     "${ctr[@]}" images tag --force "$candidate" "$RESIZER_SLOT_IMAGE" >/dev/null
     [ "$(digest_of "$RESIZER_SLOT_IMAGE")" = "$(digest_of "$candidate")" ] || { log "re-tagging $RESIZER_SLOT_IMAGE failed"; exit 1; }
@@ -108,9 +108,9 @@ for run in "${runs[@]}"; do
   done
 
   summary=(--results "$results" --suffix="$suffix")
-  # The README's table comes from the main run: the mock specs, all three images, the default
-  # results directory.
-  if [ -z "$name" ] && [ "$focus" = "$mock_focus" ] && [ "$results" = "$root/e2e/results" ] && [ "$images" = upstream,ours,ours-uid0 ]; then
+  # The README's table comes from the main run: the mock specs, upstream's image and ours, the
+  # default results directory.
+  if [ -z "$name" ] && [ "$focus" = "$mock_focus" ] && [ "$results" = "$root/e2e/results" ] && [ "$images" = upstream,ours ]; then
     summary+=(--readme "$root/README.md")
   fi
   node --import tsx "$root/e2e/summary.ts" "${summary[@]}" >&2 || status=1

@@ -23,7 +23,7 @@ export interface SuiteResult {
 }
 
 export interface ImageResult {
-  /** upstream, ours, ours-uid0. */
+  /** upstream, ours, ours-uid1000. */
   image: string;
   suite: SuiteResult;
 }

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { parseJunit, replaceBetweenMarkers, summarize, type ImageResult } from './summary-table.js';
 
-const IMAGES = ['upstream', 'ours', 'ours-uid0'] as const;
+const IMAGES = ['upstream', 'ours', 'ours-uid1000'] as const;
 
 function readResult(results: string, image: string, suffix: string): ImageResult | undefined {
   const path = join(results, `junit-${image}${suffix}.xml`);

@@ -90,7 +90,7 @@ test('a spec upstream passed and ours failed is a regression, with its failure l
       suite: parse({ leaf: 'grows', status: 'passed', seconds: 61 }, { leaf: 'recovers', status: 'failed', seconds: 300, failure: 'upstream timed out' }),
     },
     { image: 'ours', suite: parse({ leaf: 'grows', status: 'failed', seconds: 330, failure: 'While waiting for PV resize to finish\nmore' }) },
-    { image: 'ours-uid0', suite: parse({ leaf: 'grows', status: 'passed', seconds: 60 }, { leaf: 'recovers', status: 'passed', seconds: 90 }) },
+    { image: 'ours-uid1000', suite: parse({ leaf: 'grows', status: 'passed', seconds: 60 }, { leaf: 'recovers', status: 'passed', seconds: 90 }) },
   ]);
   assert.deepEqual(s.regressions, [`${DESCRIBE} CSI Volume expansion grows`]);
   assert.match(s.table, /\| recovers \| failed \(300 s\) \| not run \| passed \(90 s\) \|/);
