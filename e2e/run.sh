@@ -27,9 +27,7 @@ start=$SECONDS
 use_node_runtime
 # npm dependencies and the image tools (podman, skopeo, umoci, runc); the Go components come next.
 bash scripts/setup.sh --no-components --image-tools --arch=amd64
-E2E_COMPONENTS_ENV=$(bash e2e/build.sh | tail -n1)
-E2E_IMAGES_DIR=$(bash e2e/images.sh | tail -n1)
-export E2E_COMPONENTS_ENV E2E_IMAGES_DIR
+source e2e/prepare.sh
 echo "== components and images ready in $((SECONDS - start))s"
 
 status=0

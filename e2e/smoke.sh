@@ -9,9 +9,7 @@ source scripts/node-runtime.sh
 start=$SECONDS
 use_node_runtime
 bash scripts/setup.sh --no-components --image-tools --arch=amd64
-E2E_COMPONENTS_ENV=$(bash e2e/build.sh | tail -n1)
-E2E_IMAGES_DIR=$(bash e2e/images.sh | tail -n1)
-export E2E_COMPONENTS_ENV E2E_IMAGES_DIR
+source e2e/prepare.sh
 echo "== components and images ready in $((SECONDS - start))s"
 status=0
 node --import tsx --test --test-timeout=900000 e2e/smoke.test.ts || status=$?

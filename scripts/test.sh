@@ -17,9 +17,7 @@ bash scripts/setup.sh --image-tools --arch=amd64,arm64
 # The node smoke test (e2e/smoke.test.ts) starts a one-node cluster: its components and images
 # are built here, once per version (e2e/build.sh, e2e/images.sh; docs/e2e.md says how long).
 echo "== e2e node components and images"
-E2E_COMPONENTS_ENV=$(bash e2e/build.sh | tail -n1)
-E2E_IMAGES_DIR=$(bash e2e/images.sh | tail -n1)
-export E2E_COMPONENTS_ENV E2E_IMAGES_DIR
+source e2e/prepare.sh
 
 echo "== type check"
 npx tsc -p tsconfig.json --noEmit
