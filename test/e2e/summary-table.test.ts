@@ -105,3 +105,17 @@ test('the README block between the markers is replaced, the rest kept; no marker
   assert.ok(!out.includes('old table'));
   assert.throws(() => replaceBetweenMarkers('no markers', s, 'npm run e2e'), /markers/);
 });
+
+test('the shared words above the table end where no bracket is open', () => {
+  const suite = (...names: string[]): SuiteResult => ({
+    seconds: 1,
+    timestamp: '',
+    specs: names.map((name) => ({ name, status: 'passed', seconds: 1 })),
+  });
+  const s = summarize([{ image: 'upstream', suite: suite(
+    '[sig-storage] CSI Volumes [Testpattern: Dynamic PV (default fs)(allowExpansion)] volume-expand grows',
+    '[sig-storage] CSI Volumes [Testpattern: Dynamic PV (default fs)] volume-modify modifies',
+  ) }]);
+  assert.ok(s.table.startsWith('Specs of `[sig-storage] CSI Volumes`:'), s.table);
+  assert.match(s.table, /\| \[Testpattern: Dynamic PV \(default fs\)\] volume-modify modifies \| passed \(1 s\) \|/);
+});
