@@ -53,6 +53,9 @@ export function parseJunit(xml: string, source = 'JUnit report'): SuiteResult {
     textNodeName: 'text',
     parseAttributeValue: false,
     parseTagValue: false,
+    // Go's encoding/xml (ginkgo's writer) writes newlines and quotes as numeric character
+    // references (&#xA;, &#34;), which only this option decodes.
+    htmlEntities: true,
     isArray: (name) => ['testsuite', 'testcase', 'failure', 'error'].includes(name),
   });
   const doc = parser.parse(xml) as { testsuites?: { testsuite?: JunitSuite[] } };

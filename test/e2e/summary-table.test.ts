@@ -21,7 +21,9 @@ function junit(...cases: Case[]): string {
     const open = `<testcase name="${name}" classname="Kubernetes e2e suite" status="${c.status}" time="${c.seconds}"`;
     if (!c.failure) return `${open}></testcase>`;
     const body = `[FAILED] ${c.failure}\nIn [It] at: /root/go/pkg/mod/k8s.io/kubernetes@v1.36.3/test/e2e/x.go:7 @ 12/03/26 14:10:00.1\n\n  Spec Goroutine\n  goroutine 1 [select]`;
-    return `${open}>\n<failure message="" type="failed">${body.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;')}</failure>\n<system-err>timeline</system-err>\n</testcase>`;
+    // Escaped as Go's encoding/xml escapes text: newlines and quotes as numeric references.
+    const escaped = body.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&#34;').replace(/'/g, '&#39;').replace(/\n/g, '&#xA;');
+    return `${open}>\n<failure message="" type="failed">${escaped}</failure>\n<system-err>timeline</system-err>\n</testcase>`;
   };
   return `<?xml version="1.0" encoding="UTF-8"?>
   <testsuites tests="${cases.length + 2}" disabled="0" errors="0" failures="0" time="300.5">
@@ -37,7 +39,7 @@ function junit(...cases: Case[]): string {
 const parse = (...cases: Case[]): SuiteResult => parseJunit(junit(...cases));
 
 test('parseJunit keeps the [It] test cases, with status, time and the failure description', () => {
-  const suite = parse({ leaf: 'grows', status: 'passed', seconds: 61.4 }, { leaf: 'refuses', status: 'failed', seconds: 330, failure: 'Timed out <after> "5m"' });
+  const suite = parse({ leaf: 'grows', status: 'passed', seconds: 61.4 }, { leaf: 'refuses', status: 'failed', seconds: 330, failure: 'Timed out <after> "5m" & the claim\'s status' });
   assert.equal(suite.seconds, 300.5);
   assert.equal(suite.timestamp, '2026-12-03T14:08:37');
   assert.deepEqual(suite.specs.map((s) => [s.name, s.status, s.seconds]), [
@@ -45,7 +47,7 @@ test('parseJunit keeps the [It] test cases, with status, time and the failure de
     [`${DESCRIBE} CSI Volume expansion refuses`, 'failed', 330],
   ]);
   assert.equal(suite.specs[0]!.failure, undefined);
-  assert.match(suite.specs[1]!.failure!, /^\[FAILED\] Timed out <after> "5m"\nIn \[It\] at: /);
+  assert.match(suite.specs[1]!.failure!, /^\[FAILED\] Timed out <after> "5m" & the claim's status\nIn \[It\] at: /);
 });
 
 test('parseJunit refuses a file that is not one ginkgo test suite', () => {
