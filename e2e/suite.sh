@@ -13,8 +13,8 @@
 # volume-modify specs (default fs), NAME=hostpath; all runs both, one after the other. --focus runs other specs
 # instead, reported under --name. --procs runs the specs in parallel through the ginkgo CLI (each
 # spec has its own namespace and driver instance); 1 runs them one after the other. Our image as
-# shipped cannot reach the driver in these manifests (docs/e2e.md, "Our image as shipped"), so its
-# specs only wait for their own timeouts: --procs-ours runs them wider (14 by default, one round).
+# uid 1000 (ours-uid1000) cannot reach the driver in these manifests (docs/e2e.md, "The image user"),
+# so its specs only wait for their own timeouts: --procs-ours runs them wider (14 by default).
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)

@@ -53,6 +53,9 @@ export function parseJunit(xml: string, source = 'JUnit report'): SuiteResult {
     textNodeName: 'text',
     parseAttributeValue: false,
     parseTagValue: false,
+    // Go's encoding/xml (ginkgo's writer) writes newlines and quotes as numeric character
+    // references (&#xA;, &#34;), which only this option decodes.
+    htmlEntities: true,
     isArray: (name) => ['testsuite', 'testcase', 'failure', 'error'].includes(name),
   });
   const doc = parser.parse(xml) as { testsuites?: { testsuite?: JunitSuite[] } };
@@ -89,13 +92,27 @@ interface JunitSuite {
 
 const seconds = (s: number) => `${Math.round(s)} s`;
 
-/** The words every name begins with, when there are at least two names and each has more. */
+/** Whether every "[" and "(" in text is closed again. */
+function balanced(text: string): boolean {
+  let depth = 0;
+  for (const c of text) {
+    if (c === '[' || c === '(') depth++;
+    else if (c === ']' || c === ')') depth--;
+  }
+  return depth === 0;
+}
+
+/**
+ * The words every name begins with, when there are at least two names and each has more, cut
+ * where no bracket is open (so "[Testpattern: Dynamic PV (default fs)]" stays whole in the rows).
+ */
 function sharedPrefix(names: readonly string[]): string {
   if (names.length < 2) return '';
   const split = names.map((n) => n.split(' '));
   const first = split[0]!;
   let n = 0;
   while (split.every((words) => words.length > n + 1 && words[n] === first[n])) n++;
+  while (n > 0 && !balanced(first.slice(0, n).join(' '))) n--;
   return n === 0 ? '' : `${first.slice(0, n).join(' ')} `;
 }
 

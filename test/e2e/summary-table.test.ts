@@ -21,7 +21,15 @@ function junit(...cases: Case[]): string {
     const open = `<testcase name="${name}" classname="Kubernetes e2e suite" status="${c.status}" time="${c.seconds}"`;
     if (!c.failure) return `${open}></testcase>`;
     const body = `[FAILED] ${c.failure}\nIn [It] at: /root/go/pkg/mod/k8s.io/kubernetes@v1.36.3/test/e2e/x.go:7 @ 12/03/26 14:10:00.1\n\n  Spec Goroutine\n  goroutine 1 [select]`;
-    return `${open}>\n<failure message="" type="failed">${body.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;')}</failure>\n<system-err>timeline</system-err>\n</testcase>`;
+    // Escaped as Go's encoding/xml escapes text: newlines and quotes as numeric references.
+    const escaped = body
+      .replace(/&/g, '&amp;')
+      .replace(/</g, '&lt;')
+      .replace(/>/g, '&gt;')
+      .replace(/"/g, '&#34;')
+      .replace(/'/g, '&#39;')
+      .replace(/\n/g, '&#xA;');
+    return `${open}>\n<failure message="" type="failed">${escaped}</failure>\n<system-err>timeline</system-err>\n</testcase>`;
   };
   return `<?xml version="1.0" encoding="UTF-8"?>
   <testsuites tests="${cases.length + 2}" disabled="0" errors="0" failures="0" time="300.5">
@@ -39,7 +47,7 @@ const parse = (...cases: Case[]): SuiteResult => parseJunit(junit(...cases));
 test('parseJunit keeps the [It] test cases, with status, time and the failure description', () => {
   const suite = parse(
     { leaf: 'grows', status: 'passed', seconds: 61.4 },
-    { leaf: 'refuses', status: 'failed', seconds: 330, failure: 'Timed out <after> "5m"' },
+    { leaf: 'refuses', status: 'failed', seconds: 330, failure: 'Timed out <after> "5m" & the claim\'s status' },
   );
   assert.equal(suite.seconds, 300.5);
   assert.equal(suite.timestamp, '2026-12-03T14:08:37');
@@ -51,7 +59,7 @@ test('parseJunit keeps the [It] test cases, with status, time and the failure de
     ],
   );
   assert.equal(suite.specs[0]!.failure, undefined);
-  assert.match(suite.specs[1]!.failure!, /^\[FAILED\] Timed out <after> "5m"\nIn \[It\] at: /);
+  assert.match(suite.specs[1]!.failure!, /^\[FAILED\] Timed out <after> "5m" & the claim's status\nIn \[It\] at: /);
 });
 
 test('parseJunit refuses a file that is not one ginkgo test suite', () => {
@@ -118,4 +126,23 @@ test('the README block between the markers is replaced, the rest kept; no marker
   assert.ok(out.endsWith('(`npm run e2e`).\n<!-- e2e-table:end -->\noutro\n'));
   assert.ok(!out.includes('old table'));
   assert.throws(() => replaceBetweenMarkers('no markers', s, 'npm run e2e'), /markers/);
+});
+
+test('the shared words above the table end where no bracket is open', () => {
+  const suite = (...names: string[]): SuiteResult => ({
+    seconds: 1,
+    timestamp: '',
+    specs: names.map((name) => ({ name, status: 'passed', seconds: 1 })),
+  });
+  const s = summarize([
+    {
+      image: 'upstream',
+      suite: suite(
+        '[sig-storage] CSI Volumes [Testpattern: Dynamic PV (default fs)(allowExpansion)] volume-expand grows',
+        '[sig-storage] CSI Volumes [Testpattern: Dynamic PV (default fs)] volume-modify modifies',
+      ),
+    },
+  ]);
+  assert.ok(s.table.startsWith('Specs of `[sig-storage] CSI Volumes`:'), s.table);
+  assert.match(s.table, /\| \[Testpattern: Dynamic PV \(default fs\)\] volume-modify modifies \| passed \(1 s\) \|/);
 });
