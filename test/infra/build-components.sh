@@ -17,7 +17,7 @@ export GOTOOLCHAIN=local CGO_ENABLED=0 GOFLAGS=-mod=mod
 
 k8s_version=$(sed -n 's/^[[:space:]]*k8s.io\/kubernetes \(v[0-9.]*\)$/\1/p' "$here/components/go.mod")
 etcd_version=$(sed -n 's/^[[:space:]]*go.etcd.io\/etcd\/server\/v3 \(v[0-9.]*\).*/\1/p' "$here/etcd/go.mod")
-upstream_version=v2.2.0 # v2.2.1 is not served by the module proxy here
+upstream_version=v2.3.0
 components_hash=$(cat "$here/components/go.mod" "$here/components/go.sum" "$here/components/mockdriver/main.go" | sha256sum | cut -c1-12)
 etcd_hash=$(cat "$here/etcd/go.mod" "$here/etcd/go.sum" | sha256sum | cut -c1-12)
 
