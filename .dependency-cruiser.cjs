@@ -1,14 +1,14 @@
 // The layer map of docs/architecture.md ("Layers"), checked by `npm run lint` and `npm test`
 // (scripts/check-layers.ts). Imports point toward more basic layers:
 //
-//   base ← model ← csi, kube, queue, flags ← controller ← resize, modify ← diagnose ← app ← main.ts
+//   base ← model ← csi, kube, queue, flags ← controller, usage ← resize, modify, autogrow ← diagnose ← app ← main.ts
 //   observability: from any layer; it imports only base and model
 //
 // Unit tests (*.test.ts beside their module) may import any layer and the test support code;
 // everything else in src/ ships and may not. The parser is swc: TypeScript 7's npm package has no
 // classic compiler API for the tsc parser.
 
-const LAYERS = [['base'], ['model'], ['csi', 'kube', 'queue', 'flags'], ['controller'], ['resize', 'modify'], ['diagnose'], ['app']];
+const LAYERS = [['base'], ['model'], ['csi', 'kube', 'queue', 'flags'], ['controller', 'usage'], ['resize', 'modify', 'autogrow'], ['diagnose'], ['app']];
 const SHIPPED = { path: '^src/', pathNot: '\\.test\\.ts$' };
 
 /** One rule per layer: a folder imports none of its own rank's siblings and nothing above it. */
@@ -67,18 +67,25 @@ module.exports = {
       to: { path: ['^node_modules/@grpc/', '^node_modules/@bufbuild/', '^src/csi/proto/'] },
     },
     {
-      name: 'http-client-only-in-kube-transport',
-      comment: 'the HTTP client (node:https, or an HTTP library) is used by the kube transport (http.ts, connections.ts) alone',
+      name: 'http-client-only-in-transports',
+      comment:
+        "the HTTP client (node:https, or an HTTP library) is used by the transports alone: the API server's (kube/http.ts, kube/connections.ts) and the usage sources' (usage/http-get.ts)",
       severity: 'error',
-      from: { path: SHIPPED.path, pathNot: [SHIPPED.pathNot, '^src/kube/(http|connections)\\.ts$'] },
+      from: { path: SHIPPED.path, pathNot: [SHIPPED.pathNot, '^src/kube/(http|connections)\\.ts$', '^src/usage/http-get\\.ts$'] },
       to: { path: ['^node_modules/undici/', '^(node:)?https$'] },
     },
     {
       name: 'controllers-see-ports',
-      comment: 'the controllers reach the driver and the API server only through ports, never the transport',
+      comment: 'the controllers reach the driver, the API server and the usage sources only through ports, never the transport',
       severity: 'error',
-      from: { path: '^src/(controller|resize|modify)/', pathNot: '\\.test\\.ts$' },
-      to: { path: ['^src/csi/(connection\\.ts|proto/)', '^src/kube/(http|connections|proxy|credentials|kubeconfig)\\.ts$'] },
+      from: { path: '^src/(controller|resize|modify|autogrow)/', pathNot: '\\.test\\.ts$' },
+      to: {
+        path: [
+          '^src/csi/(connection\\.ts|proto/)',
+          '^src/kube/(http|connections|proxy|credentials|kubeconfig)\\.ts$',
+          '^src/usage/(http-get|kubelet-source|prometheus-source)\\.ts$',
+        ],
+      },
     },
     {
       name: 'kube-builders-no-transport',

@@ -52,6 +52,9 @@ test('layers: each kind of break in a tree is found, and only those', async (t) 
     'src/diagnose/raw.ts': "import { request } from 'node:https';\nexport const raw = request;\n",
     // a controller reaching for the transport
     'src/modify/transport.ts': "import { h } from '../kube/http.js';\nexport const transport = h;\n",
+    // auto-grow reaching past the usage port for an adapter
+    'src/autogrow/adapter.ts': "import { s } from '../usage/kubelet-source.js';\nexport const adapter = s;\n",
+    'src/usage/kubelet-source.ts': exported('s'),
     'src/kube/http.ts': exported('h'),
     // a pure builder importing the transport
     'src/kube/patch.ts': "import { h } from './http.js';\nexport const patch = h;\n",
@@ -66,9 +69,10 @@ test('layers: each kind of break in a tree is found, and only those', async (t) 
   });
   const found = (await checkLayers({ baseDir: dir })).map((v) => `${v.rule} ${v.from}`).sort();
   assert.deepEqual(found, [
+    'controllers-see-ports src/autogrow/adapter.ts',
     'controllers-see-ports src/modify/transport.ts',
     'grpc-only-in-csi src/resize/wire.ts',
-    'http-client-only-in-kube-transport src/diagnose/raw.ts',
+    'http-client-only-in-transports src/diagnose/raw.ts',
     'kube-builders-no-transport src/kube/patch.ts',
     'layer-model src/model/upward.ts',
     'layer-observability src/observability/log.ts',
@@ -85,7 +89,8 @@ test('layers: each kind of break in a tree is found, and only those', async (t) 
 test('layers: a tree that keeps the map has no violations', async (t) => {
   const dir = tree(t, {
     'src/main.ts': "import { top } from './app/top.js';\nexport const main = top;\n",
-    'src/app/top.ts': "import { d } from '../diagnose/d.js';\nimport { r } from '../resize/r.js';\nexport const top = d + r;\n",
+    'src/app/top.ts':
+      "import { d } from '../diagnose/d.js';\nimport { r } from '../resize/r.js';\nimport { g } from '../autogrow/g.js';\nexport const top = d + r + g;\n",
     'src/diagnose/d.ts': "import { r } from '../resize/r.js';\nimport { f } from '../flags/f.js';\nexport const d = r + f;\n",
     'src/flags/f.ts': "import { q } from '../model/q.js';\nexport const f = q;\n",
     'src/resize/r.ts': "import { e } from '../controller/e.js';\nimport { log } from '../observability/log.js';\nexport const r = e + log;\n",
@@ -93,6 +98,10 @@ test('layers: a tree that keeps the map has no violations', async (t) => {
     'src/csi/client.ts': "import { status } from '@grpc/grpc-js';\nimport { q } from '../model/q.js';\nexport const c = status.OK + q;\n",
     'src/kube/client.ts': "import { agent } from './http.js';\nimport { q } from '../model/q.js';\nexport const k = q + (agent ? 1 : 0);\n",
     'src/kube/http.ts': "import { Agent } from 'node:https';\nexport const agent = Agent;\n",
+    // auto-grow sees the usage port, which sits beside the engine; the usage transport may use node:https
+    'src/autogrow/g.ts': "import { u } from '../usage/volume-usage.js';\nimport { k } from '../kube/client.js';\nexport const g = u + k;\n",
+    'src/usage/volume-usage.ts': "import { get } from './http-get.js';\nimport { k } from '../kube/client.js';\nexport const u = k + (get ? 1 : 0);\n",
+    'src/usage/http-get.ts': "import { request } from 'node:https';\nexport const get = request;\n",
     'src/model/q.ts': "import { b } from '../base/b.js';\nexport const q = b;\n",
     'src/base/b.ts': exported('b'),
     'src/observability/log.ts': "import { Counter } from 'prom-client';\nimport { q } from '../model/q.js';\nexport const log = q + (Counter ? 1 : 0);\n",

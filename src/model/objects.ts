@@ -103,3 +103,19 @@ export interface VolumeAttributesClass {
   driverName: string;
   parameters?: Record<string, string>;
 }
+
+export interface NodeAddress {
+  type: string;
+  address: string;
+}
+
+/** The Node fields auto-grow reads to reach its kubelet. */
+export interface Node {
+  [field: string]: unknown;
+  metadata: ObjectMeta;
+  status?: {
+    addresses?: NodeAddress[];
+    /** The kubelet's port; `Port` is capitalised on the wire. */
+    daemonEndpoints?: { kubeletEndpoint?: { Port?: number } };
+  };
+}
