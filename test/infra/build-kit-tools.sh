@@ -2,8 +2,9 @@
 # The tools the operator-kit tests run (test/kit/), cached by version outside the repository:
 #   kustomize  built from the Go module proxy (sigs.k8s.io/kustomize/kustomize/v5)
 #   promtool   taken from Debian's `prometheus` package: the .deb is downloaded with apt-get and
-#              only usr/bin/promtool is extracted, so no Prometheus server is installed or started
-# Writes kit-tools.env (KUSTOMIZE_BIN=..., PROMTOOL_BIN=...) in the cache's bin directory and
+#              only usr/bin/promtool and usr/bin/prometheus are extracted, so nothing is installed
+#              and no service starts (the auto-grow tests start their own server on loopback)
+# Writes kit-tools.env (KUSTOMIZE_BIN=..., PROMTOOL_BIN=..., PROMETHEUS_BIN=...) in the cache's bin directory and
 # prints that directory on the last line of stdout. Fails loudly when a tool cannot be had.
 set -euo pipefail
 
@@ -34,9 +35,10 @@ if [ ! -x "$kustomize" ]; then
   log "built kustomize in $((SECONDS - start))s -> $kustomize"
 fi
 
-# promtool: the cached copy is named after the Debian version it came from.
+# promtool and prometheus: the cached copies are named after the Debian version they came from.
 promtool=$(ls "$bin"/promtool-* 2>/dev/null | sort -V | tail -n1 || true)
-if [ -z "$promtool" ] || [ ! -x "$promtool" ]; then
+prometheus=${promtool:+$bin/prometheus-${promtool##*/promtool-}}
+if [ -z "$promtool" ] || [ ! -x "$promtool" ] || [ ! -x "$prometheus" ]; then
   command -v apt-get >/dev/null || { log "apt-get is not available: cannot get promtool (Debian package prometheus)"; exit 1; }
   work=$(mktemp -d)
   trap 'rm -rf "$work"' EXIT
@@ -53,12 +55,17 @@ if [ -z "$promtool" ] || [ ! -x "$promtool" ]; then
   install -m 0755 "$work/root/usr/bin/promtool" "$promtool.tmp"
   mv "$promtool.tmp" "$promtool"
   log "promtool $("$promtool" --version 2>&1 | head -n1) -> $promtool"
+  prometheus=$bin/prometheus-$deb_version
+  install -m 0755 "$work/root/usr/bin/prometheus" "$prometheus.tmp"
+  mv "$prometheus.tmp" "$prometheus"
+  log "prometheus $("$prometheus" --version 2>&1 | head -n1) -> $prometheus"
 fi
 
 cat > "$bin/kit-tools.env.tmp" <<EOF
 KUSTOMIZE_BIN=$kustomize
 KUSTOMIZE_VERSION=$kustomize_version
 PROMTOOL_BIN=$promtool
+PROMETHEUS_BIN=$prometheus
 EOF
 mv "$bin/kit-tools.env.tmp" "$bin/kit-tools.env"
 echo "$bin"

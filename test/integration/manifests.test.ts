@@ -15,11 +15,11 @@ import { adminClients, useCluster } from '../cluster/test-cluster.js';
 const deployDir = join(repoRoot, 'deploy', 'kubernetes');
 const load = (file: string) => k8s.loadAllYaml(readFileSync(join(deployDir, file), 'utf8')).filter(Boolean) as k8s.KubernetesObject[];
 
-test('rbac.yaml, the opt-in secrets access and deployment.yaml apply cleanly (server-side apply, dry run)', async () => {
+test('rbac.yaml, the opt-in secrets access and auto-grow RBAC, and deployment.yaml apply cleanly (server-side apply, dry run)', async () => {
   const cluster = await useCluster();
   const admin = adminClients(cluster);
   const objects = k8s.KubernetesObjectApi.makeApiClient(admin.kc);
-  for (const doc of [...load('rbac.yaml'), ...load('secrets-access/rbac-secrets.yaml'), ...load('deployment.yaml')]) {
+  for (const doc of [...load('rbac.yaml'), ...load('secrets-access/rbac-secrets.yaml'), ...load('auto-grow/rbac-auto-grow.yaml'), ...load('deployment.yaml')]) {
     const applied = await objects.patch(doc, undefined, 'All', 'csi-resizer-manifest-test', true, k8s.PatchStrategy.ServerSideApply);
     assert.equal(applied.kind, doc.kind);
     assert.equal(applied.metadata?.name, doc.metadata?.name);

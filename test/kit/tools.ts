@@ -1,4 +1,4 @@
-// The operator-kit tests' tools: kustomize and promtool, installed into the cache by
+// The operator-kit tests' tools: kustomize, promtool and the Prometheus server, installed into the cache by
 // test/infra/build-kit-tools.sh (a no-op when both are cached). A missing tool is an error, never
 // a skipped test: a fresh machine without apt or the Go module proxy fails here, loudly.
 import { execFile } from 'node:child_process';
@@ -12,6 +12,8 @@ const execFileAsync = promisify(execFile);
 export interface KitTools {
   readonly kustomizeBin: string;
   readonly promtoolBin: string;
+  /** The Prometheus server of the same Debian package (the auto-grow Prometheus source's tests). */
+  readonly prometheusBin: string;
 }
 
 let pending: Promise<KitTools> | undefined;
@@ -36,7 +38,7 @@ async function install(): Promise<KitTools> {
     if (!value) throw new Error(`${join(binDir, 'kit-tools.env')} has no ${key}`);
     return value;
   };
-  return { kustomizeBin: need('KUSTOMIZE_BIN'), promtoolBin: need('PROMTOOL_BIN') };
+  return { kustomizeBin: need('KUSTOMIZE_BIN'), promtoolBin: need('PROMTOOL_BIN'), prometheusBin: need('PROMETHEUS_BIN') };
 }
 
 /** Runs a tool; on failure the error carries its output. */
