@@ -43,6 +43,8 @@ export interface FakeKubeletOptions {
 }
 
 export interface KubeletRequest {
+  /** When it arrived (ms since the epoch). */
+  readonly receivedAtMs: number;
   readonly path: string;
   readonly user: string | undefined;
   readonly status: number;
@@ -140,11 +142,12 @@ export class FakeKubelet {
   }
 
   private async serve(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    const receivedAtMs = Date.now();
     this.arrivals++;
     if (this.hanging) return;
     const path = new URL(req.url ?? '/', 'https://kubelet').pathname;
     const answer = (status: number, body: string, user?: string, type = 'text/plain; charset=utf-8') => {
-      this.requests.push({ path, user, status });
+      this.requests.push({ receivedAtMs, path, user, status });
       res.writeHead(status, { 'content-type': type });
       res.end(body);
     };
