@@ -1,9 +1,9 @@
 // Reading the volume usage out of kubelet's summary API answer (`GET /stats/summary`,
 // stats/v1alpha1 Summary): every pod's `volume` entries that name a claim (`pvcRef`), with the
-// filesystem's capacity, available bytes, inodes, free inodes and the `time` kubelet measured
+// filesystem's capacity, available bytes, inodes, free inodes and the `time` kubelet read
 // them at. Only the claims asked for are kept; a claim several pods on the node mount appears
 // once per pod, and the newest entry wins. An entry without capacity or available bytes (kubelet
-// leaves them out until it has measured) is not a sample. Pure: the transport is http-get.ts.
+// leaves them out until its first reading) is not a sample. Pure: the transport is http-get.ts.
 import type { VolumeUsage } from './volume-usage.js';
 
 export class SummaryFormatError extends Error {

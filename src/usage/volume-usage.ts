@@ -1,4 +1,4 @@
-// The volume usage port: how full the filesystems of mounted claims are, as kubelet measured
+// The volume usage port: how full the filesystems of mounted claims are, as kubelet reads
 // them (docs/auto-grow.md, "Where usage comes from"). Auto-grow asks for the claims it cares
 // about, grouped by the node that mounts them; an adapter answers for every claim it was asked
 // about, with a sample or with why there is none, so one node that cannot be read never hides
@@ -44,7 +44,7 @@ export const UsageUnavailable = {
   Forbidden: 'forbidden',
   /** An error status, or a body that is not what the API returns. */
   BadResponse: 'badResponse',
-  /** The answer has no entry for the claim (not mounted there, or not measured yet). */
+  /** The answer has no entry for the claim (not mounted there, or not read yet). */
   NotReported: 'notReported',
 } as const;
 export type UsageUnavailable = (typeof UsageUnavailable)[keyof typeof UsageUnavailable];

@@ -121,6 +121,18 @@ test('overlays: namespace, prefix, driver container and image; secrets only with
   );
 });
 
+test("the auto-grow component: its rules only, bound to the overlay's ServiceAccount, never nodes/proxy", async (t) => {
+  const objs = await build(overlay(t, ['namespace: storage', 'namePrefix: grow-'], [join(deploy, 'kubernetes', 'auto-grow')]));
+  assertConsistent(objs, 'storage', 'grow-');
+  const role = (byKind(objs, 'ClusterRole') as k8s.V1ClusterRole[]).find((r) => r.metadata?.name === 'grow-external-resizer-auto-grow');
+  assert.deepEqual(
+    role?.rules?.map((r) => `${r.apiGroups?.join(',')}|${r.resources?.join(',')}|${r.verbs.join(',')}`),
+    ['|persistentvolumeclaims|patch', 'storage.k8s.io|storageclasses|list,watch', '|nodes|get', '|nodes/stats|get'],
+  );
+  const everyRule = (byKind(objs, 'ClusterRole') as k8s.V1ClusterRole[]).flatMap((r) => r.rules ?? []);
+  assert.ok(!everyRule.some((r) => r.resources?.includes('nodes/proxy')), 'no nodes/proxy anywhere');
+});
+
 test('monitoring components select the resizer pods and scrape the port and path it serves', async (t) => {
   const dir = overlay(
     t,
