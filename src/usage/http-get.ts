@@ -78,30 +78,32 @@ export function httpGet(options: GetOptions, signal: AbortSignal): Promise<GetAn
       return;
     }
     const req = send(options.url, { method: 'GET', agent: options.agent, headers: { accept: 'application/json', ...options.headers } });
+    let settled = false;
     const onAbort = () => req.destroy(signal.reason as Error);
-    const fail = (err: unknown) => {
+    const settle = (outcome: { answer: GetAnswer } | { error: unknown }) => {
+      if (settled) return;
+      settled = true;
       signal.removeEventListener('abort', onAbort);
-      reject(signal.aborted ? signal.reason : classify(err, options.url));
+      if ('answer' in outcome) resolve(outcome.answer);
+      else reject(signal.aborted ? signal.reason : classify(outcome.error, options.url));
     };
     signal.addEventListener('abort', onAbort, { once: true });
-    req.on('error', fail);
+    req.on('error', (error) => settle({ error }));
     req.once('response', (res: http.IncomingMessage) => {
       const chunks: Buffer[] = [];
       let length = 0;
       res.on('data', (chunk: Buffer) => {
         length += chunk.length;
         if (length > options.maxBytes) {
-          res.destroy();
-          req.destroy(new HttpGetError(WireFailure.TooLarge, `GET ${shown(options.url)}: the answer is larger than ${options.maxBytes} bytes`));
+          settle({ error: new HttpGetError(WireFailure.TooLarge, `GET ${shown(options.url)}: the answer is larger than ${options.maxBytes} bytes`) });
+          // The rest is not read: the connection goes, not back to the pool.
+          req.destroy();
           return;
         }
         chunks.push(chunk);
       });
-      res.on('error', fail);
-      res.once('end', () => {
-        signal.removeEventListener('abort', onAbort);
-        resolve({ statusCode: res.statusCode ?? 0, body: Buffer.concat(chunks, length) });
-      });
+      res.on('error', (error) => settle({ error }));
+      res.once('end', () => settle({ answer: { statusCode: res.statusCode ?? 0, body: Buffer.concat(chunks, length) } }));
     });
     req.end();
   });
