@@ -14,7 +14,7 @@ import type http from 'node:http';
 import { forEachBounded } from '../base/bounded-concurrency.js';
 import { messageOf } from '../base/errors.js';
 import { linkedSignal, TimeoutError } from '../base/signals.js';
-import { resolveCredentials } from '../kube/credentials.js';
+import { resolveCredentials, type ResolvedCredentials } from '../kube/credentials.js';
 import type { ClientConfig } from '../kube/kubeconfig.js';
 import { HttpGetError, httpGet, keepAliveAgent, WireFailure, type TlsMaterial } from './http-get.js';
 import { usageFromSummary } from './kubelet-summary.js';
@@ -34,6 +34,8 @@ const readFile = promisify(readFileCallback);
 
 /** A summary of a node with hundreds of pods is well under this; anything larger is refused. */
 const MAX_SUMMARY_BYTES = 64 * 1024 * 1024;
+/** An exec plugin's credential is fetched again this long before it expires. */
+const EXEC_REFRESH_MARGIN_MS = 10_000;
 /** Kubelet's error bodies are one line; a longer one is cut for the message. */
 const MAX_ERROR_TEXT = 300;
 
@@ -60,6 +62,7 @@ interface Connection {
 
 export class KubeletUsageSource implements VolumeUsageSource {
   private connection: Connection | undefined;
+  private execCredentials: ResolvedCredentials | undefined;
 
   constructor(private readonly options: KubeletSourceOptions) {}
 
@@ -171,11 +174,23 @@ export class KubeletUsageSource implements VolumeUsageSource {
   }
 
   /**
+   * The resolved credentials: files are read again every poll (cheap, and rotation is seen), but
+   * an exec plugin's credential is kept until shortly before it expires, as the API client keeps it.
+   */
+  private async credentials(signal: AbortSignal): Promise<ResolvedCredentials> {
+    const kept = this.execCredentials;
+    if (kept !== undefined && kept.expiresAtMs !== undefined && Date.now() < kept.expiresAtMs - EXEC_REFRESH_MARGIN_MS) return kept;
+    const resolved = await resolveCredentials(this.options.kubeConfig, signal);
+    this.execCredentials = this.options.kubeConfig.auth.kind === 'exec' ? resolved : undefined;
+    return resolved;
+  }
+
+  /**
    * The credentials and TLS material as they are now (token files and certificates are read
    * again every poll); the kept-alive agent is reused while the TLS material is the same.
    */
   private async connect(signal: AbortSignal): Promise<Connection> {
-    const resolved = await resolveCredentials(this.options.kubeConfig, signal);
+    const resolved = await this.credentials(signal);
     const authorization = resolved.headers['Authorization'];
     // Kubelets take bearer tokens; a basic-auth password is never sent to every node.
     const headers: Record<string, string> = authorization?.startsWith('Bearer ') ? { authorization } : {};

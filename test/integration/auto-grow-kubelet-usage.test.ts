@@ -362,3 +362,26 @@ test('a Node port the kubelet does not listen on (from the Node, never guessed):
   assert.equal(x?.kind === 'unavailable' && x.reason, 'unreachable');
   assert.match(x?.kind === 'unavailable' ? x.message : '', new RegExp(`localhost:${port}`));
 });
+
+test("an exec credential plugin's token is used, and kept until it expires rather than fetched every poll", async (t) => {
+  const node = await kubelet(t, 'node-a', [volume('data')]);
+  const token = (JSON.parse(readFileSync(reader.path, 'utf8')) as { users: { user: { token: string } }[] }).users[0]!.user.token;
+  const dir = mkdtempSync(join(work, 'exec-'));
+  const runs = join(dir, 'runs');
+  const plugin = join(dir, 'credential.sh');
+  const expires = new Date(Date.now() + 3_600_000).toISOString();
+  const credential = JSON.stringify({ apiVersion: 'client.authentication.k8s.io/v1', kind: 'ExecCredential', status: { token, expirationTimestamp: expires } });
+  writeFileSync(plugin, `#!/bin/sh\necho run >> '${runs}'\necho '${credential}'\n`, { mode: 0o755 });
+  const kubeconfig = JSON.parse(readFileSync(reader.path, 'utf8')) as { users: { user: Record<string, unknown> }[] };
+  kubeconfig.users[0]!.user = { exec: { apiVersion: 'client.authentication.k8s.io/v1', command: plugin, interactiveMode: 'Never' } };
+  const path = join(dir, 'kubeconfig');
+  writeFileSync(path, JSON.stringify(kubeconfig));
+  const usage = await source(path, { caFile: caFile(node.cert) });
+  t.after(() => usage.close());
+  for (let i = 0; i < 2; i++) assert.deepEqual(kinds(await usage.readUsage([{ node: node.node(), claims: claims('data') }], never)), { data: 'sampled' });
+  assert.equal(readFileSync(runs, 'utf8'), 'run\n', 'the plugin ran once for two polls');
+  assert.deepEqual(
+    node.requests.map((r) => r.user),
+    [reader.username, reader.username],
+  );
+});
