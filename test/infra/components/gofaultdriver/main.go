@@ -77,8 +77,10 @@ func (d *driver) ControllerExpandVolume(ctx context.Context, req *csi.Controller
 	res := &csi.ControllerExpandVolumeResponse{CapacityBytes: req.GetCapacityRange().GetRequiredBytes()}
 	switch d.expand {
 	case "hang":
-		// The transport has reset the stream by the time the context ends at the deadline; the
-		// status returned here is what a client would get if it cancelled first.
+		// Logged so a test knows the call reached the driver. The transport has reset the stream
+		// by the time the context ends at the deadline; the status returned here is what a client
+		// would get if it cancelled first.
+		fmt.Printf("ControllerExpandVolume %s: waiting until the call's context ends\n", req.GetVolumeId())
 		<-ctx.Done()
 		return nil, status.FromContextError(ctx.Err()).Err()
 	case "oversized":
