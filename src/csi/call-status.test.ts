@@ -60,7 +60,8 @@ const rows: Array<{ name: string; err: ServiceError; ending: CallEnding; code: s
     err: fromGrpcJs(undefined, undefined),
     ending: at(DEADLINE_MS - 500),
     code: status.INTERNAL,
-    details: /^grpc: cannot decompress the driver's response: it is flagged compressed, but its grpc-encoding is identity, absent or not one of deflate and gzip$/,
+    details:
+      /^grpc: cannot decompress the driver's response: it is flagged compressed, but its grpc-encoding is identity, absent or not one of deflate and gzip$/,
   },
   {
     name: 'a malformed grpc-status (NaN) is Unknown',

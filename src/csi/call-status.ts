@@ -55,7 +55,10 @@ export function reportedStatus(err: grpc.ServiceError, ending: CallEnding): grpc
     );
   }
   if (!Number.isInteger(code)) {
-    return statusError(grpc.status.UNKNOWN, "transport: malformed grpc-status: the driver's status code is not an integer", { metadata: err.metadata, cause: err });
+    return statusError(grpc.status.UNKNOWN, "transport: malformed grpc-status: the driver's status code is not an integer", {
+      metadata: err.metadata,
+      cause: err,
+    });
   }
   const deadlinePassed = ending.endedMs >= ending.deadlineMs;
   if (code === grpc.status.CANCELLED && deadlinePassed && !ending.cancelledByCaller) {

@@ -2,9 +2,8 @@
 // ControllerExpandVolume until grpc-go's server resets the call at the --timeout: both must
 // report the timeout alike, DeadlineExceeded, in the VolumeResizeFailed event and the metrics,
 // and leave the PVC alike (a non-final error writes no ControllerResizeError condition, so the
-// condition text cannot differ). Before
-// our client reported a reset at the deadline as grpc-go does, about one attempt in five said
-// Canceled here.
+// condition text cannot differ). A reset reported as grpc-js reports it would show here as a
+// second event text, Canceled.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync } from 'node:fs';
