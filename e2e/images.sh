@@ -13,7 +13,7 @@
 #   busybox (both tags in use)         Debian's busybox-static
 #   pause                              build/pause/linux/pause.c, built with gcc -static
 #   csi-resizer slot                   not named here: e2e/suite.sh tags one of the two below into it
-#   upstream                           upstream csi-resizer v2.2.0 (test/infra/build-components.sh)
+#   upstream                           upstream csi-resizer v2.3.0 (test/infra/build-components.sh)
 #   ours                               `npm run image` for amd64 (scripts/image.sh), copied by skopeo
 #   ours-uid1000                       the same with its config's user set to 1000 (umoci config)
 #

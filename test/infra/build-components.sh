@@ -19,6 +19,10 @@ export GOTOOLCHAIN=local CGO_ENABLED=0 GOFLAGS=-mod=mod
 k8s_version=$(sed -n 's/^[[:space:]]*k8s.io\/kubernetes \(v[0-9.]*\)$/\1/p' "$here/components/go.mod")
 etcd_version=$(sed -n 's/^[[:space:]]*go.etcd.io\/etcd\/server\/v3 \(v[0-9.]*\).*/\1/p' "$here/etcd/go.mod")
 upstream_version=v2.3.0
+# The CSI spec upstream's sidecar is built with: the official csi.proto our subset is checked
+# against (src/csi/proto/conformance.test.ts). The mock driver keeps the spec its Kubernetes
+# release requires.
+csi_spec_version=v1.13.0
 components_hash=$(cat "$here/components/go.mod" "$here/components/go.sum" "$here/components/mockdriver/main.go" | sha256sum | cut -c1-12)
 # The fault driver is keyed by its own source: editing it rebuilds it alone, not kube-apiserver.
 gofaultdriver_hash=$(cat "$here/components/go.mod" "$here/components/go.sum" "$here"/components/gofaultdriver/*.go | sha256sum | cut -c1-12)
@@ -91,7 +95,7 @@ MOCKDRIVER_BIN=$mockdriver
 GO_FAULT_DRIVER_BIN=$gofaultdriver
 UPSTREAM_RESIZER_BIN=$( [ -x "$upstream" ] && echo "$upstream" )
 UPSTREAM_RESIZER_VERSION=$upstream_version
-CSI_SPEC_DIR=$(cd "$here/components" && go list -m -f '{{.Dir}}' github.com/container-storage-interface/spec)
+CSI_SPEC_DIR=$(cd /tmp && go mod download -json "github.com/container-storage-interface/spec@$csi_spec_version" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
 EOF
 mv "$bin/components.env.tmp" "$bin/components.env"
 echo "$bin"
