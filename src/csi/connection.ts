@@ -277,9 +277,9 @@ export class CsiConnection {
    * waits for it until the deadline (gRPC's wait-for-ready). A call that fails (Unavailable or
    * Internal) because its connection went away (broken, closed, the driver restarted) is sent once more,
    * on the next connection and within the same deadline: the driver produced no answer, and
-   * CSI requires every call to be idempotent. Every attempt is recorded in
-   * csi_sidecar_operations_seconds, and at -v=5 each request and response is logged with
-   * secrets stripped.
+   * CSI requires every call to be idempotent. A failed attempt's status is the one grpc-go
+   * would report (call-status.ts). Every attempt is recorded in csi_sidecar_operations_seconds,
+   * and at -v=5 each request and response is logged with secrets stripped.
    */
   async unary<I extends DescMessage, O extends DescMessage>(
     method: DescMethodUnary<I, O>,
