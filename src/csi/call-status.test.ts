@@ -71,6 +71,20 @@ const rows: Array<{ name: string; err: ServiceError; ending: CallEnding; code: s
     details: /^transport: malformed grpc-status/,
   },
   {
+    name: 'a grpc-status beyond 32 bits is Unknown, as grpc-go cannot parse it',
+    err: fromGrpcJs(99999999999, 'odd'),
+    ending: at(DEADLINE_MS - 500),
+    code: status.UNKNOWN,
+    details: /^transport: malformed grpc-status/,
+  },
+  {
+    name: 'a negative grpc-status is its uint32, as grpc-go keeps it',
+    err: fromGrpcJs(-1, 'odd'),
+    ending: at(DEADLINE_MS - 500),
+    code: 4294967295 as status,
+    details: 'odd',
+  },
+  {
     name: "any other status is the driver's",
     err: fromGrpcJs(status.NOT_FOUND, 'no such volume'),
     ending: at(DEADLINE_MS + 10),

@@ -172,10 +172,32 @@ test('two response messages on a unary call end it with a clear status', async (
   });
   const client = await startClient(t, server.address);
   const err = await failure(client.getControllerCapabilities(never));
-  assert.notEqual(err.code, null, err.message);
-  assert.notEqual(err.code, status.DEADLINE_EXCEEDED, err.message);
-  assert.match(err.details, /response|message/i);
+  // grpc-go's code for it (grpc-js alone: Unimplemented).
+  assert.equal(err.code, status.INTERNAL, err.message);
+  assert.equal(err.details, 'grpc: cardinality violation: the driver sent a second response message on a unary call');
 });
+
+// grpc-go ends each of these Internal; grpc-js alone says Unimplemented, "No message received".
+const withoutResponse: Array<{ name: string; body: Buffer }> = [
+  { name: 'status OK without a response message', body: Buffer.alloc(0) },
+  { name: 'status OK after half a message', body: grpcFrame(Buffer.alloc(10), 0, 100) },
+  { name: 'status OK after part of a message prefix', body: Buffer.from([0, 0, 0]) },
+];
+
+for (const { name, body } of withoutResponse) {
+  test(`${name}: Internal, as grpc-go reports it`, async (t) => {
+    const server = await h2Driver(t, (call) => {
+      call.stream.respond({ ':status': 200, 'content-type': 'application/grpc' }, { waitForTrailers: true });
+      call.stream.on('wantTrailers', () => call.stream.sendTrailers({ 'grpc-status': '0' }));
+      call.stream.end(body);
+    });
+    const client = await startClient(t, server.address);
+    const err = await failure(client.getControllerCapabilities(never));
+    assert.equal(err.code, status.INTERNAL, err.message);
+    assert.equal(err.details, 'grpc: cardinality violation: the driver ended the call OK without a (complete) response message');
+    assert.equal(err.failure, 'final');
+  });
+}
 
 // grpc-js refuses these before decoding and, for the first three, hands over a status without
 // code or details; each must reach the port with grpc-go's code and a message that says why.
@@ -231,16 +253,34 @@ for (const undecodable of undecodableAnswers) {
   });
 }
 
-test('a grpc-status that is not a number is Unknown, as grpc-go reads it', async (t) => {
-  const server = await h2Driver(t, (call) => {
-    call.stream.respond({ ':status': 200, 'content-type': 'application/grpc', 'grpc-status': 'abc', 'grpc-message': 'odd' }, { endStream: true });
+// What grpc-go's client makes of each grpc-status: [sent, code, Go's name of it, details].
+const statusCodes: Array<[string, number, string, RegExp]> = [
+  ['abc', status.UNKNOWN, 'Unknown', /^transport: malformed grpc-status/],
+  ['99999999999', status.UNKNOWN, 'Unknown', /^transport: malformed grpc-status/],
+  ['99', 99, 'Code(99)', /^odd$/],
+  ['-1', 4294967295, 'Code(4294967295)', /^odd$/],
+];
+
+for (const [sent, code, codeName, details] of statusCodes) {
+  test(`grpc-status ${sent} is ${codeName}, final, as grpc-go reads it`, async (t) => {
+    const server = await h2Driver(t, (call) => {
+      call.stream.respond({ ':status': 200, 'content-type': 'application/grpc', 'grpc-status': sent, 'grpc-message': 'odd' }, { endStream: true });
+    });
+    const metrics = createMetrics();
+    const client = await GrpcCsiClient.start({ address: server.address, timeoutMs: 2000, log: silentLogger, metrics, probeIntervalMs: 50 }, never);
+    t.after(() => client.close());
+    const err = await failure(client.getControllerCapabilities(never));
+    assert.equal(err.code, code, err.message);
+    assert.equal(err.codeName, codeName);
+    assert.match(err.details, details);
+    assert.equal(err.message, `rpc error: code = ${codeName} desc = ${err.details}`);
+    assert.equal(err.failure, 'final');
+    const labels = (await metrics.csiOperations.get()).values
+      .filter((v) => v.metricName === 'csi_sidecar_operations_seconds_count' && v.labels['method_name'] === CAPABILITIES)
+      .map((v) => v.labels['grpc_status_code']);
+    assert.deepEqual(labels, [codeName]);
   });
-  const client = await startClient(t, server.address);
-  const err = await failure(client.getControllerCapabilities(never));
-  assert.equal(err.code, status.UNKNOWN, err.message);
-  assert.match(err.details, /malformed grpc-status/);
-  assert.equal(err.failure, 'final');
-});
+}
 
 test("a driver's RST_STREAM CANCEL before the deadline stays Cancelled, non-final", async (t) => {
   const server = await h2Driver(t, (call) => call.stream.close(http2.constants.NGHTTP2_CANCEL));

@@ -10,7 +10,7 @@ import type { Logger } from '../observability/logger.js';
 import type { Metrics } from '../observability/metrics.js';
 import { MAX_TIMER_DELAY_MS, setLongTimeout } from '../base/long-timer.js';
 import { AbortError } from '../base/signals.js';
-import { DEADLINE_EXCEEDED_DETAILS, reportedStatus, statusError } from './call-status.js';
+import { DEADLINE_EXCEEDED_DETAILS, oneResponseMessage, reportedStatus, statusError } from './call-status.js';
 import { grpcCodeName, grpcCodeOf } from './errors.js';
 import { stripSecrets } from './sanitize.js';
 import { socketAccessProblem } from './socket-access.js';
@@ -51,25 +51,6 @@ const CHANNEL_OPTIONS: grpc.ChannelOptions = {
  */
 const CONNECTION_LOSS_GRACE_MS = 250;
 const LOST_CONNECTION_CODES: ReadonlySet<number> = new Set([grpc.status.UNAVAILABLE, grpc.status.INTERNAL]);
-
-/**
- * grpc-js reads one message of a unary response and keeps the status back while more are
- * unread, so a driver that sends a second message would hold the call until its deadline.
- * Reading on lets grpc-js see the second message and end the call at once.
- */
-const readEveryResponseMessage: grpc.Interceptor = (options, nextCall) => {
-  const call: grpc.InterceptingCall = new grpc.InterceptingCall(nextCall(options), {
-    start(metadata, _listener, next) {
-      next(metadata, {
-        onReceiveMessage(message, nextMessage) {
-          nextMessage(message);
-          call.startRead();
-        },
-      });
-    },
-  });
-  return call;
-};
 
 export class CsiAddressError extends Error {
   constructor(address: string) {
@@ -184,7 +165,7 @@ export class CsiConnection {
   }
 
   private newClient(): grpc.Client {
-    return new grpc.Client(this.target, grpc.credentials.createInsecure(), { ...CHANNEL_OPTIONS, interceptors: [readEveryResponseMessage] });
+    return new grpc.Client(this.target, grpc.credentials.createInsecure(), { ...CHANNEL_OPTIONS, interceptors: [oneResponseMessage] });
   }
 
   /**
