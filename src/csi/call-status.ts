@@ -78,8 +78,10 @@ export function statusError(code: grpc.status, details: string, options?: { meta
  *   beyond 32 bits as it is. grpc-go's client says Unknown.
  * - case "cancelled at the deadline": a grpc-go driver resets the stream with RST_STREAM CANCEL
  *   when its copy of the deadline (grpc-timeout) runs out, often just before grpc-js's own timer.
- *   grpc-go's client reports a Cancelled reset as DeadlineExceeded once the call's deadline has
- *   passed; before it, Cancelled stays. A cancellation of the caller's own stays Cancelled.
+ *   grpc-go's client reports a CANCEL reset as DeadlineExceeded once the call's deadline has
+ *   passed (and by then its own deadline ends the call, whatever else arrives), so a Cancelled
+ *   we did not cause, at or after the deadline, is DeadlineExceeded; before it, Cancelled stays.
+ *   A cancellation of the caller's own stays Cancelled.
  * - case "deadline": DeadlineExceeded at the deadline, however it was noticed, reads as grpc-go's,
  *   so events about the same timeout are alike.
  * Every other status is reported as grpc-js gave it.
