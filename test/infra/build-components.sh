@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds the real components the tests and the demo run (etcd, kube-apiserver, the CSI mock
-# driver) from the Go module proxy, once per version, into a cache outside the repository.
+# driver, the grpc-go fault driver) from the Go module proxy, once per version, into a cache
+# outside the repository.
 # Prints the cache's bin directory on the last line of stdout.
 #
 #   test/infra/build-components.sh [--with-upstream]   # --with-upstream: also the Go csi-resizer
@@ -23,10 +24,13 @@ upstream_version=v2.3.0
 # release requires.
 csi_spec_version=v1.13.0
 components_hash=$(cat "$here/components/go.mod" "$here/components/go.sum" "$here/components/mockdriver/main.go" | sha256sum | cut -c1-12)
+# The fault driver is keyed by its own source: editing it rebuilds it alone, not kube-apiserver.
+gofaultdriver_hash=$(cat "$here/components/go.mod" "$here/components/go.sum" "$here"/components/gofaultdriver/*.go | sha256sum | cut -c1-12)
 etcd_hash=$(cat "$here/etcd/go.mod" "$here/etcd/go.sum" | sha256sum | cut -c1-12)
 
 apiserver=$bin/kube-apiserver-$k8s_version-$components_hash
 mockdriver=$bin/mockdriver-$k8s_version-$components_hash
+gofaultdriver=$bin/gofaultdriver-$gofaultdriver_hash
 etcd=$bin/etcd-$etcd_version-$etcd_hash
 upstream=$bin/csi-resizer-upstream-$upstream_version
 
@@ -59,6 +63,10 @@ if [ ! -x "$mockdriver" ]; then
   (cd "$here/components" && timed_build "CSI mock driver (k8s $k8s_version)" "$mockdriver" -- -ldflags '-s -w' ./mockdriver)
 fi
 
+if [ ! -x "$gofaultdriver" ]; then
+  (cd "$here/components" && timed_build "grpc-go fault driver" "$gofaultdriver" -- -ldflags '-s -w' ./gofaultdriver)
+fi
+
 if [ ! -x "$apiserver" ]; then
   minor=$(echo "$k8s_version" | cut -d. -f2)
   ldflags="-s -w"
@@ -84,6 +92,7 @@ ETCD_VERSION=$etcd_version
 KUBE_APISERVER_BIN=$apiserver
 K8S_VERSION=$k8s_version
 MOCKDRIVER_BIN=$mockdriver
+GO_FAULT_DRIVER_BIN=$gofaultdriver
 UPSTREAM_RESIZER_BIN=$( [ -x "$upstream" ] && echo "$upstream" )
 UPSTREAM_RESIZER_VERSION=$upstream_version
 CSI_SPEC_DIR=$(cd /tmp && go mod download -json "github.com/container-storage-interface/spec@$csi_spec_version" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
