@@ -74,8 +74,7 @@ export function compareGates(upstream: SidecarFacts, ours: SidecarFacts): Differ
     push('listed', listing(upstream.listedGates.get(name)), listing(ours.listedGates.get(name)));
     const u = upstream.gateTrials.get(name);
     const o = ours.gateTrials.get(name);
-    const tried = (trial: GateTrial | undefined, value: boolean) =>
-      trial ? describeOutcome(value ? trial.whenTrue : trial.whenFalse) : '(not tried)';
+    const tried = (trial: GateTrial | undefined, value: boolean) => (trial ? describeOutcome(value ? trial.whenTrue : trial.whenFalse) : '(not tried)');
     push('set true', tried(u, true), tried(o, true));
     push('set false', tried(u, false), tried(o, false));
   }

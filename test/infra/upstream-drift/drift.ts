@@ -91,6 +91,11 @@ async function upstreamSourceGates(version: string): Promise<string[]> {
 export async function checkDrift(options: {
   version: string;
   cluster: () => Promise<ClusterHandle>;
+  /**
+   * More gate names to try: those of the documented list, so a gate neither -h lists nor
+   * upstream's sources declare (one upstream removed, that ours still takes) is tried too.
+   */
+  moreGates?: readonly string[];
   progress?: (line: string) => void;
 }): Promise<DriftResult> {
   const progress = options.progress ?? (() => {});
@@ -100,7 +105,13 @@ export async function checkDrift(options: {
   progress('reading -h of both');
   const [upstreamUsage, oursUsage] = await Promise.all([usageOf(upstream), usageOf(ours)]);
   const candidates = [
-    ...new Set([...upstreamUsage.listedGates.keys(), ...oursUsage.listedGates.keys(), ...KNOWN_GATES.keys(), ...(await upstreamSourceGates(options.version))]),
+    ...new Set([
+      ...upstreamUsage.listedGates.keys(),
+      ...oursUsage.listedGates.keys(),
+      ...KNOWN_GATES.keys(),
+      ...(options.moreGates ?? []),
+      ...(await upstreamSourceGates(options.version)),
+    ]),
   ].sort();
   progress(`trying ${candidates.length} feature gates with true and with false on both`);
   const [upstreamTrials, oursTrials] = await Promise.all([tryGates(upstream, candidates), tryGates(ours, candidates)]);

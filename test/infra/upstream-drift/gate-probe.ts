@@ -49,7 +49,8 @@ export interface GateRunVerdict {
 
 const UNRECOGNIZED = /unrecognized feature gate: ([A-Za-z0-9]+)/g;
 /** A refusal of one value, up to the next error of an aggregate or the end of the quoted err field. */
-const CANNOT_SET = /cannot set feature gate ([A-Za-z0-9]+) to (?:true|false), (.+?)(?=, cannot set feature gate |, unrecognized feature gate|\]?"(?:\s|$)|\]?$)/gm;
+const CANNOT_SET =
+  /cannot set feature gate ([A-Za-z0-9]+) to (?:true|false), (.+?)(?=, cannot set feature gate |, unrecognized feature gate|\]?"(?:\s|$)|\]?$)/gm;
 const LOCKED = /^feature is locked to (true|false)$/;
 const WARNING = /Warning: setting (\S+) feature gate\.[^"]*"? featureGate="([A-Za-z0-9]+)"/g;
 const GATES_FAILED = 'Failed to set feature gates';

@@ -28,8 +28,11 @@ const ASPECTS: Readonly<Record<Area, ReadonlySet<string>>> = {
   metric: new Set(['presence', 'type', 'help']),
 };
 
-/** Reads and checks the list: every field there, a known area and aspect, a reason, a page that exists. */
-export function parseKnownDifferences(text: string, source = KNOWN_DIFFERENCES_FILE): KnownDifference[] {
+/**
+ * Reads and checks the list: every field there, a known area and aspect, a reason, a page that
+ * exists. `problems` lists what is wrong; the entries that are whole are returned all the same.
+ */
+export function readKnownDifferences(text: string, source = KNOWN_DIFFERENCES_FILE): { entries: KnownDifference[]; problems: string[] } {
   const raw = yaml.load(text);
   if (!Array.isArray(raw)) throw new Error(`${source}: expected a list of entries`);
   const problems: string[] = [];
@@ -53,16 +56,24 @@ export function parseKnownDifferences(text: string, source = KNOWN_DIFFERENCES_F
     if (!aspect || !ASPECTS[area as Area].has(aspect)) problems.push(`${at}: aspect must be one of ${[...ASPECTS[area as Area]].join(', ')}`);
     if (!reason) problems.push(`${at}: no reason`);
     if (!doc) problems.push(`${at}: no doc page`);
-    else if (!/^docs\/differences\/[a-z0-9-]+\.md(#[a-z0-9-]+)?$/.test(doc)) problems.push(`${at}: doc must be docs/differences/<page>.md[#heading], not ${doc}`);
+    else if (!/^docs\/differences\/[a-z0-9-]+\.md(#[a-z0-9-]+)?$/.test(doc))
+      problems.push(`${at}: doc must be docs/differences/<page>.md[#heading], not ${doc}`);
     else if (!existsSync(join(repoRoot, doc.replace(/#.*$/, '')))) problems.push(`${at}: ${doc} does not exist`);
-    if (name && aspect && reason && doc) entries.push({ area: area as Area, name, aspect, doc, reason });
+    if (name && aspect && reason && doc && AREAS.has(area) && ASPECTS[area as Area].has(aspect))
+      entries.push({ area: area as Area, name, aspect, doc, reason });
   }
+  return { entries, problems };
+}
+
+/** readKnownDifferences, throwing when anything is wrong. */
+export function parseKnownDifferences(text: string, source = KNOWN_DIFFERENCES_FILE): KnownDifference[] {
+  const { entries, problems } = readKnownDifferences(text, source);
   if (problems.length > 0) throw new Error(problems.join('\n'));
   return entries;
 }
 
-export function loadKnownDifferences(): KnownDifference[] {
-  return parseKnownDifferences(readFileSync(KNOWN_DIFFERENCES_FILE, 'utf8'));
+export function loadKnownDifferences(): { entries: KnownDifference[]; problems: string[] } {
+  return readKnownDifferences(readFileSync(KNOWN_DIFFERENCES_FILE, 'utf8'));
 }
 
 function matches(entry: KnownDifference, d: Difference): boolean {

@@ -42,10 +42,13 @@ test('Go usage: name, type word, help and printed default of each flag; a one-le
   assert.deepEqual(flags.get('x'), { name: 'x', typeWord: '', help: 'one-letter boolean', printedDefault: undefined });
   const { prose, gates } = splitGateHelp(flags.get('feature-gates')!.help);
   assert.equal(prose, 'A set of key=value paris that describe feature gates.Options are:');
-  assert.deepEqual([...gates.values()], [
-    { name: 'AllAlpha', stage: 'ALPHA', default: false },
-    { name: 'AnnotateFsResize', stage: 'BETA', default: true },
-  ]);
+  assert.deepEqual(
+    [...gates.values()],
+    [
+      { name: 'AllAlpha', stage: 'ALPHA', default: false },
+      { name: 'AnnotateFsResize', stage: 'BETA', default: true },
+    ],
+  );
 });
 
 test('Go usage: a line that is no part of a usage text is an error, not a dropped flag', () => {
@@ -105,7 +108,9 @@ function facts(partial: Partial<SidecarFacts>): SidecarFacts {
 
 test('comparison: flags by presence, type, default and help; -feature-gates by its prose only', () => {
   const up = facts({
-    flags: parseGoUsage('  -a string\n    \thelp (default "x")\n  -feature-gates value\n    \tprose\n    \tA=true|false (ALPHA - default=false)\n  -gone\n    \tonly upstream\n'),
+    flags: parseGoUsage(
+      '  -a string\n    \thelp (default "x")\n  -feature-gates value\n    \tprose\n    \tA=true|false (ALPHA - default=false)\n  -gone\n    \tonly upstream\n',
+    ),
     gateFlagProse: 'prose',
   });
   const ours = facts({

@@ -51,6 +51,8 @@ export function formatReport(result: DriftResult, classified: Classified): strin
     lines.push('');
   }
   const total = result.differences.length;
-  lines.push(`${total} difference${total === 1 ? '' : 's'}: ${classified.documented.length} documented, ${classified.undocumented.length} not documented; ${classified.stale.length} stale entr${classified.stale.length === 1 ? 'y' : 'ies'}`);
+  lines.push(
+    `${total} difference${total === 1 ? '' : 's'}: ${classified.documented.length} documented, ${classified.undocumented.length} not documented; ${classified.stale.length} stale entr${classified.stale.length === 1 ? 'y' : 'ies'}`,
+  );
   return lines.join('\n');
 }
