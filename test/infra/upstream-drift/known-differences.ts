@@ -1,7 +1,8 @@
 // The documented list of deliberate differences from the pinned upstream version
 // (known-differences.yaml beside this file): each entry names what differs (area, name, aspect),
 // why, and the docs/differences/ page that describes it. A name may end in `*` to cover a family
-// of names (go_* metrics). The list is exact for the pinned version: a difference it does not
+// of names (go_* metrics); `upstream` and `ours`, when given, pin the values (a prefix of each) the
+// entry documents, so the same aspect with other values is not covered. The list is exact for the pinned version: a difference it does not
 // name fails the test, and so does an entry that no longer names any difference.
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -19,6 +20,9 @@ export interface KnownDifference {
   /** A page under docs/differences/, with an optional #heading. */
   readonly doc: string;
   readonly reason: string;
+  /** When given, the difference's value on that side must start with it (for an entry that documents one outcome). */
+  readonly upstream?: string;
+  readonly ours?: string;
 }
 
 const AREAS = new Set<string>(Object.values(Area));
@@ -46,7 +50,7 @@ export function readKnownDifferences(text: string, source = KNOWN_DIFFERENCES_FI
     const e = item as Record<string, unknown>;
     const field = (key: string) => (typeof e[key] === 'string' && (e[key] as string).trim() !== '' ? (e[key] as string).trim() : undefined);
     const [area, name, aspect, doc, reason] = ['area', 'name', 'aspect', 'doc', 'reason'].map(field);
-    const unknownKeys = Object.keys(e).filter((k) => !['area', 'name', 'aspect', 'doc', 'reason'].includes(k));
+    const unknownKeys = Object.keys(e).filter((k) => !['area', 'name', 'aspect', 'doc', 'reason', 'upstream', 'ours'].includes(k));
     if (unknownKeys.length > 0) problems.push(`${at}: unknown field ${unknownKeys.join(', ')}`);
     if (!area || !AREAS.has(area)) {
       problems.push(`${at}: area must be one of ${[...AREAS].join(', ')}`);
@@ -60,7 +64,15 @@ export function readKnownDifferences(text: string, source = KNOWN_DIFFERENCES_FI
       problems.push(`${at}: doc must be docs/differences/<page>.md[#heading], not ${doc}`);
     else if (!existsSync(join(repoRoot, doc.replace(/#.*$/, '')))) problems.push(`${at}: ${doc} does not exist`);
     if (name && aspect && reason && doc && AREAS.has(area) && ASPECTS[area as Area].has(aspect))
-      entries.push({ area: area as Area, name, aspect, doc, reason });
+      entries.push({
+        area: area as Area,
+        name,
+        aspect,
+        doc,
+        reason,
+        ...(field('upstream') ? { upstream: field('upstream')! } : {}),
+        ...(field('ours') ? { ours: field('ours')! } : {}),
+      });
   }
   return { entries, problems };
 }
@@ -78,6 +90,8 @@ export function loadKnownDifferences(): { entries: KnownDifference[]; problems: 
 
 function matches(entry: KnownDifference, d: Difference): boolean {
   if (entry.area !== d.area || entry.aspect !== d.aspect) return false;
+  if (entry.upstream !== undefined && !d.upstream.startsWith(entry.upstream)) return false;
+  if (entry.ours !== undefined && !d.ours.startsWith(entry.ours)) return false;
   return entry.name.endsWith('*') ? d.name.startsWith(entry.name.slice(0, -1)) : entry.name === d.name;
 }
 

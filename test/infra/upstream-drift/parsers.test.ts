@@ -135,28 +135,29 @@ test("comparison: a family only ours shows without a sample is not compared (Go'
   );
 });
 
-test('the documented list: a reason and an existing docs/differences page for every entry; names may end in *', () => {
+test('the documented list: a reason and an existing docs/differences page for every entry; names may end in *, values may be pinned', () => {
   const known = parseKnownDifferences(
     [
       '- {area: metric, name: go_*, aspect: presence, doc: docs/differences/node-deployment.md, reason: runtime}',
       '- {area: flag, name: node-deployment, aspect: presence, doc: docs/differences/node-deployment.md#what-a-replica-caches, reason: ours}',
       '- {area: gate, name: Stale, aspect: listed, doc: docs/differences/node-deployment.md, reason: gone}',
+      '- {area: flag, name: pinned, aspect: presence, ours: b, upstream: x, doc: docs/differences/node-deployment.md, reason: these values only}',
     ].join('\n'),
     'inline',
   );
   const d = (area: 'flag' | 'metric', name: string) => ({ area, name, aspect: 'presence', upstream: 'a', ours: 'b' });
-  const result = classify([d('metric', 'go_gc_duration_seconds'), d('flag', 'node-deployment'), d('flag', 'other')], known);
+  const result = classify([d('metric', 'go_gc_duration_seconds'), d('flag', 'node-deployment'), d('flag', 'other'), d('flag', 'pinned')], known);
   assert.deepEqual(
     result.documented.map((x) => x.difference.name),
     ['go_gc_duration_seconds', 'node-deployment'],
   );
   assert.deepEqual(
     result.undocumented.map((x) => x.name),
-    ['other'],
+    ['other', 'pinned'],
   );
   assert.deepEqual(
     result.stale.map((x) => x.name),
-    ['Stale'],
+    ['Stale', 'pinned'],
   );
   assert.throws(
     () =>
