@@ -1,9 +1,9 @@
 // The PVC condition `Unused` (Kubernetes 1.36+, PersistentVolumeClaimUnusedSinceTime, beta and on in
 // 1.37): kube-controller-manager's PVC protection controller writes it with a full status update.
 // Our status patches (strategic merge diffs of a draft, src/kube/patch.ts) must leave it as KCM
-// wrote it: through a resize that fails (ControllerResizeError written) and, lowered, finishes (the
-// error removed), a
-// resize that succeeds, and a modify, against the real API server.
+// wrote it, against the real API server: through a resize that fails (ControllerResizeError
+// written) and, lowered, finishes (the error removed), a modify, and a resize right after KCM
+// flipped the condition.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { status as GrpcStatus } from '@grpc/grpc-js';
