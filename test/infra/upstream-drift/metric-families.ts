@@ -62,10 +62,12 @@ export async function scrapeAtStart(cluster: ClusterHandle, sidecars: readonly S
   const dir = mkdtempSync('/tmp/rz-drift-');
   const driver = await startMockDriver({ dir, name: `${uniqueName('drift')}.csi.k8s.io` });
   const running: Running[] = [];
+  const admin = adminClients(cluster);
+  const namespaces: string[] = [];
   try {
-    const admin = adminClients(cluster);
     for (const [index, sidecar] of sidecars.entries()) {
       const namespace = await createNamespace(admin, 'rz-drift');
+      namespaces.push(namespace);
       const port = await freePort();
       const logPath = join(dir, `sidecar-${index}.log`);
       const proc = spawnLogged({
@@ -89,6 +91,8 @@ export async function scrapeAtStart(cluster: ClusterHandle, sidecars: readonly S
   } finally {
     await Promise.all(running.map((r) => r.stop()));
     await driver.stop();
+    // The Leases go with their namespaces.
+    await Promise.all(namespaces.map((name) => admin.core.deleteNamespace({ name }).catch(() => undefined)));
     rmSync(dir, { recursive: true, force: true });
   }
 }
