@@ -41,7 +41,7 @@ export function formatReport(result: DriftResult, classified: Classified): strin
     lines.push('');
   }
   if (classified.stale.length > 0) {
-    lines.push(`Documented, but no longer different (${classified.stale.length}):`);
+    lines.push(`Documented entries that match no difference (${classified.stale.length}):`);
     for (const e of classified.stale) lines.push(`  ${e.area} ${e.name}: ${e.aspect} (${e.doc})`);
     lines.push('');
   }
