@@ -4,7 +4,11 @@
 # outside the repository.
 # Prints the cache's bin directory on the last line of stdout.
 #
-#   test/infra/build-components.sh [--with-upstream]   # --with-upstream: also the Go csi-resizer
+#   test/infra/build-components.sh [--with-upstream[=VERSION]]
+#
+# --with-upstream also builds upstream's Go csi-resizer, the pinned version (upstream_version) or
+# VERSION (a release tag such as v2.2.0; `npm run upstream-drift` builds the one it compares), into
+# csi-resizer-upstream-<version>. components.env always names the pinned version's binary.
 #
 # The cache key of each binary is its version plus a hash of the Go files that pin it, so
 # editing a go.mod rebuilds and nothing else does.
@@ -33,6 +37,18 @@ mockdriver=$bin/mockdriver-$k8s_version-$components_hash
 gofaultdriver=$bin/gofaultdriver-$gofaultdriver_hash
 etcd=$bin/etcd-$etcd_version-$etcd_hash
 upstream=$bin/csi-resizer-upstream-$upstream_version
+upstream_wanted=
+case "${1:-}" in
+  --with-upstream) upstream_wanted=$upstream_version ;;
+  --with-upstream=*)
+    upstream_wanted=${1#--with-upstream=}
+    # A module version only: it becomes part of a file name and of a go install argument.
+    if ! [[ $upstream_wanted =~ ^v[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.-]+)?$ ]]; then
+      echo "build-components.sh: --with-upstream=$upstream_wanted is not a release version (vMAJOR.MINOR.PATCH)" >&2
+      exit 2
+    fi
+    ;;
+esac
 
 log() { echo "[build-components] $*" >&2; }
 
@@ -76,13 +92,13 @@ if [ ! -x "$apiserver" ]; then
   (cd "$here/components" && timed_build "kube-apiserver $k8s_version" "$apiserver" -- -ldflags "$ldflags" k8s.io/kubernetes/cmd/kube-apiserver)
 fi
 
-if [ "${1:-}" = "--with-upstream" ] && [ ! -x "$upstream" ]; then
+if [ -n "$upstream_wanted" ] && [ ! -x "$bin/csi-resizer-upstream-$upstream_wanted" ]; then
   start=$SECONDS
-  log "building upstream csi-resizer $upstream_version"
-  GOBIN=$cache/gobin go install -p 2 -trimpath -ldflags "-s -w -X main.version=$upstream_version" \
-    "github.com/kubernetes-csi/external-resizer/v2/cmd/csi-resizer@$upstream_version" >&2
-  mv "$cache/gobin/csi-resizer" "$upstream"
-  log "built upstream csi-resizer in $((SECONDS - start))s"
+  log "building upstream csi-resizer $upstream_wanted"
+  GOBIN=$cache/gobin go install -p 2 -trimpath -ldflags "-s -w -X main.version=$upstream_wanted" \
+    "github.com/kubernetes-csi/external-resizer/v2/cmd/csi-resizer@$upstream_wanted" >&2
+  mv "$cache/gobin/csi-resizer" "$bin/csi-resizer-upstream-$upstream_wanted"
+  log "built upstream csi-resizer $upstream_wanted in $((SECONDS - start))s"
 fi
 
 # The manifest the TypeScript harness reads: which binary is which.
