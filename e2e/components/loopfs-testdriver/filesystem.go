@@ -87,12 +87,12 @@ func filesystemBytes(dev, fsType, mountPoint string) (int64, error) {
 // xfsGeometry is struct xfs_fsop_geom_v1 (linux/xfs_fs.h), the one every kernel answers.
 type xfsGeometry struct {
 	BlockSize, RtExtSize, AgBlocks, AgCount, LogBlocks, SectSize, InodeSize, ImaxPct uint32
-	DataBlocks, RtBlocks, RtExtents, LogStart                                         uint64
-	UUID                                                                               [16]byte
-	SUnit, SWidth                                                                      uint32
-	Version                                                                            int32
-	Flags, LogSectSize, RtSectSize, DirBlockSize                                       uint32
-	_                                                                                  uint32 // the C struct's tail padding
+	DataBlocks, RtBlocks, RtExtents, LogStart                                        uint64
+	UUID                                                                             [16]byte
+	SUnit, SWidth                                                                    uint32
+	Version                                                                          int32
+	Flags, LogSectSize, RtSectSize, DirBlockSize                                     uint32
+	_                                                                                uint32 // the C struct's tail padding
 }
 
 // XFS_IOC_FSGEOMETRY_V1: _IOR('X', 100, struct xfs_fsop_geom_v1).
