@@ -28,6 +28,7 @@ import { applyRbac } from '../test/cluster/rbac.js';
 import { eventually } from '../test/support/eventually.js';
 import { ended, growths, readLoopfsLog } from './loopfs-oplog.js';
 import { startNode, type NodeEnv } from './node-session.js';
+import { resizeFinished } from './resize-status.js';
 import { csiDriverObject, loopfsDriverPod, shellPod } from './smoke-manifests.js';
 
 const DRIVER = 'loopfs.test.csi-resizer.local';
@@ -76,15 +77,10 @@ async function podPhase(admin: KubeClients, name: string): Promise<string | unde
   return (await admin.core.readNamespacedPod({ name, namespace: NAMESPACE })).status?.phase;
 }
 
-// A claim's resize conditions; others (Kubernetes 1.37's "Unused", for one) say nothing about a resize.
-const RESIZE_CONDITIONS = new Set(['Resizing', 'FileSystemResizePending', 'ControllerResizeError', 'NodeResizeError']);
-
 /** The claim once its resize to size is over; until then it throws its status, which eventually() reports on timeout. */
 async function resizeDone(admin: KubeClients, name: string, size: string): Promise<k8s.V1PersistentVolumeClaim> {
   const pvc = await admin.core.readNamespacedPersistentVolumeClaim({ name, namespace: NAMESPACE });
-  const resizing = (pvc.status?.conditions ?? []).filter((c) => RESIZE_CONDITIONS.has(c.type));
-  const done = pvc.status?.capacity?.['storage'] === size && resizing.length === 0 && Object.keys(pvc.status?.allocatedResourceStatuses ?? {}).length === 0;
-  if (!done) throw new Error(`${name} status: ${JSON.stringify(pvc.status)}`);
+  if (!resizeFinished(pvc, size)) throw new Error(`${name} status: ${JSON.stringify(pvc.status)}`);
   return pvc;
 }
 

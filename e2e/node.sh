@@ -119,7 +119,9 @@ down() { # dir
   fi
   # 5b. Loop devices backed by files under DIR (the loopfs test driver's volumes), now that
   #     nothing mounts them.
-  for m in $(node_loops "$dir"); do losetup --detach "$m" 2>/dev/null || log "could not detach $m"; done
+  for m in $(node_loops "$dir"); do
+    if losetup --detach "$m" 2>/dev/null; then log "detached loop device $m"; else log "could not detach $m"; fi
+  done
   # 6. The namespace (its end of the veth pair goes with it, and so does the host end).
   if ip netns list | grep -qw "^$netns"; then ip netns del "$netns"; fi
   ip link del "$host_if" 2>/dev/null || true # normally gone with its peer already
@@ -159,7 +161,7 @@ down() { # dir
     log "logs kept in $E2E_KEEP_LOGS"
   fi
   rm -rf "$dir"
-  log "teardown complete: no processes, mounts, namespace or cgroups left"
+  log "teardown complete: no processes, mounts, loop devices, namespace or cgroups left"
 }
 
 # Loop devices whose backing file is under DIR. Matched by inode, not by the path losetup shows:
