@@ -26,7 +26,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-const capSysResource = 24 // linux/capability.h
+const capSysResource = 24 // the capability's number in the kernel ABI
 
 func supportedFsType(fsType string) bool { return fsType == fsExt4 || fsType == fsXFS }
 
@@ -84,7 +84,7 @@ func filesystemBytes(dev, fsType, mountPoint string) (int64, error) {
 	return 0, fmt.Errorf("unsupported filesystem type %q", fsType)
 }
 
-// xfsGeometry is struct xfs_fsop_geom_v1 (linux/xfs_fs.h), the one every kernel answers.
+// xfsGeometry is the kernel's struct xfs_fsop_geom_v1, the geometry version every kernel answers.
 type xfsGeometry struct {
 	BlockSize, RtExtSize, AgBlocks, AgCount, LogBlocks, SectSize, InodeSize, ImaxPct uint32
 	DataBlocks, RtBlocks, RtExtents, LogStart                                        uint64
