@@ -8,6 +8,8 @@
 #     e2e.test (go test -c k8s.io/kubernetes/test/e2e)  ginkgo (the CLI at the version k8s requires)
 #     the stand-ins: hostpathplugin, node-driver-registrar, livenessprobe (our own code, see
 #     e2e/components/*/main.go)
+#     loopfs-testdriver (ours: a CSI test driver with real volumes; its Go tests run first, as
+#     root, and the binary is built only when they pass)
 #     report-trim (ours: keeps the specs that ran in a ginkgo report, writes it as JSON and JUnit)
 #   containerd, containerd-shim-runc-v2, ctr (github.com/containerd/containerd/v2, no replaces)
 #   crictl (sigs.k8s.io/cri-tools)
@@ -16,7 +18,8 @@
 #   pause (gcc -static from build/pause/linux/pause.c in the kubernetes module)
 #
 # Debian packages it needs (installed if missing): runc, containernetworking-plugins,
-# busybox-static, gcc, iptables, conntrack.
+# busybox-static, gcc, iptables, conntrack, and for the loopfs test driver e2fsprogs, xfsprogs
+# and util-linux's losetup.
 #
 # Writes $bin/e2e-components.env (NAME=path lines) and prints its path on the last line.
 set -euo pipefail
@@ -52,6 +55,7 @@ hostpath_standin=$bin/standin-hostpathplugin-$(standin_hash hostpathplugin)
 registrar_standin=$bin/standin-node-driver-registrar-$(standin_hash node-driver-registrar)
 livenessprobe_standin=$bin/standin-livenessprobe-$(standin_hash livenessprobe)
 report_trim=$bin/e2e-report-trim-$(standin_hash report-trim)
+loopfs_driver=$bin/loopfs-testdriver-$(standin_hash loopfs-testdriver)
 containerd_dir=$bin/containerd-$containerd_version # containerd looks its shim up on PATH
 crictl=$bin/crictl-$crictl_version
 provisioner=$bin/csi-provisioner-$provisioner_version
@@ -74,6 +78,9 @@ dpkg -s busybox-static >/dev/null 2>&1 || missing+=(busybox-static)
 command -v gcc >/dev/null || missing+=(gcc libc6-dev)
 command -v iptables >/dev/null || missing+=(iptables)
 command -v conntrack >/dev/null || missing+=(conntrack)
+command -v mke2fs >/dev/null && command -v resize2fs >/dev/null && command -v e2fsck >/dev/null || missing+=(e2fsprogs)
+command -v mkfs.xfs >/dev/null && command -v xfs_growfs >/dev/null || missing+=(xfsprogs)
+command -v losetup >/dev/null || missing+=(mount)
 if [ "${#missing[@]}" -gt 0 ]; then
   log "installing Debian packages: ${missing[*]}"
   apt-get update -qq >&2
@@ -155,6 +162,13 @@ pause_build() {
 [ -x "$registrar_standin" ] || timed "node-driver-registrar stand-in" "$registrar_standin" -- k8s_build "$registrar_standin" ./node-driver-registrar
 [ -x "$livenessprobe_standin" ] || timed "livenessprobe stand-in" "$livenessprobe_standin" -- k8s_build "$livenessprobe_standin" ./livenessprobe
 [ -x "$report_trim" ] || timed "report-trim" "$report_trim" -- k8s_build "$report_trim" ./report-trim
+# -mod=readonly: importing indirect requirements directly must not rewrite go.mod, whose hash
+# keys every Kubernetes binary above.
+loopfs_build() {
+  (cd "$here/components" && GOFLAGS=-mod=readonly go test -count=1 ./loopfs-testdriver &&
+    GOFLAGS=-mod=readonly go build -p 2 -trimpath -ldflags '-s -w' -o "$loopfs_driver.tmp" ./loopfs-testdriver)
+}
+[ -x "$loopfs_driver" ] || timed "loopfs-testdriver (after its tests)" "$loopfs_driver" -- loopfs_build
 
 # etcd, kube-apiserver and upstream's csi-resizer: the builds `npm test` and the bench use.
 components_bin=$(bash "$root/test/infra/build-components.sh" --with-upstream | tail -n1)
@@ -174,6 +188,7 @@ HOSTPATH_STANDIN_BIN=$hostpath_standin
 REGISTRAR_STANDIN_BIN=$registrar_standin
 LIVENESSPROBE_STANDIN_BIN=$livenessprobe_standin
 REPORT_TRIM_BIN=$report_trim
+LOOPFS_DRIVER_BIN=$loopfs_driver
 CONTAINERD_DIR=$containerd_dir
 CONTAINERD_VERSION=$containerd_version
 CRICTL_BIN=$crictl

@@ -9,11 +9,13 @@
 #   csi-node-driver-registrar          STAND-IN: e2e/components/node-driver-registrar
 #   hostpathplugin                     STAND-IN: e2e/components/hostpathplugin
 #   livenessprobe                      STAND-IN: e2e/components/livenessprobe (csi-hostpath driver only)
+#   loopfs-testdriver                  OUR TEST DRIVER: e2e/components/loopfs-testdriver, with
+#                                      Debian's losetup, e2fsprogs and xfsprogs tools it runs
 #   csi-snapshotter                    IDLE STAND-IN: pause under that name (csi-hostpath driver only)
 #   busybox (both tags in use)         Debian's busybox-static
 #   pause                              build/pause/linux/pause.c, built with gcc -static
 #   csi-resizer slot                   not named here: e2e/suite.sh tags one of the two below into it
-#   upstream                           upstream csi-resizer v2.2.0 (test/infra/build-components.sh)
+#   upstream                           upstream csi-resizer v2.3.0 (test/infra/build-components.sh)
 #   ours                               `npm run image` for amd64 (scripts/image.sh), copied by skopeo
 #   ours-uid1000                       the same with its config's user set to 1000 (umoci config)
 #
@@ -101,6 +103,30 @@ binary_image() { # out binary path-in-image name...
   rm -rf "$rootfs"
 }
 
+# The loopfs test driver with the Debian tools it runs (losetup, mke2fs, e2fsck, resize2fs,
+# mkfs.xfs, xfs_growfs), each with the shared libraries ldd lists; /etc/mtab is the kernel's
+# mount table, where resize2fs and xfs_growfs look a filesystem's mount point up.
+loopfs_tools=(losetup mke2fs e2fsck resize2fs mkfs.xfs xfs_growfs)
+loopfs_tool_files() { # every file the tools bring: the tools, their libraries, mke2fs.conf
+  local tool path
+  for tool in "${loopfs_tools[@]}"; do
+    path=$(command -v "$tool") || { log "$tool is not installed (e2e/build.sh installs it)"; exit 1; }
+    echo "$path"
+    ldd "$path" | grep -o '/[^ ]*'
+  done | sort -u
+  echo /etc/mke2fs.conf
+}
+loopfs_image() { # out name...
+  local out=$1 rootfs file; shift
+  rootfs=$(mktemp -d)
+  install -D -m 0755 "$LOOPFS_DRIVER_BIN" "$rootfs/loopfs-testdriver"
+  for file in $loopfs_files; do install -D -m "$(stat -c %a "$file")" "$file" "$rootfs$file"; done
+  ln -s /proc/self/mounts "$rootfs/etc/mtab"
+  install -d -m 1777 "$rootfs/tmp"
+  docker_archive "$out" "$rootfs" '["/loopfs-testdriver"]' "null" "$@"
+  rm -rf "$rootfs"
+}
+
 busybox_image() { # out name...
   local out=$1 rootfs applet; shift
   rootfs=$(mktemp -d)
@@ -137,6 +163,13 @@ want "$f" && { log "hostpathplugin stand-in -> $hostpath_image"; binary_image "$
 
 f=$store/standin-livenessprobe-$(hash_of "$LIVENESSPROBE_STANDIN_BIN" "$0").tar
 want "$f" && { log "livenessprobe stand-in -> $livenessprobe_image"; binary_image "$f" "$LIVENESSPROBE_STANDIN_BIN" /livenessprobe "$livenessprobe_image"; }
+loopfs_files=$(loopfs_tool_files) # a plain assignment, so a missing tool stops the script
+# shellcheck disable=SC2086 # one path a word
+loopfs_key=$(hash_of "$LOOPFS_DRIVER_BIN" $loopfs_files "$0")
+loopfs_driver_image=localhost/csi-resizer-e2e/loopfs-testdriver:$loopfs_key
+f=$store/loopfs-testdriver-$loopfs_key.tar
+want "$f" && { log "loopfs test driver -> $loopfs_driver_image"; loopfs_image "$f" "$loopfs_driver_image"; }
+
 # An idle stand-in: the pause binary under the snapshotter's name. The csi-hostpath driver's pod
 # has a snapshotter container; none of the specs we run takes a snapshot.
 f=$store/idle-csi-snapshotter-$(hash_of "$PAUSE_BIN" "$0").tar
@@ -180,6 +213,7 @@ PAUSE_IMAGE=$pause_image
 BUSYBOX_IMAGE=$busybox_e2e_image
 REGISTRAR_IMAGE=$registrar_image
 HOSTPATH_IMAGE=$hostpath_image
+LOOPFS_DRIVER_IMAGE=$loopfs_driver_image
 PROVISIONER_IMAGE=$provisioner_image
 RESIZER_SLOT_IMAGE=$resizer_image
 RESIZER_UPSTREAM_IMAGE=$upstream_name

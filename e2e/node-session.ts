@@ -21,6 +21,8 @@ export interface NodeEnv {
   readonly kubeletRootDir: string;
   readonly containerdSocket: string;
   readonly logDir: string;
+  /** The loopfs test driver's data directory on the host (its volumes and operation log). */
+  readonly loopfsDir: string;
   readonly kubectl: string;
   readonly ctr: string;
   /** The images the node was given (e2e/images.sh's images.env). */
@@ -110,6 +112,7 @@ export async function startNode(opts: NodeOptions = {}): Promise<NodeSession> {
       kubeletRootDir: required(raw, 'E2E_KUBELET_ROOT_DIR', envFile),
       containerdSocket: required(raw, 'E2E_CONTAINERD_SOCKET', envFile),
       logDir: required(raw, 'E2E_LOG_DIR', envFile),
+      loopfsDir: required(raw, 'E2E_LOOPFS_DIR', envFile),
       kubectl: required(raw, 'KUBECTL_BIN', envFile),
       ctr: required(raw, 'CTR_BIN', envFile),
       images: parseEnvFile(join(imagesDir, 'images.env')),

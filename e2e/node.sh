@@ -117,6 +117,11 @@ down() { # dir
       rm -f "$m"
     done
   fi
+  # 5b. Loop devices backed by files under DIR (the loopfs test driver's volumes), now that
+  #     nothing mounts them.
+  for m in $(node_loops "$dir"); do
+    if losetup --detach "$m" 2>/dev/null; then log "detached loop device $m"; else log "could not detach $m"; fi
+  done
   # 6. The namespace (its end of the veth pair goes with it, and so does the host end).
   if ip netns list | grep -qw "^$netns"; then ip netns del "$netns"; fi
   ip link del "$host_if" 2>/dev/null || true # normally gone with its peer already
@@ -144,6 +149,7 @@ down() { # dir
   done
   for pid in $(node_shims "$dir"); do left+=("shim $pid"); done
   grep -qF " $dir" /proc/self/mountinfo && left+=("mounts: $(awk -v d="$dir" 'index($5, d) == 1 {print $5}' /proc/self/mountinfo | tr '\n' ' ')")
+  for m in $(node_loops "$dir"); do left+=("loop device $m"); done
   ip netns list | grep -qw "^$netns" && left+=("network namespace $netns")
   for d in /sys/fs/cgroup/*/"$cgroup_root"; do [ -d "$d" ] && left+=("cgroup $d"); done
   if [ "${#left[@]}" -gt 0 ]; then
@@ -155,7 +161,19 @@ down() { # dir
     log "logs kept in $E2E_KEEP_LOGS"
   fi
   rm -rf "$dir"
-  log "teardown complete: no processes, mounts, namespace or cgroups left"
+  log "teardown complete: no processes, mounts, loop devices, namespace or cgroups left"
+}
+
+# Loop devices whose backing file is under DIR. Matched by inode, not by the path losetup shows:
+# a device attached inside a container shows the path as that container saw it.
+node_loops() { # dir
+  local dir_dev dev ino back_dev
+  dir_dev=$(stat -c '%Hd:%Ld' "$1")
+  losetup --list --noheadings --output NAME,BACK-INO,BACK-MAJ:MIN 2>/dev/null | while read -r dev ino back_dev; do
+    [ "$back_dev" = "$dir_dev" ] && [ -n "$ino" ] || continue
+    [ -n "$(find "$1" -xdev -inum "$ino" -print -quit 2>/dev/null)" ] && echo "$dev"
+  done
+  return 0
 }
 
 unmount_under() { # dir: every mount point under it, deepest first, repeated while any remain
@@ -284,7 +302,7 @@ up() {
   # shellcheck disable=SC1090
   source "$E2E_COMPONENTS_ENV"
   local bin=$dir/bin
-  mkdir -p "$dir"/{pids,logs,state,etc,bin,run,cni/net.d,cni/ipam,kubelet,containerd,flexvolume,etcd}
+  mkdir -p "$dir"/{pids,logs,state,etc,bin,run,cni/net.d,cni/ipam,kubelet,containerd,flexvolume,etcd,loopfs}
   # containerd finds its shim on PATH; one directory with exactly what this node runs.
   ln -s "$CONTAINERD_DIR/containerd" "$CONTAINERD_DIR/containerd-shim-runc-v2" "$CONTAINERD_DIR/ctr" "$bin/"
   ln -s "$CRICTL_BIN" "$bin/crictl"
@@ -429,6 +447,7 @@ resolvConf: $dir/etc/resolv.conf
 clusterDomain: cluster.local
 volumePluginDir: $dir/flexvolume
 syncFrequency: ${E2E_KUBELET_SYNC_FREQUENCY:-10s}
+volumeStatsAggPeriod: ${E2E_KUBELET_VOLUME_STATS_PERIOD:-10s}
 evictionHard: {"memory.available": "100Mi", "nodefs.available": "1%", "imagefs.available": "1%", "nodefs.inodesFree": "1%"}
 imageGCHighThresholdPercent: 100
 imageGCLowThresholdPercent: 99
@@ -467,6 +486,7 @@ E2E_KUBECONFIG=$pki/admin.kubeconfig
 E2E_KUBELET_ROOT_DIR=$dir/kubelet
 E2E_CONTAINERD_SOCKET=$dir/run/containerd.sock
 E2E_LOG_DIR=$dir/logs
+E2E_LOOPFS_DIR=$dir/loopfs
 KUBECTL_BIN=$bin/kubectl
 CTR_BIN=$bin/ctr
 CRICTL_BIN=$bin/crictl

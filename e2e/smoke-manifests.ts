@@ -1,10 +1,16 @@
-// Pods the smoke test and `npm run demo -- --node` run on the e2e node: one CSI driver pod (the
-// mock CSI service, kubelet's registrar and our csi-resizer, sharing the driver's socket) and a
-// pod that mounts a claim.
+// Pods the smoke tests and `npm run demo -- --node` run on the e2e node: one CSI driver pod (the
+// driver, kubelet's registrar and our csi-resizer, sharing the driver's socket) and pods that
+// mount a claim. Two drivers:
 //
-// The mock keeps its volumes in memory, so one process must serve both the controller calls (from
-// the resizer) and the node calls (from kubelet): it runs on the node as root beside kubelet's
-// directories, like a CSI node plugin, and the socket it creates opens to root only. The resizer
+//   csiDriverPod     the mock CSI service (the hostpathplugin stand-in): volumes in memory, no data;
+//   loopfsDriverPod  our loopfs test driver: real filesystems on loop devices, which it mounts
+//                    into kubelet's directories itself, so it runs privileged with kubelet's pods
+//                    and plugins directories shared both ways (mount propagation), the host's
+//                    /dev (loop devices appear there as they are attached) and its data directory
+//                    at the same path as on the host (docs/e2e.md, "The loopfs test driver").
+//
+// Either driver serves controller and node calls from one process, so it runs on the node as
+// root beside kubelet's directories, and the socket it creates opens to root only. The resizer
 // container sets no user: our image runs as root by default, as upstream's does
 // (docs/deployment.md, "The image user").
 import type * as k8s from '@kubernetes/client-node';
@@ -19,9 +25,13 @@ export interface DriverPodOptions {
   serviceAccountName?: string;
 }
 
-export function csiDriverPod(o: DriverPodOptions): k8s.V1Pod {
+const hostPath = (name: string, path: string, type: string): k8s.V1Volume => ({ name, hostPath: { path, type } });
+
+/** A driver pod around its driver container: the registrar and our resizer beside it. */
+type SidecarOptions = Omit<DriverPodOptions, 'images'> & { images: { ours: string; registrar: string } };
+
+function driverPod(o: SidecarOptions, driver: k8s.V1Container, driverVolumes: k8s.V1Volume[]): k8s.V1Pod {
   const pluginDir = `${o.kubeletRootDir}/plugins/${o.driverName}`;
-  const hostPath = (name: string, path: string, type: string): k8s.V1Volume => ({ name, hostPath: { path, type } });
   return {
     apiVersion: 'v1',
     kind: 'Pod',
@@ -30,17 +40,7 @@ export function csiDriverPod(o: DriverPodOptions): k8s.V1Pod {
       nodeName: o.nodeName,
       serviceAccountName: o.serviceAccountName ?? 'csi-resizer',
       containers: [
-        {
-          name: 'mock',
-          image: o.images.mock,
-          args: [`--drivername=${o.driverName}`, '--endpoint=/csi/csi.sock', '--node-expand-required=true', '-v=5'],
-          securityContext: { privileged: true },
-          volumeMounts: [
-            { name: 'socket-dir', mountPath: '/csi' },
-            { name: 'kubelet-pods', mountPath: `${o.kubeletRootDir}/pods` },
-            { name: 'kubelet-csi', mountPath: `${o.kubeletRootDir}/plugins/kubernetes.io/csi` },
-          ],
-        },
+        driver,
         {
           name: 'node-driver-registrar',
           image: o.images.registrar,
@@ -60,12 +60,70 @@ export function csiDriverPod(o: DriverPodOptions): k8s.V1Pod {
       ],
       volumes: [
         hostPath('socket-dir', pluginDir, 'DirectoryOrCreate'),
-        hostPath('kubelet-pods', `${o.kubeletRootDir}/pods`, 'Directory'),
-        hostPath('kubelet-csi', `${o.kubeletRootDir}/plugins/kubernetes.io/csi`, 'DirectoryOrCreate'),
         hostPath('registration-dir', `${o.kubeletRootDir}/plugins_registry`, 'Directory'),
+        ...driverVolumes,
       ],
     },
   };
+}
+
+export function csiDriverPod(o: DriverPodOptions): k8s.V1Pod {
+  const mock: k8s.V1Container = {
+    name: 'mock',
+    image: o.images.mock,
+    args: [`--drivername=${o.driverName}`, '--endpoint=/csi/csi.sock', '--node-expand-required=true', '-v=5'],
+    securityContext: { privileged: true },
+    volumeMounts: [
+      { name: 'socket-dir', mountPath: '/csi' },
+      { name: 'kubelet-pods', mountPath: `${o.kubeletRootDir}/pods` },
+      { name: 'kubelet-csi', mountPath: `${o.kubeletRootDir}/plugins/kubernetes.io/csi` },
+    ],
+  };
+  return driverPod(o, mock, [
+    hostPath('kubelet-pods', `${o.kubeletRootDir}/pods`, 'Directory'),
+    hostPath('kubelet-csi', `${o.kubeletRootDir}/plugins/kubernetes.io/csi`, 'DirectoryOrCreate'),
+  ]);
+}
+
+export interface LoopfsDriverPodOptions extends Omit<DriverPodOptions, 'images'> {
+  images: { ours: string; registrar: string; loopfs: string };
+  /** The driver's data directory on the host (volumes, operation log): E2E_LOOPFS_DIR. */
+  dataDir: string;
+  /** Extra flags for the driver. */
+  driverArgs?: string[];
+}
+
+export function loopfsDriverPod(o: LoopfsDriverPodOptions): k8s.V1Pod {
+  const pods = `${o.kubeletRootDir}/pods`;
+  const plugins = `${o.kubeletRootDir}/plugins`;
+  const driver: k8s.V1Container = {
+    name: 'loopfs',
+    image: o.images.loopfs,
+    args: [
+      `--drivername=${o.driverName}`,
+      `--nodeid=${o.nodeName}`,
+      '--endpoint=/csi/csi.sock',
+      `--root=${o.dataDir}`,
+      `--target-root=${o.kubeletRootDir}`,
+      '-v=3',
+      ...(o.driverArgs ?? []),
+    ],
+    securityContext: { privileged: true },
+    volumeMounts: [
+      { name: 'socket-dir', mountPath: '/csi' },
+      // Its mounts must reach kubelet and the pods: both ways.
+      { name: 'kubelet-pods', mountPath: pods, mountPropagation: 'Bidirectional' },
+      { name: 'kubelet-plugins', mountPath: plugins, mountPropagation: 'Bidirectional' },
+      { name: 'dev', mountPath: '/dev' },
+      { name: 'data', mountPath: o.dataDir },
+    ],
+  };
+  return driverPod(o, driver, [
+    hostPath('kubelet-pods', pods, 'Directory'),
+    hostPath('kubelet-plugins', plugins, 'Directory'),
+    hostPath('dev', '/dev', 'Directory'),
+    hostPath('data', o.dataDir, 'Directory'),
+  ]);
 }
 
 /**
@@ -89,6 +147,25 @@ export function consumerPod(o: { claimName: string; nodeName: string; image: str
     spec: {
       nodeName: o.nodeName,
       containers: [{ name: 'app', image: o.image, volumeMounts: [{ name: 'data', mountPath: '/data' }] }],
+      volumes: [{ name: 'data', persistentVolumeClaim: { claimName: o.claimName } }],
+    },
+  };
+}
+
+/**
+ * A pod whose one container runs a shell script with the claim at /data (busybox). Its
+ * termination grace is short: a shell as PID 1 ignores SIGTERM unless the script traps it.
+ */
+export function shellPod(o: { name: string; claimName: string; nodeName: string; image: string; script: string; restartPolicy?: 'Always' | 'Never' }): k8s.V1Pod {
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name: o.name },
+    spec: {
+      nodeName: o.nodeName,
+      restartPolicy: o.restartPolicy ?? 'Always',
+      terminationGracePeriodSeconds: 1,
+      containers: [{ name: 'app', image: o.image, command: ['/bin/sh', '-c', o.script], volumeMounts: [{ name: 'data', mountPath: '/data' }] }],
       volumes: [{ name: 'data', persistentVolumeClaim: { claimName: o.claimName } }],
     },
   };

@@ -15,6 +15,7 @@ import { clientsFromKubeconfig, type KubeClients } from '../test/cluster/kube.js
 import { applyRbac } from '../test/cluster/rbac.js';
 import { eventually } from '../test/support/eventually.js';
 import { startNode, type NodeEnv } from './node-session.js';
+import { resizeFinished } from './resize-status.js';
 import { csiDriverObject, csiDriverPod, consumerPod } from './smoke-manifests.js';
 
 const DRIVER = 'smoke.csi.k8s.io';
@@ -82,10 +83,7 @@ test('node smoke: a mounted claim grows through our resizer image and kubelet No
   await requestPvcSize(admin, NAMESPACE, pvcName, '2Gi', { retryUntilAdmittedMs: 10_000 });
   const grown = await eventually('the PVC to report 2Gi with no resize in progress', async () => {
     const pvc = await admin.core.readNamespacedPersistentVolumeClaim({ name: pvcName, namespace: NAMESPACE });
-    const done = pvc.status?.capacity?.['storage'] === '2Gi' &&
-      (pvc.status?.conditions ?? []).length === 0 &&
-      Object.keys(pvc.status?.allocatedResourceStatuses ?? {}).length === 0;
-    return done ? pvc : undefined;
+    return resizeFinished(pvc, '2Gi') ? pvc : undefined;
   }, 180_000, 500);
   t.diagnostic(`resize finished ${((Date.now() - asked) / 1000).toFixed(1)} s after the request`);
 

@@ -5,7 +5,7 @@
 # driver and our code are the same for every run. Prints one line per version and writes the table
 # to bench/results/test-matrix-<date>.md.
 #
-#   npm run test:matrix                        # v1.34.4 v1.35.4 and the default v1.36.3
+#   npm run test:matrix                        # v1.35.4 v1.36.3, the default v1.37.2 and v1.38.0-beta.0
 #   npm run test:matrix -- v1.35.4             # one version
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -13,7 +13,7 @@ source scripts/node-runtime.sh
 use_node_runtime
 
 versions=("$@")
-[ "${#versions[@]}" -gt 0 ] || versions=(v1.34.4 v1.35.4 default)
+[ "${#versions[@]}" -gt 0 ] || versions=(v1.35.4 v1.36.3 default v1.38.0-beta.0)
 bash scripts/setup.sh
 mapfile -t files < <(find test/integration -name '*.test.ts' | sort)
 out=bench/results/test-matrix-$(date -u +%Y-%m-%d).md

@@ -140,7 +140,7 @@ export async function startApp(config: Config, deps: AppDeps, signal: AbortSigna
     const started = await csiStarting;
     csi = started.csi;
     const driverName = csi.driverName;
-    const backends = selectBackends({ capabilities: started.capabilities, csi, secrets: kube, log });
+    const backends = selectBackends({ capabilities: started.capabilities, csi, secrets: kube, resizeTimeoutMs: config.resizeTimeoutMs, log });
     const scope = config.nodeDeployment ? await nodeScope(kube, deps.env ?? process.env, log, signal) : everyVolume;
     return assemble({ config, deps, clock, kube, clientConfig: kubeConfig, csi, gates, driverName, backends, scope });
   } catch (err) {
@@ -179,10 +179,10 @@ async function startCsi(config: Config, deps: AppDeps, signal: AbortSignal): Pro
     throw new StartupError(err instanceof DriverNameError ? 'Get driver name failed' : 'Failed to create CSI client', 1, { cause: err });
   }
   // From the driver's name on, the operations metric carries it (§1 step 11): the capability
-  // queries already do.
+  // queries already do. They have the resize timeout, as upstream's resizer asks them (§1 step 14).
   csi.setMetricsDriverName(csi.driverName);
   try {
-    return { csi, capabilities: await discoverCapabilities(csi, signal) };
+    return { csi, capabilities: await discoverCapabilities(csi, signal, { timeoutMs: config.resizeTimeoutMs }) };
   } catch (err) {
     csi.close();
     throw err;
@@ -293,7 +293,6 @@ function assemble(parts: {
         queue: resizeQueue,
         reconciler,
         workers: config.workers,
-        recoverVolumeExpansionFailure: gates.recoverVolumeExpansionFailure,
         controllerName: resizer.name,
         log,
       }),
@@ -316,7 +315,7 @@ function assemble(parts: {
     slowSets.push(slowSet);
     const modifyLog = log;
     const reconciler = new ModifyReconciler({
-      modifier: new CsiModifier({ driverName, csi, secrets: kube, extraModifyMetadata: config.extraModifyMetadata }),
+      modifier: new CsiModifier({ driverName, csi, secrets: kube, extraModifyMetadata: config.extraModifyMetadata, timeoutMs: config.modifyTimeoutMs }),
       pvcs: pvcs.store,
       pvs: pvs.store,
       classes: { get: (name) => vacs.store.get(name) },

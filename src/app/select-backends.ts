@@ -15,7 +15,14 @@ export interface Backends {
   canModify: boolean;
 }
 
-export function selectBackends(options: { capabilities: DriverCapabilities; csi: CsiClient; secrets: SecretReader; log: Logger }): Backends {
+export function selectBackends(options: {
+  capabilities: DriverCapabilities;
+  csi: CsiClient;
+  secrets: SecretReader;
+  /** The resizer's ControllerExpandVolume deadline (§2.1). */
+  resizeTimeoutMs: number;
+  log: Logger;
+}): Backends {
   const { capabilities: caps, csi, log } = options;
   const driverName = csi.driverName;
   if (!caps.controllerService) {
@@ -30,6 +37,7 @@ export function selectBackends(options: { capabilities: DriverCapabilities; csi:
       secrets: options.secrets,
       supportsSingleNodeMultiWriter: caps.singleNodeMultiWriter,
       expansionMode: caps.volumeExpansion,
+      timeoutMs: options.resizeTimeoutMs,
     });
   } else if (caps.nodeExpand) {
     log.info('The CSI driver supports node resize only, using trivial resizer to handle resize requests');

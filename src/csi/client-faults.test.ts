@@ -172,9 +172,139 @@ test('two response messages on a unary call end it with a clear status', async (
   });
   const client = await startClient(t, server.address);
   const err = await failure(client.getControllerCapabilities(never));
-  assert.notEqual(err.code, null, err.message);
-  assert.notEqual(err.code, status.DEADLINE_EXCEEDED, err.message);
-  assert.match(err.details, /response|message/i);
+  // grpc-go's code for it (grpc-js alone: Unimplemented).
+  assert.equal(err.code, status.INTERNAL, err.message);
+  assert.equal(err.details, 'grpc: cardinality violation: the driver sent a second response message on a unary call');
+});
+
+// grpc-go ends each of these Internal; grpc-js alone says Unimplemented, "No message received".
+const withoutResponse: Array<{ name: string; body: Buffer }> = [
+  { name: 'status OK without a response message', body: Buffer.alloc(0) },
+  { name: 'status OK after half a message', body: grpcFrame(Buffer.alloc(10), 0, 100) },
+  { name: 'status OK after part of a message prefix', body: Buffer.from([0, 0, 0]) },
+];
+
+for (const { name, body } of withoutResponse) {
+  test(`${name}: Internal, as grpc-go reports it`, async (t) => {
+    const server = await h2Driver(t, (call) => {
+      call.stream.respond({ ':status': 200, 'content-type': 'application/grpc' }, { waitForTrailers: true });
+      call.stream.on('wantTrailers', () => call.stream.sendTrailers({ 'grpc-status': '0' }));
+      call.stream.end(body);
+    });
+    const client = await startClient(t, server.address);
+    const err = await failure(client.getControllerCapabilities(never));
+    assert.equal(err.code, status.INTERNAL, err.message);
+    assert.equal(err.details, 'grpc: cardinality violation: the driver ended the call OK without a (complete) response message');
+    assert.equal(err.failure, 'final');
+  });
+}
+
+// grpc-js refuses these before decoding and, for the first three, hands over a status without
+// code or details; each must reach the port with grpc-go's code and a message that says why.
+const undecodableAnswers: Array<{ name: string; headers: http2.OutgoingHttpHeaders; message: Buffer; code: status; details: RegExp }> = [
+  {
+    name: 'a message flagged compressed without grpc-encoding',
+    headers: {},
+    message: grpcFrame(capabilitiesAnswer, 1),
+    code: status.INTERNAL,
+    details: /flagged compressed, but its grpc-encoding is identity, absent or not one of deflate and gzip/,
+  },
+  {
+    name: 'a message flagged compressed under grpc-encoding identity',
+    headers: { 'grpc-encoding': 'identity' },
+    message: grpcFrame(capabilitiesAnswer, 1),
+    code: status.INTERNAL,
+    details: /flagged compressed, but its grpc-encoding is identity/,
+  },
+  {
+    name: 'a message compressed with an encoding grpc-js does not know (snappy)',
+    headers: { 'grpc-encoding': 'snappy' },
+    message: grpcFrame(capabilitiesAnswer, 1),
+    code: status.INTERNAL,
+    details: /cannot decompress/,
+  },
+  {
+    name: 'a gzip message that is not gzip',
+    headers: { 'grpc-encoding': 'gzip' },
+    message: grpcFrame(capabilitiesAnswer, 1),
+    code: status.INTERNAL,
+    details: /decompress gzip/,
+  },
+];
+
+for (const undecodable of undecodableAnswers) {
+  test(`${undecodable.name}: ${status[undecodable.code]} with a message that says why, never a status without a code`, async (t) => {
+    const server = await h2Driver(t, (call) => {
+      call.stream.respond({ ':status': 200, 'content-type': 'application/grpc', ...undecodable.headers }, { waitForTrailers: true });
+      call.stream.on('wantTrailers', () => call.stream.sendTrailers({ 'grpc-status': '0' }));
+      call.stream.end(undecodable.message);
+    });
+    const metrics = createMetrics();
+    const client = await GrpcCsiClient.start({ address: server.address, timeoutMs: 2000, log: silentLogger, metrics, probeIntervalMs: 50 }, never);
+    t.after(() => client.close());
+    const err = await failure(client.getControllerCapabilities(never));
+    assert.equal(err.code, undecodable.code, err.message);
+    assert.match(err.details, undecodable.details);
+    assert.doesNotMatch(err.message, /undefined/);
+    const labels = (await metrics.csiOperations.get()).values
+      .filter((v) => v.metricName === 'csi_sidecar_operations_seconds_count' && v.labels['method_name'] === CAPABILITIES)
+      .map((v) => v.labels['grpc_status_code']);
+    assert.deepEqual(labels, ['Internal']);
+  });
+}
+
+// What grpc-go's client makes of each grpc-status: [sent, code, Go's name of it, details].
+const statusCodes: Array<[string, number, string, RegExp]> = [
+  ['abc', status.UNKNOWN, 'Unknown', /^transport: malformed grpc-status/],
+  ['99999999999', status.UNKNOWN, 'Unknown', /^transport: malformed grpc-status/],
+  ['99', 99, 'Code(99)', /^odd$/],
+  ['-1', 4294967295, 'Code(4294967295)', /^odd$/],
+];
+
+for (const [sent, code, codeName, details] of statusCodes) {
+  test(`grpc-status ${sent} is ${codeName}, final, as grpc-go reads it`, async (t) => {
+    const server = await h2Driver(t, (call) => {
+      call.stream.respond({ ':status': 200, 'content-type': 'application/grpc', 'grpc-status': sent, 'grpc-message': 'odd' }, { endStream: true });
+    });
+    const metrics = createMetrics();
+    const client = await GrpcCsiClient.start({ address: server.address, timeoutMs: 2000, log: silentLogger, metrics, probeIntervalMs: 50 }, never);
+    t.after(() => client.close());
+    const err = await failure(client.getControllerCapabilities(never));
+    assert.equal(err.code, code, err.message);
+    assert.equal(err.codeName, codeName);
+    assert.match(err.details, details);
+    assert.equal(err.message, `rpc error: code = ${codeName} desc = ${err.details}`);
+    assert.equal(err.failure, 'final');
+    const labels = (await metrics.csiOperations.get()).values
+      .filter((v) => v.metricName === 'csi_sidecar_operations_seconds_count' && v.labels['method_name'] === CAPABILITIES)
+      .map((v) => v.labels['grpc_status_code']);
+    assert.deepEqual(labels, [codeName]);
+  });
+}
+
+test("a driver's RST_STREAM CANCEL before the deadline stays Cancelled, non-final", async (t) => {
+  const server = await h2Driver(t, (call) => call.stream.close(http2.constants.NGHTTP2_CANCEL));
+  const client = await startClient(t, server.address, 5000);
+  const started = Date.now();
+  const err = await failure(client.getControllerCapabilities(never));
+  assert.ok(Date.now() - started < 4000, 'ended by the driver, not by the deadline');
+  assert.equal(err.code, status.CANCELLED, err.message);
+  assert.equal(err.failure, 'inProgress');
+});
+
+test("a driver that resets with CANCEL when its grpc-timeout runs out, as grpc-go's server does: DeadlineExceeded, as grpc-go's client reports it", async (t) => {
+  const server = await h2Driver(t, (call) => {
+    const timeout = /^(\d+)m$/.exec(String(call.headers['grpc-timeout']));
+    assert.ok(timeout, `grpc-timeout ${String(call.headers['grpc-timeout'])}`);
+    const timer = setTimeout(() => call.stream.close(http2.constants.NGHTTP2_CANCEL), Number(timeout[1]));
+    call.stream.once('close', () => clearTimeout(timer));
+  });
+  const client = await startClient(t, server.address, 300);
+  for (let round = 1; round <= 5; round++) {
+    const err = await failure(client.getControllerCapabilities(never));
+    assert.equal(err.code, status.DEADLINE_EXCEEDED, `round ${round}: ${err.message}`);
+    assert.equal(err.message, 'rpc error: code = DeadlineExceeded desc = context deadline exceeded');
+  }
 });
 
 /**
@@ -334,6 +464,7 @@ test('no bytes a driver sends crash the client, reject unhandled or hang a call 
       () => outcomes.ok++,
       (err: unknown) => {
         assert.ok(err instanceof CsiError, `case ${i}: not a CsiError: ${String(err)}`);
+        assert.notEqual(err.code, null, `case ${i}: no gRPC code: ${err.message}`);
         outcomes.failed++;
         if (process.env['FUZZ_DEBUG']) process.stderr.write(`case ${i}: ${(err as Error).message}\n`);
       },

@@ -82,17 +82,23 @@ export interface ModifyRequest {
   mutableParameters: Readonly<Record<string, string>>;
 }
 
+/** One call's settings. */
+export interface CsiCallOptions {
+  /** This call's deadline (--resize-timeout, --modify-timeout); without it, the client's --timeout. */
+  readonly timeoutMs?: number;
+}
+
 /**
  * The driver as the controllers see it. Every method throws a CsiError (see errors.ts) whose
- * `failure` says how to retry; each call has the client's timeout and ends when `signal` aborts.
+ * `failure` says how to retry; each call has its own or the client's timeout and ends when `signal` aborts.
  */
 export interface CsiClient {
   readonly driverName: string;
-  getPluginCapabilities(signal: AbortSignal): Promise<PluginCapabilities>;
-  getControllerCapabilities(signal: AbortSignal): Promise<ControllerCapabilities>;
-  getNodeCapabilities(signal: AbortSignal): Promise<NodeCapabilities>;
-  expandVolume(request: ExpandRequest, signal: AbortSignal): Promise<ExpandResult>;
-  modifyVolume(request: ModifyRequest, signal: AbortSignal): Promise<void>;
+  getPluginCapabilities(signal: AbortSignal, options?: CsiCallOptions): Promise<PluginCapabilities>;
+  getControllerCapabilities(signal: AbortSignal, options?: CsiCallOptions): Promise<ControllerCapabilities>;
+  getNodeCapabilities(signal: AbortSignal, options?: CsiCallOptions): Promise<NodeCapabilities>;
+  expandVolume(request: ExpandRequest, signal: AbortSignal, options?: CsiCallOptions): Promise<ExpandResult>;
+  modifyVolume(request: ModifyRequest, signal: AbortSignal, options?: CsiCallOptions): Promise<void>;
 }
 
 export interface DriverCapabilities extends PluginCapabilities {
@@ -108,16 +114,16 @@ export interface DriverCapabilities extends PluginCapabilities {
  * failed queries. Deciding what is fatal (no controller service, neither resize nor modify) is
  * the caller's.
  */
-export async function discoverCapabilities(client: CsiClient, signal: AbortSignal): Promise<DriverCapabilities> {
-  const plugin = await client.getPluginCapabilities(signal).catch((err: unknown) => {
+export async function discoverCapabilities(client: CsiClient, signal: AbortSignal, options?: CsiCallOptions): Promise<DriverCapabilities> {
+  const plugin = await client.getPluginCapabilities(signal, options).catch((err: unknown) => {
     throw new Error(`failed to check if plugin supports controller service: ${messageOf(err)}`, { cause: err });
   });
-  const controller = await client.getControllerCapabilities(signal).catch((err: unknown) => {
+  const controller = await client.getControllerCapabilities(signal, options).catch((err: unknown) => {
     throw new Error(`failed to check if plugin supports controller resize or modify: ${messageOf(err)}`, { cause: err });
   });
   let nodeExpand: boolean | undefined;
   if (!controller.expandVolume) {
-    const node = await client.getNodeCapabilities(signal).catch((err: unknown) => {
+    const node = await client.getNodeCapabilities(signal, options).catch((err: unknown) => {
       throw new Error(`failed to check if plugin supports node resize: ${messageOf(err)}`, { cause: err });
     });
     nodeExpand = node.expandVolume;
@@ -134,7 +140,7 @@ export async function discoverCapabilities(client: CsiClient, signal: AbortSigna
 export interface GrpcCsiClientOptions {
   /** --csi-address: an absolute path or unix:///path. */
   address: string;
-  /** --timeout: the deadline of every call. */
+  /** --timeout: the deadline of every call that sets none of its own. */
   timeoutMs: number;
   log: Logger;
   metrics: Metrics;
@@ -244,8 +250,8 @@ export class GrpcCsiClient implements CsiClient {
     return { name: res.name, vendorVersion: res.vendorVersion };
   }
 
-  async getPluginCapabilities(signal: AbortSignal): Promise<PluginCapabilities> {
-    const res = await this.call(Identity.method.getPluginCapabilities, {}, signal);
+  async getPluginCapabilities(signal: AbortSignal, options?: CsiCallOptions): Promise<PluginCapabilities> {
+    const res = await this.call(Identity.method.getPluginCapabilities, {}, signal, 'expand', options);
     let controllerService = false;
     let volumeExpansion: VolumeExpansionMode = 'unknown';
     for (const { type: cap } of res.capabilities) {
@@ -258,8 +264,8 @@ export class GrpcCsiClient implements CsiClient {
     return { controllerService, volumeExpansion };
   }
 
-  async getControllerCapabilities(signal: AbortSignal): Promise<ControllerCapabilities> {
-    const res = await this.call(Controller.method.controllerGetCapabilities, {}, signal);
+  async getControllerCapabilities(signal: AbortSignal, options?: CsiCallOptions): Promise<ControllerCapabilities> {
+    const res = await this.call(Controller.method.controllerGetCapabilities, {}, signal, 'expand', options);
     const types = new Set(res.capabilities.map(({ type: cap }) => (cap.case === 'rpc' ? cap.value.type : undefined)));
     return {
       expandVolume: types.has(ControllerRpc.EXPAND_VOLUME),
@@ -268,12 +274,12 @@ export class GrpcCsiClient implements CsiClient {
     };
   }
 
-  async getNodeCapabilities(signal: AbortSignal): Promise<NodeCapabilities> {
-    const res = await this.call(Node.method.nodeGetCapabilities, {}, signal);
+  async getNodeCapabilities(signal: AbortSignal, options?: CsiCallOptions): Promise<NodeCapabilities> {
+    const res = await this.call(Node.method.nodeGetCapabilities, {}, signal, 'expand', options);
     return { expandVolume: res.capabilities.some(({ type: cap }) => cap.case === 'rpc' && cap.value.type === NodeRpc.EXPAND_VOLUME) };
   }
 
-  async expandVolume(request: ExpandRequest, signal: AbortSignal): Promise<ExpandResult> {
+  async expandVolume(request: ExpandRequest, signal: AbortSignal, options?: CsiCallOptions): Promise<ExpandResult> {
     checkRequiredBytes(request.requiredBytes);
     const res = await this.call(
       Controller.method.controllerExpandVolume,
@@ -285,11 +291,12 @@ export class GrpcCsiClient implements CsiClient {
       },
       signal,
       'expand',
+      options,
     );
     return { capacityBytes: res.capacityBytes, nodeExpansionRequired: res.nodeExpansionRequired };
   }
 
-  async modifyVolume(request: ModifyRequest, signal: AbortSignal): Promise<void> {
+  async modifyVolume(request: ModifyRequest, signal: AbortSignal, options?: CsiCallOptions): Promise<void> {
     await this.call(
       Controller.method.controllerModifyVolume,
       {
@@ -299,6 +306,7 @@ export class GrpcCsiClient implements CsiClient {
       },
       signal,
       'modify',
+      options,
     );
   }
 
@@ -307,9 +315,10 @@ export class GrpcCsiClient implements CsiClient {
     request: MessageInitShape<I>,
     signal: AbortSignal,
     operation: CsiOperation = 'expand',
+    options?: CsiCallOptions,
   ): Promise<MessageShape<O>> {
     try {
-      return await this.connection.unary(method, request, { timeoutMs: this.options.timeoutMs }, signal);
+      return await this.connection.unary(method, request, { timeoutMs: options?.timeoutMs ?? this.options.timeoutMs }, signal);
     } catch (err) {
       throw classifyCsiError(err, operation);
     }

@@ -10,6 +10,7 @@ import type { Logger } from '../observability/logger.js';
 import type { Metrics } from '../observability/metrics.js';
 import { MAX_TIMER_DELAY_MS, setLongTimeout } from '../base/long-timer.js';
 import { AbortError } from '../base/signals.js';
+import { DEADLINE_EXCEEDED_DETAILS, oneResponseMessage, reportedStatus, statusError } from './call-status.js';
 import { grpcCodeName, grpcCodeOf } from './errors.js';
 import { stripSecrets } from './sanitize.js';
 import { socketAccessProblem } from './socket-access.js';
@@ -50,25 +51,6 @@ const CHANNEL_OPTIONS: grpc.ChannelOptions = {
  */
 const CONNECTION_LOSS_GRACE_MS = 250;
 const LOST_CONNECTION_CODES: ReadonlySet<number> = new Set([grpc.status.UNAVAILABLE, grpc.status.INTERNAL]);
-
-/**
- * grpc-js reads one message of a unary response and keeps the status back while more are
- * unread, so a driver that sends a second message would hold the call until its deadline.
- * Reading on lets grpc-js see the second message and end the call at once.
- */
-const readEveryResponseMessage: grpc.Interceptor = (options, nextCall) => {
-  const call: grpc.InterceptingCall = new grpc.InterceptingCall(nextCall(options), {
-    start(metadata, _listener, next) {
-      next(metadata, {
-        onReceiveMessage(message, nextMessage) {
-          nextMessage(message);
-          call.startRead();
-        },
-      });
-    },
-  });
-  return call;
-};
 
 export class CsiAddressError extends Error {
   constructor(address: string) {
@@ -183,7 +165,7 @@ export class CsiConnection {
   }
 
   private newClient(): grpc.Client {
-    return new grpc.Client(this.target, grpc.credentials.createInsecure(), { ...CHANNEL_OPTIONS, interceptors: [readEveryResponseMessage] });
+    return new grpc.Client(this.target, grpc.credentials.createInsecure(), { ...CHANNEL_OPTIONS, interceptors: [oneResponseMessage] });
   }
 
   /**
@@ -276,9 +258,9 @@ export class CsiConnection {
    * waits for it until the deadline (gRPC's wait-for-ready). A call that fails (Unavailable or
    * Internal) because its connection went away (broken, closed, the driver restarted) is sent once more,
    * on the next connection and within the same deadline: the driver produced no answer, and
-   * CSI requires every call to be idempotent. Every attempt is recorded in
-   * csi_sidecar_operations_seconds, and at -v=5 each request and response is logged with
-   * secrets stripped.
+   * CSI requires every call to be idempotent. A failed attempt's status is the one grpc-go
+   * would report (call-status.ts). Every attempt is recorded in csi_sidecar_operations_seconds,
+   * and at -v=5 each request and response is logged with secrets stripped.
    */
   async unary<I extends DescMessage, O extends DescMessage>(
     method: DescMethodUnary<I, O>,
@@ -292,10 +274,10 @@ export class CsiConnection {
     const request = create(method.input, init);
     const deadline = Date.now() + options.timeoutMs;
     try {
-      return await this.attempt(method, wire, request, deadline, options.timeoutMs, signal);
+      return await this.attempt(method, wire, request, deadline, signal);
     } catch (err) {
       if (!LOST_CONNECTION_CODES.has(grpcCodeOf(err) ?? -1) || signal.aborted || !(await this.connectionWentAway())) throw err;
-      return await this.attempt(method, wire, request, deadline, options.timeoutMs, signal);
+      return await this.attempt(method, wire, request, deadline, signal);
     }
   }
 
@@ -304,7 +286,6 @@ export class CsiConnection {
     wire: WireMethod<I, O>,
     request: MessageShape<I>,
     deadline: number,
-    timeoutMs: number,
     signal: AbortSignal,
   ): Promise<MessageShape<O>> {
     const verbose = this.log.enabled(5);
@@ -322,7 +303,7 @@ export class CsiConnection {
       );
     };
     try {
-      const response = await this.call(wire, request, deadline, timeoutMs, signal);
+      const response = await this.call(wire, request, deadline, signal);
       record(undefined);
       if (verbose) this.log.v(5).info('GRPC response', { response: stripSecrets(method.output, response), err: null });
       return response;
@@ -352,7 +333,6 @@ export class CsiConnection {
     wire: WireMethod<I, O>,
     request: MessageShape<I>,
     deadline: number,
-    timeoutMs: number,
     signal: AbortSignal,
   ): Promise<MessageShape<O>> {
     return new Promise<MessageShape<O>>((resolve, reject) => {
@@ -360,6 +340,8 @@ export class CsiConnection {
       let call: grpc.ClientUnaryCall | undefined;
       let deadlineTimer: { cancel(): void } | undefined;
       let settled = false;
+      // Set when the caller's signal cancels the call, so grpc-js's Cancelled is known to be ours.
+      let cancelledByCaller = false;
       const settle = (err: grpc.ServiceError | null, value?: MessageShape<O>) => {
         if (settled) return;
         settled = true;
@@ -374,7 +356,10 @@ export class CsiConnection {
         call?.cancel();
         settle(err);
       };
-      const onAbort = () => call?.cancel();
+      const onAbort = () => {
+        cancelledByCaller = true;
+        call?.cancel();
+      };
       // When the channel is replaced or closed, a call still on it is ended by us (grpc-js does
       // not end a call that waits for a connection on a closed channel).
       const inFlight: InFlightCall = { client, end };
@@ -383,7 +368,7 @@ export class CsiConnection {
       // Our own timer ends the call at its deadline whatever grpc-js does: grpc-js treats a
       // deadline beyond Node's timer limit as none (the driver still receives the whole
       // grpc-timeout).
-      deadlineTimer = setLongTimeout(() => end(deadlineExceeded(timeoutMs)), deadline - Date.now());
+      deadlineTimer = setLongTimeout(() => end(statusError(grpc.status.DEADLINE_EXCEEDED, DEADLINE_EXCEEDED_DETAILS)), deadline - Date.now());
       call = client.makeUnaryRequest<MessageShape<I>, MessageShape<O>>(
         wire.path,
         wire.serialize,
@@ -391,7 +376,7 @@ export class CsiConnection {
         request,
         new grpc.Metadata({ waitForReady: true }),
         { deadline },
-        (err, value) => settle(err, value),
+        (err, value) => settle(err && reportedStatus(err, { deadlineMs: deadline, endedMs: Date.now(), cancelledByCaller }), value),
       );
     });
   }
@@ -473,15 +458,6 @@ export class CsiConnection {
       if (current === grpc.connectivityState.IDLE) current = this.client.getChannel().getConnectivityState(true);
     }
   }
-}
-
-/** A grpc-js style status error, for an ending our own code decided. */
-function statusError(code: grpc.status, details: string): grpc.ServiceError {
-  return Object.assign(new Error(`${code} ${grpc.status[code]}: ${details}`), { code, details, metadata: new grpc.Metadata() });
-}
-
-function deadlineExceeded(timeoutMs: number): grpc.ServiceError {
-  return statusError(grpc.status.DEADLINE_EXCEEDED, `Deadline exceeded after ${timeoutMs}ms`);
 }
 
 function unavailable(details: string): grpc.ServiceError {

@@ -59,6 +59,17 @@ test('a non-gRPC error is non-final and labelled unknown-non-grpc', () => {
   assert.equal(classifyCsiError('plain string').failure, 'inProgress');
 });
 
+test('a code beyond the known ones is a code, final, named as Go names it (Code(n))', () => {
+  const e = classifyCsiError(grpcError(99 as status, 'odd'), 'expand');
+  assert.equal(e.code, 99);
+  assert.equal(e.codeName, 'Code(99)');
+  assert.equal(e.failure, 'final');
+  assert.equal(e.message, 'rpc error: code = Code(99) desc = odd');
+  assert.equal(classifyCsiError(grpcError(4294967295 as status)).codeName, 'Code(4294967295)');
+  // Not a uint32: no status (call-status.ts has made grpc-js's oddities into codes before this).
+  for (const code of [-1, 1.5, Number.NaN, 2 ** 32]) assert.equal(classifyCsiError(grpcError(code as status)).code, null, String(code));
+});
+
 test('a CsiError is re-classified for the other operation, keeping the code', () => {
   const expand = classifyCsiError(grpcError(status.NOT_FOUND), 'expand');
   assert.equal(expand.failure, 'infeasible');

@@ -77,17 +77,24 @@ interface StatusLike {
   details?: string;
 }
 
-/** A gRPC status error (grpc-js's ServiceError, or a CsiError) has a numeric code in the known range. */
+const UINT32_MAX = 2 ** 32 - 1;
+
+/**
+ * A gRPC status error (grpc-js's ServiceError, or a CsiError) has a code that is a uint32, as in
+ * grpc-go; one beyond the known codes is still a code (grpc-go's Code(99)), and final.
+ */
 export function grpcCodeOf(err: unknown): GrpcCode | null {
   if (err instanceof CsiError) return err.code;
   if (typeof err !== 'object' || err === null) return null;
   const candidate = err as Partial<StatusLike> & { metadata?: unknown };
   if (typeof candidate.code !== 'number' || !('details' in candidate) || !('metadata' in candidate)) return null;
-  return candidate.code in GRPC_CODE_NAMES ? (candidate.code as GrpcCode) : null;
+  const code = candidate.code;
+  return Number.isInteger(code) && code >= 0 && code <= UINT32_MAX ? (code as GrpcCode) : null;
 }
 
+/** Go's codes.Code.String(): the name of a known code, Code(n) for another. */
 export function grpcCodeName(code: GrpcCode | null): string {
-  return code === null ? NON_GRPC_CODE_NAME : (GRPC_CODE_NAMES[code] ?? NON_GRPC_CODE_NAME);
+  return code === null ? NON_GRPC_CODE_NAME : (GRPC_CODE_NAMES[code] ?? `Code(${code})`);
 }
 
 const NON_FINAL_CODES: ReadonlySet<number> = new Set([

@@ -20,7 +20,7 @@ function facts(over: Partial<ClaimFacts> = {}): ClaimFacts {
     attributesClass: undefined,
     events: [],
     driver,
-    gates: { recoverVolumeExpansionFailure: true, volumeAttributesClass: true },
+    gates: { volumeAttributesClass: true },
     usedBy: [],
     now: NOW,
     ...over,
@@ -100,8 +100,13 @@ const rows: { name: string; facts: ClaimFacts; verdict: RegExp; reason?: RegExp;
     verdict: /cannot be read/,
     reason: /spec\.capacity\.storage/,
   },
+  {
+    name: 'request lowered below an earlier allocation (recovery)',
+    facts: facts({ pvc: pvc({ ...claim, request: '1Gi', allocated: '2Gi' }) }),
+    verdict: /Nothing to resize/,
+    reason: /lowered below an earlier allocation of 2Gi/,
+  },
   { name: 'no expansion at all', facts: facts({ driver: { ...driver, controllerExpand: false, nodeExpand: false } }), verdict: /Never/ },
-  { name: 'legacy path', facts: facts({ gates: { recoverVolumeExpansionFailure: false, volumeAttributesClass: true } }), verdict: /legacy path/ },
   {
     name: 'modify to a class that does not exist',
     facts: facts({ pvc: pvc({ ...claim, request: '1Gi', attributesClass: 'gold' }), attributesClass: null }),

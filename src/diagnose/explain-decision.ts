@@ -12,7 +12,7 @@ import type { Pv, Pvc, PvcCondition, VolumeAttributesClass } from '../model/obje
 import { allocatedBytes, capacityBytes, isFileSystemResizePending, pvBytes, pvClaimedBy, requestedBytes, resizeStatus } from '../model/pvc.js';
 import { formatBytes } from '../model/quantity.js';
 import { modifyFacts, planModify } from '../modify/plan.js';
-import { legacyNeedsResize, planExpansion, pvcNeedsResize } from '../resize/plan.js';
+import { planExpansion, pvcNeedsResize } from '../resize/plan.js';
 import { canSupport } from '../model/volume-scope.js';
 import { ago } from './age.js';
 
@@ -51,7 +51,7 @@ export interface ClaimFacts {
   attributesClass: VolumeAttributesClass | null | undefined;
   events: readonly EventFacts[];
   driver: DriverFacts;
-  gates: { recoverVolumeExpansionFailure: boolean; volumeAttributesClass: boolean };
+  gates: { volumeAttributesClass: boolean };
   /** Pods that use the claim (names), when known. */
   usedBy: readonly string[] | undefined;
   now: Date;
@@ -165,7 +165,7 @@ function explainResize(f: ClaimFacts, pvc: Pvc, pv: Pv, requested: bigint, capac
 
   if (!pvcNeedsResize(pvc.status?.phase, pvc.spec.volumeName, requested, capacity)) {
     if (out.verdict === '') out.verdict = 'Nothing to resize: the claim already has the capacity it asks for.';
-    if (f.gates.recoverVolumeExpansionFailure && allocated !== undefined && allocated > requested) {
+    if (allocated !== undefined && allocated > requested) {
       out.reasons.push(`The request was lowered below an earlier allocation of ${size(allocated)}; the resizer no longer acts on it.`);
     }
     return;
@@ -173,15 +173,6 @@ function explainResize(f: ClaimFacts, pvc: Pvc, pv: Pv, requested: bigint, capac
   if (f.driver.controllerExpand === false && f.driver.nodeExpand === false) {
     out.verdict = `Never: driver ${f.driver.name} supports neither controller nor node expansion, so no resizer runs for it.`;
     out.nextSteps.push('Use a driver version with EXPAND_VOLUME, or lower the request back to the current capacity.');
-    return;
-  }
-
-  if (!f.gates.recoverVolumeExpansionFailure) {
-    const needs = legacyNeedsResize({ requestedBytes: requested, pvBytes: pvSize, fileSystemResizePending: fsPending });
-    out.verdict = needs
-      ? `Expand the volume to ${size(requested)} (legacy path: RecoverVolumeExpansionFailure is off).`
-      : 'Waiting for kubelet to finish the file system resize on the node.';
-    if (failureText) out.reasons.push(`The last attempt failed: ${failureText}.`);
     return;
   }
 

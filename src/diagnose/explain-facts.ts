@@ -143,7 +143,7 @@ export async function runExplain(
       attributesClass,
       events,
       driver,
-      gates: { recoverVolumeExpansionFailure: config.gates.recoverVolumeExpansionFailure, volumeAttributesClass: config.gates.volumeAttributesClass },
+      gates: { volumeAttributesClass: config.gates.volumeAttributesClass },
       usedBy,
       now: (options.now ?? (() => new Date()))(),
     });

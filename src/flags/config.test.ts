@@ -1,5 +1,5 @@
 // The real flag set against Go flag semantics (§2): the forms Go accepts, the defaults of
-// upstream external-resizer v2.2, and the errors main maps to exit codes.
+// upstream external-resizer v2.3.0, and the errors main maps to exit codes.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -15,6 +15,8 @@ test('defaults equal the reference sidecar', () => {
     master: '',
     csiAddress: '/run/csi/socket',
     timeoutMs: 10_000,
+    resizeTimeoutMs: 10_000,
+    modifyTimeoutMs: 10_000,
     workers: 10,
     resyncPeriodMs: 10 * 60_000,
     retryIntervalStartMs: 1_000,
@@ -48,7 +50,6 @@ test('defaults equal the reference sidecar', () => {
   assert.deepEqual(rest, expected);
   assert.equal(featureGateSettings.size, 0);
   assert.equal(gates.annotateFsResize, true);
-  assert.equal(gates.recoverVolumeExpansionFailure, true);
   assert.equal(gates.volumeAttributesClass, true);
   // Deliberately different from upstream (false, alpha): SIGTERM drains and releases the Lease.
   assert.equal(gates.releaseLeaderElectionOnExit, true);
@@ -131,6 +132,56 @@ test('flag forms parse with Go flag semantics', () => {
   }
 });
 
+test('--timeout replaces --resize-timeout and --modify-timeout only when the command line names it (Go flag.Visit)', () => {
+  const table: Array<{ name: string; args: string[]; timeoutMs: number; resizeTimeoutMs: number; modifyTimeoutMs: number }> = [
+    { name: 'neither: the defaults', args: [], timeoutMs: 10_000, resizeTimeoutMs: 10_000, modifyTimeoutMs: 10_000 },
+    { name: 'only --timeout: both calls take it', args: ['--timeout=2m'], timeoutMs: 120_000, resizeTimeoutMs: 120_000, modifyTimeoutMs: 120_000 },
+    {
+      name: 'only --resize-timeout and --modify-timeout: each call its own, --timeout keeps its default',
+      args: ['--resize-timeout=5m', '--modify-timeout=30m'],
+      timeoutMs: 10_000,
+      resizeTimeoutMs: 300_000,
+      modifyTimeoutMs: 1_800_000,
+    },
+    {
+      name: 'only --modify-timeout: expand keeps the default',
+      args: ['--modify-timeout=1m'],
+      timeoutMs: 10_000,
+      resizeTimeoutMs: 10_000,
+      modifyTimeoutMs: 60_000,
+    },
+    {
+      name: 'all three: --timeout wins, wherever it stands',
+      args: ['--resize-timeout=5m', '--timeout=2m', '--modify-timeout=30m'],
+      timeoutMs: 120_000,
+      resizeTimeoutMs: 120_000,
+      modifyTimeoutMs: 120_000,
+    },
+    {
+      name: 'all three, --timeout given at its default value: it still wins',
+      args: ['--timeout=10s', '--resize-timeout=5m', '--modify-timeout=30m'],
+      timeoutMs: 10_000,
+      resizeTimeoutMs: 10_000,
+      modifyTimeoutMs: 10_000,
+    },
+    {
+      name: '-timeout as a separate argument counts the same',
+      args: ['-resize-timeout', '5m', '-timeout', '10s'],
+      timeoutMs: 10_000,
+      resizeTimeoutMs: 10_000,
+      modifyTimeoutMs: 10_000,
+    },
+  ];
+  for (const row of table) {
+    const c = parseConfig(row.args);
+    assert.deepEqual(
+      { timeoutMs: c.timeoutMs, resizeTimeoutMs: c.resizeTimeoutMs, modifyTimeoutMs: c.modifyTimeoutMs },
+      { timeoutMs: row.timeoutMs, resizeTimeoutMs: row.resizeTimeoutMs, modifyTimeoutMs: row.modifyTimeoutMs },
+      row.name,
+    );
+  }
+});
+
 test('explicitly set gates are remembered (VolumeAttributesClass auto-detection skips them)', () => {
   const c = parseConfig(['--feature-gates=VolumeAttributesClass=false']);
   assert.equal(c.gates.volumeAttributesClass, false);
@@ -144,6 +195,8 @@ test('bad command lines: every error carries the usage and the reason, as Go pri
     { args: ['--timeout=abc'], message: 'invalid value "abc" for flag -timeout: parse error', cause: 'flag' },
     { args: ['--timeout=10'], message: 'invalid value "10" for flag -timeout: parse error', cause: 'flag' },
     { args: ['--timeout'], message: 'flag needs an argument: -timeout', cause: 'flag' },
+    { args: ['--resize-timeout=5'], message: 'invalid value "5" for flag -resize-timeout: parse error', cause: 'flag' },
+    { args: ['--modify-timeout=forever'], message: 'invalid value "forever" for flag -modify-timeout: parse error', cause: 'flag' },
     { args: ['--leader-election=maybe'], message: 'invalid boolean value "maybe" for -leader-election: parse error', cause: 'flag' },
     { args: ['--workers=x'], message: 'invalid value "x" for flag -workers: parse error', cause: 'flag' },
     { args: ['--kube-api-qps=fast'], message: 'invalid value "fast" for flag -kube-api-qps: parse error', cause: 'flag' },
@@ -165,8 +218,13 @@ test('bad command lines: every error carries the usage and the reason, as Go pri
     },
     { args: ['--feature-gates=NoSuchGate=true'], message: 'unrecognized feature gate: NoSuchGate', cause: 'gate' },
     {
-      args: ['--feature-gates=APIServerTracing=false'],
-      message: 'cannot set feature gate APIServerTracing to false, feature is locked to true',
+      args: ['--feature-gates=DeclarativeValidation=false'],
+      message: 'cannot set feature gate DeclarativeValidation to false, feature is locked to true',
+      cause: 'gate',
+    },
+    {
+      args: ['--feature-gates=RecoverVolumeExpansionFailure=false'],
+      message: /^cannot set feature gate RecoverVolumeExpansionFailure to false, feature was removed in external-resizer v2\.3\.0: the legacy resize path/,
       cause: 'gate',
     },
     // -v is component-base's verbosity type: strconv.ParseUint(v, 10, 31) errors, passed through.
@@ -215,6 +273,8 @@ test('usage lists every flag of the reference with its default', () => {
     'master',
     'csi-address',
     'timeout',
+    'resize-timeout',
+    'modify-timeout',
     'workers',
     'resync-period',
     'retry-interval-start',
@@ -283,13 +343,11 @@ function usageBlocks(text: string): Map<string, string> {
   return blocks;
 }
 
-test("-h prints the Go sidecar's help text, flag by flag (test/reference/upstream-v2.2.1-help.txt)", () => {
-  const upstream = readFileSync(new URL('../../test/reference/upstream-v2.2.1-help.txt', import.meta.url), 'utf8');
+test("-h prints the Go sidecar's help text, flag by flag (test/reference/upstream-v2.3.0-help.txt)", () => {
+  const upstream = readFileSync(new URL('../../test/reference/upstream-v2.3.0-help.txt', import.meta.url), 'utf8');
   // Where we differ on purpose (README, "Differences from upstream"):
   const expected = usageBlocks(
     upstream
-      // AnnotateFsResize is beta and on, as on upstream's main branch (the v2.2.x tags: alpha, off);
-      .replace('AnnotateFsResize=true|false (ALPHA - default=false)', 'AnnotateFsResize=true|false (BETA - default=true)')
       // ReleaseLeaderElectionOnExit is on (upstream: off);
       .replace('ReleaseLeaderElectionOnExit=true|false (ALPHA - default=false)', 'ReleaseLeaderElectionOnExit=true|false (ALPHA - default=true)')
       // -automaxprocs is accepted and does nothing, and says so.

@@ -1,5 +1,5 @@
 // The command line, parsed once into a frozen Config (§2): every flag of upstream external-resizer
-// v2.2 with the same name, type and default, in Go flag syntax. Durations are in ms.
+// v2.3.0 with the same name, type and default, in Go flag syntax. Durations are in ms.
 import { messageOf } from '../base/errors.js';
 import { FeatureGateError, knownFeatures, resolveFeatureGates, type FeatureGates, type GateWarning } from './feature-gates.js';
 import { FlagError, FlagSet, MapStringBoolValue, MapStringStringValue, type FlagDescription, type FlagValue } from './go-flags.js';
@@ -13,7 +13,12 @@ export interface CommandLine extends LoggingFlags {
   readonly kubeconfig: string;
   readonly master: string;
   readonly csiAddress: string;
+  /** --timeout: each Probe and GetPluginInfo while waiting for the driver, and the drain bound at shutdown (§2.1). */
   readonly timeoutMs: number;
+  /** The deadline of ControllerExpandVolume and of the startup capability queries: --resize-timeout, or --timeout when given. */
+  readonly resizeTimeoutMs: number;
+  /** The deadline of ControllerModifyVolume: --modify-timeout, or --timeout when given. */
+  readonly modifyTimeoutMs: number;
   readonly workers: number;
   readonly resyncPeriodMs: number;
   readonly retryIntervalStartMs: number;
@@ -67,7 +72,21 @@ function defineFlags(flags: FlagSet): (positionalArgs: readonly string[]) => Com
     'Master URL to build a client config from. Either this or kubeconfig needs to be set if the provisioner is being run out of cluster.',
   );
   const csiAddress = flags.string('csi-address', '/run/csi/socket', 'Address of the CSI driver socket.');
-  const timeout = flags.durationMs('timeout', 10_000, 'Timeout for waiting for CSI driver socket.');
+  const timeout = flags.durationMs(
+    'timeout',
+    10_000,
+    'Timeout for waiting for CSI driver socket. If set explicitly on the command line, this value also overrides --resize-timeout and --modify-timeout as the per-call timeout for ControllerExpandVolume and ControllerModifyVolume.',
+  );
+  const resizeTimeout = flags.durationMs(
+    'resize-timeout',
+    10_000,
+    'Timeout for ControllerExpandVolume calls. Ignored if --timeout is set explicitly on the command line.',
+  );
+  const modifyTimeout = flags.durationMs(
+    'modify-timeout',
+    10_000,
+    'Timeout for ControllerModifyVolume calls. Ignored if --timeout is set explicitly on the command line.',
+  );
   const workers = flags.int('workers', 10, 'Concurrency to process multiple resize requests');
   const resync = flags.durationMs('resync-period', 10 * 60_000, 'Resync period for cache');
   const retryStart = flags.durationMs(
@@ -145,12 +164,17 @@ function defineFlags(flags: FlagSet): (positionalArgs: readonly string[]) => Com
     // and a negative QPS turns the client-side limiter off: accepted here as the Go sidecar does.
     if (nodeDeployment.value && leaderElection.value)
       throw new Error('--node-deployment cannot be combined with --leader-election: each node runs its own resizer for its own volumes');
+    // --timeout replaces both per-call timeouts only when the command line names it (Go's
+    // flag.Visit), even at its default value: its default must not hide the other two (§2.1).
+    const timeoutGiven = timeout.isSet;
     return Object.freeze({
       showVersion: showVersion.value,
       kubeconfig: kubeconfig.value,
       master: master.value,
       csiAddress: csiAddress.value,
       timeoutMs: timeout.value,
+      resizeTimeoutMs: timeoutGiven ? timeout.value : resizeTimeout.value,
+      modifyTimeoutMs: timeoutGiven ? timeout.value : modifyTimeout.value,
       workers: workers.value,
       resyncPeriodMs: resync.value,
       retryIntervalStartMs: retryStart.value,

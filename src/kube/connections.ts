@@ -62,12 +62,22 @@ export class ApiConnections {
     this.watches = agent(options, sessions, Infinity);
   }
 
-  /** New credentials: requests in flight finish on their connections, which then close; watches are cut (the informers watch again). */
-  retire(): void {
+  /**
+   * New TLS material: requests in flight finish on their connections, which then close. Watches
+   * are cut (the informers watch again) when the client certificate changed, as client-go closes
+   * every connection then; a new CA alone leaves them open, as client-go closes only idle
+   * connections then: they were verified when made, and each ends in its own time.
+   */
+  retire(options: { keepWatches?: boolean } = {}): void {
     // A connection freed from now on is closed instead of kept (agent.maxFreeSockets is public).
     this.requests.maxFreeSockets = 0;
     destroyFree(this.requests);
-    this.watches.destroy();
+    if (options.keepWatches) {
+      this.watches.maxFreeSockets = 0;
+      destroyFree(this.watches);
+    } else {
+      this.watches.destroy();
+    }
   }
 
   /** Closes every connection now, also those in flight (their requests fail). */

@@ -1,6 +1,10 @@
 // Turning a ClientConfig into what a request needs right now: headers and TLS material. Files
 // (token, CA, client certificate) are read on every resolution, so rotated files are picked up;
 // exec credential plugins run with KUBERNETES_EXEC_INFO and their answer is kept until it expires.
+// A CA file is rotated as client-go 1.36+ rotates it (ClientsAllowCARotation): a file that cannot
+// be read, is empty or holds no certificate (a rotation caught half-way) leaves the CA last read
+// from it in use (docs/architecture.md, "The API server's connections").
+import { X509Certificate } from 'node:crypto';
 import { readFile as readFileCallback } from 'node:fs';
 import { promisify } from 'node:util';
 import nodePath from 'node:path';
@@ -26,6 +30,50 @@ export interface ResolvedCredentials {
 async function read(material: Material | undefined): Promise<Buffer | undefined> {
   if (!material) return undefined;
   return 'data' in material ? material.data : readFile(material.file);
+}
+
+const PEM_CERTIFICATE = /-----BEGIN CERTIFICATE-----[^-]+-----END CERTIFICATE-----/g;
+
+/** Whether the PEM text holds a certificate that parses (as Go's AppendCertsFromPEM succeeds). */
+function holdsCertificate(pem: Buffer): boolean {
+  for (const block of pem.toString('latin1').match(PEM_CERTIFICATE) ?? []) {
+    try {
+      new X509Certificate(block);
+      return true;
+    } catch {
+      // not a certificate: try the next block
+    }
+  }
+  return false;
+}
+
+/**
+ * The CA last read from each CA file that held a certificate, by the config's Material: what stays
+ * in use while the file is unreadable, empty or broken. Weak, so a config's entry goes with it.
+ */
+const lastGoodCa = new WeakMap<Material, Buffer>();
+
+/**
+ * The CA: inline data as it is; a file read again, falling back to the last good read of it. The
+ * first read has nothing to fall back to, so a bad file then is an error (client-go cannot build
+ * its transport either).
+ */
+async function readCa(material: Material | undefined): Promise<Buffer | undefined> {
+  if (!material || 'data' in material) return material?.data;
+  const previous = lastGoodCa.get(material);
+  let pem: Buffer;
+  try {
+    pem = await readFile(material.file);
+  } catch (err) {
+    if (previous) return previous;
+    throw err;
+  }
+  if (holdsCertificate(pem)) {
+    lastGoodCa.set(material, pem);
+    return pem;
+  }
+  if (previous) return previous;
+  throw new Error(`certificate authority file ${material.file} holds no PEM certificate`);
 }
 
 interface ExecCredentialStatus {
@@ -96,7 +144,7 @@ export async function resolveCredentials(config: ClientConfig, signal: AbortSign
       throw new Error(`unknown auth ${JSON.stringify(unknown)}`);
     }
   }
-  const ca = await read(config.ca);
+  const ca = await readCa(config.ca);
   return {
     headers,
     tls: {

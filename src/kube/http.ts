@@ -67,6 +67,8 @@ interface Credentials {
   headers: Readonly<Record<string, string>>;
   connections: ApiConnections;
   tlsFingerprint: string;
+  /** The part of tlsFingerprint without the CA: what the client presents and how it checks the server's name. */
+  clientFingerprint: string;
   resolvedAtMs: number;
   /** monotonicMs() after which an exec plugin's credential must be fetched again. */
   expiresAtPerfMs: number | undefined;
@@ -251,16 +253,17 @@ export class KubeHttp {
   private async loadCredentials(): Promise<Credentials> {
     const resolved = await resolveCredentials(this.options.kubeConfig, AbortSignal.timeout(60_000));
     const { tls } = resolved;
-    const tlsFingerprint = [tls.ca, tls.cert, tls.key, tls.rejectUnauthorized, tls.servername]
-      .map((v) => (Buffer.isBuffer(v) ? v.toString('base64') : String(v)))
-      .join('|');
+    const fingerprint = (values: unknown[]) => values.map((v) => (Buffer.isBuffer(v) ? v.toString('base64') : String(v))).join('|');
+    const clientFingerprint = fingerprint([tls.cert, tls.key, tls.rejectUnauthorized, tls.servername]);
+    const tlsFingerprint = `${fingerprint([tls.ca])}|${clientFingerprint}`;
     const previous = this.credentials;
     let connections: ApiConnections;
     if (previous && previous.tlsFingerprint === tlsFingerprint) {
       connections = previous.connections;
     } else {
-      // First load, or rotated client certificates/CA: new connections must use the new material.
-      previous?.connections.retire();
+      // First load, or rotated client certificates/CA: new connections must use the new material
+      // (open watches stay when only the CA changed: connections.ts, retire).
+      previous?.connections.retire({ keepWatches: previous.clientFingerprint === clientFingerprint });
       // One secure context for every connection: without it each new socket parses the CA,
       // certificate and key again.
       const serverTls: ServerTls | undefined =
@@ -281,7 +284,7 @@ export class KubeHttp {
     // An exec credential is refreshed a little before it expires.
     const expiresAtPerfMs = resolved.expiresAtMs === undefined ? undefined : monotonicMs() + (resolved.expiresAtMs - Date.now()) - 10_000;
     const headers = checkedHeaders({ ...resolved.headers, Accept: ContentType.Json, 'User-Agent': this.userAgent });
-    const creds: Credentials = { headers, connections, tlsFingerprint, resolvedAtMs: monotonicMs(), expiresAtPerfMs };
+    const creds: Credentials = { headers, connections, tlsFingerprint, clientFingerprint, resolvedAtMs: monotonicMs(), expiresAtPerfMs };
     if (this.closed) connections.destroy();
     else this.credentials = creds;
     return creds;

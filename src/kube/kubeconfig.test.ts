@@ -5,6 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { inCluster, KubeConfigError, loadKubeConfig } from './kubeconfig.js';
 import { resolveCredentials } from './credentials.js';
+import { selfSigned } from '../../test/support/self-signed.js';
 
 function tempDir(t: { after(fn: () => unknown): void }): string {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kc-'));
@@ -211,14 +212,15 @@ users: [{name: u, user: {auth-provider: {name: gcp}}}]
 test('in cluster: service host and port (IPv6 bracketed), the service account CA and rotating token file', async (t) => {
   const dir = tempDir(t);
   fs.writeFileSync(path.join(dir, 'token'), 'sa-token-1');
-  fs.writeFileSync(path.join(dir, 'ca.crt'), 'SA-CA');
+  const saCa = selfSigned().cert;
+  fs.writeFileSync(path.join(dir, 'ca.crt'), saCa);
   const config = inCluster({ KUBERNETES_SERVICE_HOST: 'fd00::1', KUBERNETES_SERVICE_PORT: '443' }, dir);
   assert.equal(config.server, 'https://[fd00::1]:443');
   assert.equal((await resolveCredentials(config, never)).headers['Authorization'], 'Bearer sa-token-1');
   fs.writeFileSync(path.join(dir, 'token'), 'sa-token-2');
   const again = await resolveCredentials(config, never);
   assert.equal(again.headers['Authorization'], 'Bearer sa-token-2');
-  assert.equal(again.tls.ca?.toString(), 'SA-CA');
+  assert.deepEqual(again.tls.ca, saCa);
 });
 
 test('a cluster proxy-url is kept, kept with --master, and a scheme client-go refuses (or a socks5 one, which we cannot speak) stops the load', async (t) => {

@@ -1,6 +1,7 @@
 // The Modifier over a CSI driver (§4.5): mutable parameters from the VolumeAttributesClass (with
 // --extra-modify-metadata, the PVC and PV names added), secrets from the PV's modify-secret
-// annotations with a fallback to controllerExpandSecretRef, one ControllerModifyVolume.
+// annotations with a fallback to controllerExpandSecretRef, one ControllerModifyVolume with the
+// modify timeout as its deadline.
 import type { CsiClient } from '../csi/client.js';
 import { Annotation } from '../model/names.js';
 import type { Pv, Pvc, VolumeAttributesClass } from '../model/objects.js';
@@ -20,6 +21,8 @@ export interface CsiModifierOptions {
   secrets: SecretReader;
   /** --extra-modify-metadata */
   extraModifyMetadata: boolean;
+  /** The deadline of each ControllerModifyVolume: --modify-timeout, or --timeout when given (§2.1). */
+  timeoutMs: number;
 }
 
 /** The class's parameters as sent to the driver; never the class's own map (it lives in the cache). */
@@ -59,6 +62,7 @@ export class CsiModifier implements Modifier {
     await this.options.csi.modifyVolume(
       { volumeId: source.volumeHandle, secrets, mutableParameters: mutableParameters(vac, pv, pvc, this.options.extraModifyMetadata) },
       signal,
+      { timeoutMs: this.options.timeoutMs },
     );
   }
 }

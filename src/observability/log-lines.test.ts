@@ -224,8 +224,6 @@ const TABLE: readonly Row[] = [
     `${ER} pkg/controller/controller.go:361, pkg/modifycontroller/controller.go:280`,
   ],
   ['resize/reconcile.ts', 'info', 4, 'No need to resize PVC', 'PVC', `${ER} pkg/controller/controller.go:386`],
-  ['resize/reconcile.ts', 'info', 4, 'No need to resize PV', 'PV', `${ER} pkg/controller/controller.go:395 (legacy path, PV not resizable)`],
-  ['resize/reconcile.ts', 'info', 4, 'No need to resize PV', 'PV', `${ER} pkg/controller/controller.go:395 (legacy path, size reached)`],
   ['resize/reconcile.ts', 'info', 4, "Resizer doesn't support PV", 'controller,PV', `${ER} pkg/controller/expand_and_recover.go:295`],
   ['resize/reconcile.ts', 'info', 4, 'Persistent volume is not bound to PVC being updated', 'PVC', `${ER} pkg/controller/expand_and_recover.go:300`],
   ['resize/reconcile.ts', 'info', 4, 'Capacity of pv and pvc', 'PV,pvCapacity,PVC,pvcCapacity', `${ER} pkg/controller/controller.go:453`],
@@ -246,17 +244,8 @@ const TABLE: readonly Row[] = [
     'PV',
     `${ER} pkg/controller/controller.go:628 (updatePVCapacity)`,
   ],
-  [
-    'resize/reconcile.ts',
-    'info',
-    4,
-    'Mark PVC as file system resize required',
-    'PVC',
-    `${ER} pkg/controller/resize_status.go:98, pkg/controller/controller.go:558 (legacy)`,
-  ],
-  ['resize/reconcile.ts', 'info', 4, 'Resize PVC finished', 'PVC', `${ER} pkg/controller/resize_status.go:194, pkg/controller/controller.go:605 (legacy)`],
-  ['resize/reconcile.ts', 'info', 4, "Resize volume succeeded start to update PV's capacity", 'PV', `${ER} pkg/controller/controller.go:526`],
-  ['resize/reconcile.ts', 'info', 4, 'Update capacity succeeded', 'PV,capacity', `${ER} pkg/controller/controller.go:532`],
+  ['resize/reconcile.ts', 'info', 4, 'Mark PVC as file system resize required', 'PVC', `${ER} pkg/controller/resize_status.go:98`],
+  ['resize/reconcile.ts', 'info', 4, 'Resize PVC finished', 'PVC', `${ER} pkg/controller/resize_status.go:194`],
 
   // modify controller (pkg/modifycontroller)
   [

@@ -37,12 +37,19 @@ const WORKQUEUE_BUCKETS = Array.from({ length: 10 }, (_, i) => 1e-8 * 10 ** i);
  */
 export const EVENT_LOOP_SAMPLE_MS = 1000;
 
+const PROCESS_START_TIME = 'process_start_time_seconds';
+
 /**
  * The process_* and nodejs_* collectors on `registry` (an event-loop delay monitor, a GC observer,
- * /proc reads), registered on the first scrape.
+ * /proc reads), registered on the first scrape. process_start_time_seconds is the one upstream
+ * registers through component-base, so it keeps the value prom-client computed and takes
+ * component-base's help text, stability prefix included.
  */
 export async function registerProcessMetrics(registry: Registry): Promise<void> {
   collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: EVENT_LOOP_SAMPLE_MS });
+  const startTime = (await registry.getSingleMetric(PROCESS_START_TIME)?.get())?.values[0]?.value ?? Math.round(Date.now() / 1000 - process.uptime());
+  registry.removeSingleMetric(PROCESS_START_TIME);
+  new Gauge({ name: PROCESS_START_TIME, help: '[ALPHA] Start time of the process since unix epoch in seconds.', registers: [registry] }).set(startTime);
 }
 
 /** The registry and the resizer's own metrics, without the process_* and nodejs_* collectors (registerProcessMetrics). */

@@ -19,7 +19,6 @@ export interface ResizeControllerOptions {
   queue: RateLimitingQueue<string>;
   reconciler: ResizeReconciler;
   workers: number;
-  recoverVolumeExpansionFailure: boolean;
   /** The resizer's name (the driver name), as upstream's `controller` log key carries it. */
   controllerName: string;
   log: Logger;
@@ -31,17 +30,7 @@ export class ResizeController {
 
   constructor(o: ResizeControllerOptions) {
     const { pvcInformer, pvInformer, podInformer, claimUsage, queue, reconciler, log, controllerName } = o;
-    const informers = [
-      watched(
-        pvcInformer,
-        pvcHandlers({
-          queue,
-          forget: (key, uid) => reconciler.forget(key, uid),
-          recoverVolumeExpansionFailure: o.recoverVolumeExpansionFailure,
-        }),
-      ),
-      watched(pvInformer),
-    ];
+    const informers = [watched(pvcInformer, pvcHandlers({ queue, forget: (key, uid) => reconciler.forget(key, uid) })), watched(pvInformer)];
     if (podInformer) {
       if (claimUsage) log.info('Register Pod informer for resizer', { controller: controllerName });
       informers.push(watched(podInformer, claimUsage ? podHandlers(claimUsage) : undefined));

@@ -1,6 +1,6 @@
 // The Resizer over a CSI driver (§3.8): volume handle (translated from the in-tree source for
 // migrated volumes), expand secrets from the PV's controllerExpandSecretRef, the volume capability
-// built from the PV, one ControllerExpandVolume.
+// built from the PV, one ControllerExpandVolume with the resize timeout as its deadline.
 // Unlike upstream, SINGLE_NODE_MULTI_WRITER is taken from the capabilities discovered at startup
 // instead of asking the driver again before every expansion.
 import { messageOf } from '../base/errors.js';
@@ -20,6 +20,8 @@ export interface CsiResizerOptions {
   secrets: SecretReader;
   supportsSingleNodeMultiWriter: boolean;
   expansionMode: VolumeExpansionMode;
+  /** The deadline of each ControllerExpandVolume: --resize-timeout, or --timeout when given (§2.1). */
+  timeoutMs: number;
 }
 
 export class CsiResizer implements Resizer {
@@ -48,7 +50,9 @@ export class CsiResizer implements Resizer {
     } catch (err) {
       throw new Error(`failed to get capabilities of volume ${pv.metadata.name} with ${messageOf(err)}`, { cause: err });
     }
-    const result = await this.options.csi.expandVolume({ volumeId: source.volumeHandle, requiredBytes: target.bytes, secrets, capability }, signal);
+    const result = await this.options.csi.expandVolume({ volumeId: source.volumeHandle, requiredBytes: target.bytes, secrets, capability }, signal, {
+      timeoutMs: this.options.timeoutMs,
+    });
     return { ...result, capacity: formatBytes(result.capacityBytes, 'BinarySI') };
   }
 

@@ -8,58 +8,60 @@ import { pvc } from '../../test/support/builders.js';
 // The claim ns/c as the update handler sees it: 1Gi asked and had unless a row says otherwise.
 const claim = { name: 'c', resourceVersion: '1', request: '1Gi', capacity: '1Gi' };
 
-const rows: { name: string; before: Pvc; after: Pvc; recover: boolean; expect: boolean }[] = [
-  { name: 'request grows', before: pvc(claim), after: pvc({ ...claim, resourceVersion: '2', request: '2Gi' }), recover: true, expect: true },
+// Upstream v2.3.0's filter: with the legacy path gone, a request that shrinks and a changed resize
+// status always count.
+const rows: { name: string; before: Pvc; after: Pvc; expect: boolean }[] = [
+  { name: 'request grows', before: pvc(claim), after: pvc({ ...claim, resourceVersion: '2', request: '2Gi' }), expect: true },
   {
-    name: 'request shrinks, recovery on',
+    name: 'request shrinks (recovery from a failed expansion)',
     before: pvc({ ...claim, request: '3Gi' }),
     after: pvc({ ...claim, resourceVersion: '2', request: '2Gi' }),
-    recover: true,
+    expect: true,
+  },
+  { name: 'resync (same resourceVersion)', before: pvc(claim), after: pvc(claim), expect: true },
+  { name: 'label change only', before: pvc(claim), after: pvc({ ...claim, resourceVersion: '2', labels: { l: 'x' } }), expect: false },
+  { name: 'capacity grows (node finished)', before: pvc(claim), after: pvc({ ...claim, resourceVersion: '2', capacity: '2Gi' }), expect: true },
+  {
+    name: 'resize status changes',
+    before: pvc(claim),
+    after: pvc({ ...claim, resourceVersion: '2', resizeStatus: 'NodeResizeInfeasible' }),
     expect: true,
   },
   {
-    name: 'request shrinks, recovery off',
-    before: pvc({ ...claim, request: '3Gi' }),
-    after: pvc({ ...claim, resourceVersion: '2', request: '2Gi' }),
-    recover: false,
+    name: 'resize status cleared',
+    before: pvc({ ...claim, resizeStatus: 'NodeResizePending' }),
+    after: pvc({ ...claim, resourceVersion: '2' }),
+    expect: true,
+  },
+  {
+    name: 'capacity shrinks, nothing else: not a change',
+    before: pvc({ ...claim, capacity: '2Gi' }),
+    after: pvc({ ...claim, resourceVersion: '2' }),
     expect: false,
   },
-  { name: 'resync (same resourceVersion)', before: pvc(claim), after: pvc(claim), recover: true, expect: true },
-  { name: 'label change only', before: pvc(claim), after: pvc({ ...claim, resourceVersion: '2', labels: { l: 'x' } }), recover: true, expect: false },
-  { name: 'capacity grows (node finished)', before: pvc(claim), after: pvc({ ...claim, resourceVersion: '2', capacity: '2Gi' }), recover: false, expect: true },
   {
-    name: 'resize status changes, recovery on',
+    name: 'an empty storage-resizer annotation reads as none, as a Go map lookup',
     before: pvc(claim),
-    after: pvc({ ...claim, resourceVersion: '2', resizeStatus: 'NodeResizeInfeasible' }),
-    recover: true,
-    expect: true,
-  },
-  {
-    name: 'resize status changes, recovery off',
-    before: pvc(claim),
-    after: pvc({ ...claim, resourceVersion: '2', resizeStatus: 'NodeResizeInfeasible' }),
-    recover: false,
+    after: pvc({ ...claim, resourceVersion: '2', annotations: { 'volume.kubernetes.io/storage-resizer': '' } }),
     expect: false,
   },
   {
     name: 'storage-resizer annotation changes',
     before: pvc(claim),
     after: pvc({ ...claim, resourceVersion: '2', annotations: { 'volume.kubernetes.io/storage-resizer': 'ebs.csi.aws.com' } }),
-    recover: true,
     expect: true,
   },
   {
     name: 'malformed request does not throw',
     before: pvc(claim),
     after: pvc({ ...claim, resourceVersion: '2', request: '1.x.Gi' }),
-    recover: true,
     expect: true,
   },
 ];
 
 for (const row of rows) {
   test(`PVC update filter: ${row.name}`, () => {
-    assert.equal(pvcUpdateWorthReconciling(row.before, row.after, row.recover), row.expect);
+    assert.equal(pvcUpdateWorthReconciling(row.before, row.after), row.expect);
   });
 }
 
@@ -70,7 +72,7 @@ function recordingQueue() {
 
 test("PVC handlers: an add enqueues, an update through the filter, a delete forgets the backoff and the reconciler's memory", () => {
   const { calls, queue } = recordingQueue();
-  const h = pvcHandlers({ queue, forget: (key, uid) => calls.push(`reconciler forgets ${key} ${uid}`), recoverVolumeExpansionFailure: true });
+  const h = pvcHandlers({ queue, forget: (key, uid) => calls.push(`reconciler forgets ${key} ${uid}`) });
   h.add!(pvc(claim));
   h.update!(pvc(claim), pvc({ ...claim, resourceVersion: '2', labels: { l: 'x' } }));
   h.update!(pvc(claim), pvc({ ...claim, resourceVersion: '2', request: '2Gi' }));

@@ -11,7 +11,6 @@ export interface PvcHandlerOptions {
   queue: Pick<RateLimitingQueue<string>, 'add' | 'forget'>;
   /** Drops the reconciler's memory of a deleted PVC. */
   forget(key: string, uid: string | undefined): void;
-  recoverVolumeExpansionFailure: boolean;
 }
 
 /** The PVC informer's handlers: every add, the updates worth a reconcile, and deletes (which forget the key). */
@@ -19,7 +18,7 @@ export function pvcHandlers(o: PvcHandlerOptions): InformerHandlers<Pvc> {
   return {
     add: (pvc) => o.queue.add(pvcKey(pvc)),
     update: (before, after) => {
-      if (pvcUpdateWorthReconciling(before, after, o.recoverVolumeExpansionFailure)) o.queue.add(pvcKey(after));
+      if (pvcUpdateWorthReconciling(before, after)) o.queue.add(pvcKey(after));
     },
     delete: (pvc) => {
       o.queue.forget(pvcKey(pvc));
@@ -41,18 +40,23 @@ export function podHandlers(usage: ClaimUsage): InformerHandlers<PodClaimUsage> 
   };
 }
 
-/** The PVC update filter: new size request, resizer annotation, resync, capacity growth, status change. */
-export function pvcUpdateWorthReconciling(before: Pvc, after: Pvc, recoverVolumeExpansionFailure: boolean): boolean {
-  const sizeBefore = orMinusOne(() => requestedBytes(before));
-  const sizeAfter = orMinusOne(() => requestedBytes(after));
-  const requestChanged = recoverVolumeExpansionFailure ? sizeAfter !== sizeBefore : sizeAfter > sizeBefore;
-  const annotationChanged = before.metadata.annotations?.[Annotation.StorageResizer] !== after.metadata.annotations?.[Annotation.StorageResizer];
+/**
+ * The PVC update filter (upstream v2.3.0's updatePVC): a size request changed in either direction
+ * (a smaller one recovers from a failed expansion), the resizer annotation, a resync, capacity
+ * growth, or a changed resize status in allocatedResourceStatuses.
+ */
+export function pvcUpdateWorthReconciling(before: Pvc, after: Pvc): boolean {
+  const requestChanged = orMinusOne(() => requestedBytes(after)) !== orMinusOne(() => requestedBytes(before));
+  // An absent annotation reads as "", as a Go map lookup does.
+  const resizerOf = (pvc: Pvc) => pvc.metadata.annotations?.[Annotation.StorageResizer] ?? '';
+  const annotationChanged = resizerOf(before) !== resizerOf(after);
   if (requestChanged || annotationChanged) return true;
   // A periodic resync delivers the same object twice.
   if (before.metadata.resourceVersion === after.metadata.resourceVersion) return true;
   // Capacity grew: kubelet finished node expansion, so the pre-resize annotation can go.
   if (orMinusOne(() => capacityBytes(after)) > orMinusOne(() => capacityBytes(before))) return true;
-  return recoverVolumeExpansionFailure && resizeStatus(before) !== resizeStatus(after);
+  // The resize status changed, e.g. the node failed its part of the expansion.
+  return resizeStatus(before) !== resizeStatus(after);
 }
 
 /** A bad quantity must not throw inside a handler: the reconcile reports it. */

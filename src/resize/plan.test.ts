@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { planExpansion, legacyNeedsResize, pvcNeedsResize, type ExpansionDecision, type ExpansionFacts, type ExpansionPlan } from './plan.js';
+import { planExpansion, pvcNeedsResize, type ExpansionDecision, type ExpansionFacts, type ExpansionPlan } from './plan.js';
 
 const Gi = 1024n ** 3n;
 
@@ -151,12 +151,6 @@ for (const row of gateRows) {
     assert.deepEqual(planExpansion(facts(row.facts)), row.expect);
   });
 }
-
-test('legacyNeedsResize: P<S resizes; P>=S resizes unless kubelet still has work', () => {
-  assert.equal(legacyNeedsResize({ requestedBytes: 2n, pvBytes: 1n, fileSystemResizePending: true }), true);
-  assert.equal(legacyNeedsResize({ requestedBytes: 2n, pvBytes: 2n, fileSystemResizePending: false }), true);
-  assert.equal(legacyNeedsResize({ requestedBytes: 2n, pvBytes: 2n, fileSystemResizePending: true }), false);
-});
 
 test('pvcNeedsResize: bound, with a volume, request above capacity', () => {
   assert.equal(pvcNeedsResize('Bound', 'pv', 2n, 1n), true);

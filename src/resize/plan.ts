@@ -1,4 +1,4 @@
-// The pure resize decision (§3.5 `expandAndRecover`, with its slow-set gate, and §3.4 legacy):
+// The pure resize decision (§3.5 `expandAndRecover`, with its slow-set gate):
 // given what the PVC and PV say and what the controller remembers about the key, which size to
 // ask the driver for, whether to rewrite the allocation status, to wait, or to do nothing. No I/O
 // here: the reconcile acts on the decision, and the tables in plan.test.ts cover every row of
@@ -105,12 +105,6 @@ function chooseTarget(facts: ExpansionFacts): ExpansionPlan {
       }
       return { ...expandTo(S), warnOldApiServer: true };
   }
-}
-
-/** The legacy path's `pvNeedResize` size check (§3.4), after CanSupport and claimRef checks. */
-export function legacyNeedsResize(facts: Pick<ExpansionFacts, 'requestedBytes' | 'pvBytes' | 'fileSystemResizePending'>): boolean {
-  if (facts.pvBytes >= facts.requestedBytes) return !facts.fileSystemResizePending;
-  return true;
 }
 
 /** `pvcNeedResize` (§3.3 step 5): bound, has a volume, and asks for more than it has. */

@@ -60,7 +60,6 @@ interface Setup {
   /** The Nth PVC status write (1-based) fails with this error. */
   failPvc?: { call: number; error: () => Error };
   failPv?: { call: number; error: () => Error };
-  legacy?: boolean;
   pv?: Partial<Pv['spec']>;
   pvAnnotations?: Record<string, string>;
   status?: Pvc['status'];
@@ -122,7 +121,7 @@ function setup(o: Setup = {}) {
       },
     },
     events,
-    gates: { recoverVolumeExpansionFailure: !o.legacy, annotateFsResize: true },
+    gates: { annotateFsResize: true },
     slowSet,
     claimUsage: o.claimUsage,
     keyLock: new KeyLock(),
@@ -143,6 +142,7 @@ const csiResizer = (csi: Partial<CsiClient>) =>
     },
     supportsSingleNodeMultiWriter: false,
     expansionMode: 'online',
+    timeoutMs: 10_000,
   });
 
 const RESIZING = 'Normal Resizing: External resizer is resizing volume pv-1';
@@ -231,42 +231,6 @@ const table: { name: string; setup: Setup; error: string; events: string[]; cond
     setup: { resizer: csiResizer({}), pv: { csi: { driver: DRIVER, volumeHandle: 'vol-1', controllerExpandSecretRef: { name: 'creds', namespace: 'ns' } } } },
     error: failedVolume('error getting secret creds in namespace ns: secrets "creds" not found'),
     events: [RESIZING, failed(failedVolume('error getting secret creds in namespace ns: secrets "creds" not found'))],
-  },
-  {
-    name: 'legacy: PVC gone before the Resizing mark',
-    setup: { legacy: true, failPvc: { call: 1, error: pvcGone } },
-    error: `marking pvc "ns/data" as resizing failed: Mark PVC "ns/data" as resize as in progress failed: ${patchPvc}`,
-    events: [],
-  },
-  {
-    name: 'legacy: PV gone',
-    setup: { legacy: true, failPv: { call: 1, error: pvGone } },
-    error: `updating capacity of PV "pv-1" to 2Gi failed: ${patchPv}`,
-    events: [RESIZING, failed(`updating capacity of PV "pv-1" to 2Gi failed: ${patchPv}`)],
-  },
-  {
-    name: 'legacy: file system resize required, PVC gone',
-    setup: {
-      legacy: true,
-      resize: async (t) => ({ capacityBytes: t.bytes, capacity: '2Gi', nodeExpansionRequired: true }),
-      failPvc: { call: 2, error: pvcGone },
-    },
-    error: `mark PVC "ns/data" as file system resize required failed: ${patchPvc}`,
-    events: [RESIZING, failed(`mark PVC "ns/data" as file system resize required failed: ${patchPvc}`)],
-  },
-  {
-    name: 'legacy: finished, a conflict is recorded too (as upstream, whose conflict check never matches)',
-    setup: { legacy: true, failPvc: { call: 2, error: conflict } },
-    error:
-      'Mark PVC "ns/data" as resize finished failed: can\'t patch status of  PVC ns/data with Operation cannot be fulfilled on persistentvolumeclaims "data": ' +
-      'the object has been modified; please apply your changes to the latest version and try again',
-    events: [
-      RESIZING,
-      failed(
-        'Mark PVC "ns/data" as resize finished failed: can\'t patch status of  PVC ns/data with Operation cannot be fulfilled on persistentvolumeclaims "data": ' +
-          'the object has been modified; please apply your changes to the latest version and try again',
-      ),
-    ],
   },
 ];
 
@@ -367,7 +331,6 @@ const usedByPod = () => {
 };
 
 const MARK = 'pvc rv=10 A=2Gi R=ControllerResizeInProgress +Resizing';
-const MARK_LEGACY = 'pvc rv=10 +Resizing';
 const SUCCESS = 'Normal VolumeResizeSuccessful: Resize volume succeeded';
 const FS_REQUIRED = 'Normal FileSystemResizeRequired: Require file system resize of volume on node';
 const rpcFailed = (code: string, desc: string) => failed(failedVolume(`rpc error: code = ${code} desc = ${desc}`));
@@ -497,114 +460,6 @@ const writeTable: { name: string; setup: Setup; decision: string; calls: string[
     writes: [MARK, 'pv pre-resize=1Gi capacity=2Gi', 'pvc rv=11 R=NodeResizePending +FileSystemResizePending'],
     events: [RESIZING, failed(`mark PVC "ns/data" as node expansion required failed: can't patch status of  PVC ns/data with ${conflictText}`)],
   },
-
-  // Legacy path (§3.4): conditions only, and a driver failure is returned without a write.
-  {
-    name: 'legacy, final: done, expansion finished',
-    setup: { legacy: true },
-    decision: 'done',
-    calls: ['2Gi'],
-    writes: [MARK_LEGACY, 'pv capacity=2Gi', 'pvc rv=11 capacity=2Gi'],
-    events: [RESIZING, SUCCESS],
-  },
-  {
-    name: 'legacy, final with node work: FileSystemResizePending',
-    setup: { legacy: true, resize: nodeWork },
-    decision: 'done',
-    calls: ['2Gi'],
-    writes: [MARK_LEGACY, 'pv pre-resize=1Gi capacity=2Gi', 'pvc rv=11 +FileSystemResizePending'],
-    events: [RESIZING, FS_REQUIRED],
-  },
-  {
-    name: 'legacy, infeasible (OutOfRange): returned, nothing written',
-    setup: {
-      legacy: true,
-      resize: async () => {
-        throw outOfRange();
-      },
-    },
-    decision: 'backoff',
-    calls: ['2Gi'],
-    writes: [MARK_LEGACY],
-    events: [RESIZING, rpcFailed('OutOfRange', 'too big')],
-  },
-  {
-    name: 'legacy, a final error (Internal): returned, nothing written',
-    setup: {
-      legacy: true,
-      resize: async () => {
-        throw internal();
-      },
-    },
-    decision: 'backoff',
-    calls: ['2Gi'],
-    writes: [MARK_LEGACY],
-    events: [RESIZING, rpcFailed('Internal', 'backend down')],
-  },
-  {
-    name: 'legacy, uncertain (DeadlineExceeded): returned, nothing written',
-    setup: {
-      legacy: true,
-      resize: async () => {
-        throw deadline();
-      },
-    },
-    decision: 'backoff',
-    calls: ['2Gi'],
-    writes: [MARK_LEGACY],
-    events: [RESIZING, rpcFailed('DeadlineExceeded', 'Deadline exceeded')],
-  },
-  {
-    name: 'legacy, uncertain (Unavailable): returned, nothing written',
-    setup: {
-      legacy: true,
-      resize: async () => {
-        throw unavailable();
-      },
-    },
-    decision: 'backoff',
-    calls: ['2Gi'],
-    writes: [MARK_LEGACY],
-    events: [RESIZING, rpcFailed('Unavailable', 'driver restarting')],
-  },
-  {
-    name: 'legacy, bogus capacity: returned, the PV is not written',
-    setup: { legacy: true, resize: bogus },
-    decision: 'backoff',
-    calls: ['2Gi'],
-    writes: [MARK_LEGACY],
-    events: [RESIZING, failed(failedVolume(`CSI driver reported capacity ${GiB} bytes, less than the requested ${2n * GiB} bytes`))],
-  },
-  {
-    name: 'legacy, in use (FailedPrecondition, pods watched): returned, nothing written',
-    setup: {
-      legacy: true,
-      claimUsage: usedByPod(),
-      resize: async () => {
-        throw failedPrecondition();
-      },
-    },
-    decision: 'backoff',
-    calls: ['2Gi'],
-    writes: [MARK_LEGACY],
-    events: [RESIZING, rpcFailed('FailedPrecondition', 'volume is attached')],
-  },
-  {
-    name: 'legacy, conflict (409) on the Resizing mark: nothing else, no event',
-    setup: { legacy: true, failPvc: { call: 1, error: conflict } },
-    decision: 'backoff',
-    calls: [],
-    writes: [MARK_LEGACY],
-    events: [],
-  },
-  {
-    name: 'legacy, conflict (409) on the file-system-resize mark: the failure recorded',
-    setup: { legacy: true, resize: nodeWork, failPvc: { call: 2, error: conflict } },
-    decision: 'backoff',
-    calls: ['2Gi'],
-    writes: [MARK_LEGACY, 'pv pre-resize=1Gi capacity=2Gi', 'pvc rv=11 +FileSystemResizePending'],
-    events: [RESIZING, failed(`mark PVC "ns/data" as file system resize required failed: can't patch status of  PVC ns/data with ${conflictText}`)],
-  },
 ];
 
 for (const c of writeTable) {
@@ -624,39 +479,34 @@ for (const c of writeTable) {
 // Across reconciles: what the reconciler remembers about a key decides the next one.
 const IN_USE = failed('Unable to expand ns/data because CSI driver d.csi.test only supports offline expansion and volume is currently in-use');
 
-for (const legacy of [false, true]) {
-  test(`in use, ${legacy ? 'legacy' : 'recovery'}: after FailedPrecondition the driver is not called again while a pod uses the claim`, async () => {
-    const usage = usedByPod();
-    const s = setup({
-      legacy,
-      claimUsage: usage,
-      resize: async () => {
-        throw failedPrecondition();
-      },
-    });
-    assert.equal(await decision(s.reconciler.reconcile('ns/data', never)), 'backoff');
-    s.events.clear();
-    const before = s.writes.length;
-    assert.equal(await decision(s.reconciler.reconcile('ns/data', never)), 'backoff');
-    assert.deepEqual(s.calls, ['2Gi'], 'no second driver call');
-    assert.deepEqual(
-      s.writes.slice(before).map(summarise),
-      [
-        // The recovery path wrote the failure too, so its cached PVC is one version further.
-        legacy ? 'pvc rv=11 +Resizing' : 'pvc rv=12 A=2Gi R=ControllerResizeInProgress +Resizing',
-      ],
-      'only the mark',
-    );
-    assert.deepEqual(
-      s.events.events.map((e) => `${e.type} ${e.reason}: ${e.message}`),
-      [IN_USE],
-    );
-    // The pod is gone: the driver is asked again.
-    usage.remove(new PodClaimUsage('ns/app', 'ns/data'));
-    assert.equal(await decision(s.reconciler.reconcile('ns/data', never)), 'backoff');
-    assert.deepEqual(s.calls, ['2Gi', '2Gi']);
+test('in use: after FailedPrecondition the driver is not called again while a pod uses the claim', async () => {
+  const usage = usedByPod();
+  const s = setup({
+    claimUsage: usage,
+    resize: async () => {
+      throw failedPrecondition();
+    },
   });
-}
+  assert.equal(await decision(s.reconciler.reconcile('ns/data', never)), 'backoff');
+  s.events.clear();
+  const before = s.writes.length;
+  assert.equal(await decision(s.reconciler.reconcile('ns/data', never)), 'backoff');
+  assert.deepEqual(s.calls, ['2Gi'], 'no second driver call');
+  assert.deepEqual(
+    s.writes.slice(before).map(summarise),
+    // The failure was written too, so the cached PVC is one version further.
+    ['pvc rv=12 A=2Gi R=ControllerResizeInProgress +Resizing'],
+    'only the mark',
+  );
+  assert.deepEqual(
+    s.events.events.map((e) => `${e.type} ${e.reason}: ${e.message}`),
+    [IN_USE],
+  );
+  // The pod is gone: the driver is asked again.
+  usage.remove(new PodClaimUsage('ns/app', 'ns/data'));
+  assert.equal(await decision(s.reconciler.reconcile('ns/data', never)), 'backoff');
+  assert.deepEqual(s.calls, ['2Gi', '2Gi']);
+});
 
 for (const [kind, error, next] of [
   ['a final error (Internal)', internal, '3Gi'],

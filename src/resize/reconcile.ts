@@ -18,24 +18,20 @@ import type { KeyLock } from '../queue/key-lock.js';
 import type { SlowSetView } from '../queue/slow-set.js';
 import type { EventRecorder } from '../kube/events.js';
 import { patchPvCached, patchPvcStatusCached, readClaimAndVolume, type ObjectCache, type VolumeApi } from '../kube/volume-api.js';
-import { legacyNeedsResize, planExpansion, pvcNeedsResize } from './plan.js';
+import { planExpansion, pvcNeedsResize } from './plan.js';
 import type { Resizer, ResizeResult, ResizeTarget } from './resizer.js';
 import type { ClaimUsage } from './in-use.js';
 import {
   markControllerExpansionFailed,
   markControllerResizeInProgress,
   markExpansionFinished,
-  markFileSystemResizePendingLegacy,
   markNodeExpansionPending,
-  markResizeFinishedLegacy,
-  markResizingLegacy,
   pvCapacityPatch,
   removePreResizeAnnotationPatch,
   type PvcStatusPatch,
 } from './status.js';
 
 export interface ResizeGates {
-  readonly recoverVolumeExpansionFailure: boolean;
   readonly annotateFsResize: boolean;
 }
 
@@ -72,26 +68,6 @@ export class VolumeInUseError extends Error {
     super(message);
     this.name = 'VolumeInUseError';
   }
-}
-
-/**
- * What the legacy (§3.4) and recovery (§3.5) paths write around their shared driver call: their
- * patch builders, what a driver failure leaves on the PVC, and upstream's wording of each failure
- * (the prefix of `<prefix>: <cause>`).
- */
-interface PathWrites {
-  readonly path: 'legacy' | 'recovery';
-  markResizing(pvc: Pvc): PvcStatusPatch;
-  markNodeExpansionPending(pvc: Pvc): PvcStatusPatch;
-  markFinished(pvc: Pvc, capacity: string): PvcStatusPatch;
-  recordFailure(key: string, pvc: Pvc, err: CsiError | BogusCapacityError, signal: AbortSignal): Promise<void>;
-  readonly failed: {
-    markResizing(key: string): string;
-    /** Undefined: the PV write's own error is returned as is. */
-    pvCapacity: ((pvName: string) => string) | undefined;
-    markNodeExpansionPending(key: string): string;
-    markFinished(key: string): string;
-  };
 }
 
 export class ResizeReconciler {
@@ -140,10 +116,10 @@ export class ResizeReconciler {
       return { kind: 'done' };
     }
     if (!this.canExpand(pv, pvc)) {
-      log.v(4).info(gates.recoverVolumeExpansionFailure ? 'No need to resize' : 'No need to resize PV', { PV: kObj(pv) });
+      log.v(4).info('No need to resize', { PV: kObj(pv) });
       return { kind: 'done' };
     }
-    return gates.recoverVolumeExpansionFailure ? this.expandAndRecover(key, pvc, pv, signal) : this.legacyResize(key, pvc, pv, signal);
+    return this.expandAndRecover(key, pvc, pv, signal);
   }
 
   /** Upstream's pvCanBeExpanded (and CanSupport), with its log lines: the resizer takes the PV and the PV is bound to this PVC. */
@@ -162,7 +138,7 @@ export class ResizeReconciler {
     return true;
   }
 
-  /** §3.5: the recovery-aware path. */
+  /** §3.5: the recovery-aware path, the only one since upstream v2.3.0 removed the legacy one (§3.4). */
   private async expandAndRecover(key: string, pvc: Pvc, pv: Pv, signal: AbortSignal): Promise<Outcome> {
     const { slowSet, log } = this.options;
     const { slowSet: slowSetAction, plan } = planExpansion({
@@ -188,7 +164,7 @@ export class ResizeReconciler {
       case 'expand': {
         if (!plan.rewritesAllocation) log.v(4).infof(`skipping updating status for pvc ${key}`);
         const target: ResizeTarget = { bytes: plan.targetBytes, quantity: quantityFor(pvc, plan.targetBytes) };
-        await this.resize(key, pvc, pv, target, this.recoveryWrites(target, plan.rewritesAllocation), signal);
+        await this.resize(key, pvc, pv, target, plan.rewritesAllocation, signal);
         log.v(4).info('Update capacity of PV succeeded', { PV: kObj(pv), capacity: target });
         return { kind: 'done' };
       }
@@ -199,99 +175,51 @@ export class ResizeReconciler {
     }
   }
 
-  /** §3.4: the legacy path, when RecoverVolumeExpansionFailure is off. */
-  private async legacyResize(key: string, pvc: Pvc, pv: Pv, signal: AbortSignal): Promise<Outcome> {
-    const requested = requestedBytes(pvc);
-    if (!legacyNeedsResize({ requestedBytes: requested, pvBytes: pvBytes(pv), fileSystemResizePending: isFileSystemResizePending(pvc) })) {
-      this.options.log.v(4).info('No need to resize PV', { PV: kObj(pv) });
-      return { kind: 'done' };
-    }
-    await this.resize(key, pvc, pv, { bytes: requested, quantity: quantityFor(pvc, requested) }, this.legacyWrites(), signal);
-    return { kind: 'done' };
-  }
-
-  /** §3.5 steps 5, 8 and 9: the allocation-aware patches, and a driver failure recorded on the PVC. */
-  private recoveryWrites(target: ResizeTarget, rewritesAllocation: boolean): PathWrites {
-    return {
-      path: 'recovery',
-      markResizing: (pvc) => markControllerResizeInProgress(pvc, target.quantity, rewritesAllocation, this.now()),
-      markNodeExpansionPending: (pvc) => markNodeExpansionPending(pvc, this.now()),
-      markFinished: (pvc, capacity) => markExpansionFinished(pvc, capacity),
-      recordFailure: (key, pvc, err, signal) => this.recordControllerFailure(key, pvc, err, signal),
-      failed: {
-        markResizing: (key) => `marking pvc "${key}" as resizing failed`,
-        pvCapacity: (pv) => `error updating pv "${pv}" by resizer`,
-        markNodeExpansionPending: (key) => `mark PVC "${key}" as node expansion required failed`,
-        markFinished: (key) => `mark PVC "${key}" as resize finished failed`,
-      },
-    };
-  }
-
-  /** §3.4: the condition-only patches; a driver failure is only returned. */
-  private legacyWrites(): PathWrites {
-    return {
-      path: 'legacy',
-      markResizing: (pvc) => markResizingLegacy(pvc, this.now()),
-      markNodeExpansionPending: (pvc) => markFileSystemResizePendingLegacy(pvc, this.now()),
-      markFinished: (pvc, capacity) => markResizeFinishedLegacy(pvc, capacity),
-      recordFailure: async () => {},
-      failed: {
-        markResizing: (key) => `marking pvc "${key}" as resizing failed: Mark PVC "${key}" as resize as in progress failed`,
-        pvCapacity: undefined,
-        markNodeExpansionPending: (key) => `mark PVC "${key}" as file system resize required failed`,
-        markFinished: (key) => `Mark PVC "${key}" as resize finished failed`,
-      },
-    };
-  }
-
   /**
-   * Both paths from the in-progress mark on (§3.4 steps 1–7, §3.5 steps 5–9): mark, in-use guard,
-   * `Resizing`, one driver call, the PV capacity, the node-pending or finished mark and its event.
-   * Any failure after the guard is recorded as a `VolumeResizeFailed` warning and thrown.
+   * §3.5 steps 5–9 from the in-progress mark on: mark, in-use guard, `Resizing`, one driver call,
+   * the PV capacity, the node-pending or finished mark and its event. Any failure after the guard
+   * is recorded as a `VolumeResizeFailed` warning and thrown.
    */
-  private async resize(key: string, pvc: Pvc, pv: Pv, target: ResizeTarget, writes: PathWrites, signal: AbortSignal): Promise<void> {
+  private async resize(key: string, pvc: Pvc, pv: Pv, target: ResizeTarget, rewritesAllocation: boolean, signal: AbortSignal): Promise<void> {
     const { events, log } = this.options;
-    const marked = await this.patchStatus(pvc, writes.markResizing(pvc), signal).catch((err: unknown) => {
-      throw new Error(`${writes.failed.markResizing(key)}: ${messageOf(err)}`, { cause: err });
-    });
+    const marked = await this.patchStatus(pvc, markControllerResizeInProgress(pvc, target.quantity, rewritesAllocation, this.now()), signal).catch(
+      (err: unknown) => {
+        throw new Error(`marking pvc "${key}" as resizing failed: ${messageOf(err)}`, { cause: err });
+      },
+    );
     this.guardVolumeInUse(key, marked);
     events.event(marked, 'Normal', EventReason.Resizing, Message.resizing(pv.metadata.name));
     this.inUseErrorUids.delete(marked.metadata.uid ?? '');
     try {
-      const result = await this.expandVolume(key, marked, pv, target, writes, signal);
+      const result = await this.expandVolume(key, marked, pv, target, signal);
       await this.updatePvCapacity(pv, marked, result, signal).catch((err: unknown) => {
-        const prefix = writes.failed.pvCapacity?.(pv.metadata.name);
-        throw prefix === undefined ? err : new Error(`${prefix}: ${messageOf(err)}`, { cause: err });
+        throw new Error(`error updating pv "${pv.metadata.name}" by resizer: ${messageOf(err)}`, { cause: err });
       });
-      if (writes.path === 'legacy') log.v(4).info('Update capacity succeeded', { PV: kObj(pv), capacity: formatBytes(result.capacityBytes, 'BinarySI') });
       if (result.nodeExpansionRequired) {
-        await this.patchStatus(marked, writes.markNodeExpansionPending(marked), signal).catch((err: unknown) => {
-          throw new Error(`${writes.failed.markNodeExpansionPending(key)}: ${messageOf(err)}`, { cause: err });
+        await this.patchStatus(marked, markNodeExpansionPending(marked, this.now()), signal).catch((err: unknown) => {
+          throw new Error(`mark PVC "${key}" as node expansion required failed: ${messageOf(err)}`, { cause: err });
         });
         log.v(4).info('Mark PVC as file system resize required', { PVC: kObj(marked) });
         events.event(marked, 'Normal', EventReason.FileSystemResizeRequired, Message.fileSystemResizeRequired);
       } else {
-        await this.patchStatus(marked, writes.markFinished(marked, result.capacity), signal).catch((err: unknown) => {
-          throw new Error(`${writes.failed.markFinished(key)}: ${messageOf(err)}`, { cause: err });
+        await this.patchStatus(marked, markExpansionFinished(marked, result.capacity), signal).catch((err: unknown) => {
+          throw new Error(`mark PVC "${key}" as resize finished failed: ${messageOf(err)}`, { cause: err });
         });
         log.v(4).info('Resize PVC finished', { PVC: kObj(marked) });
         events.event(marked, 'Normal', EventReason.VolumeResizeSuccessful, Message.resizeSuccessful);
       }
     } catch (err) {
-      // Every failure is recorded, conflicts included: upstream's legacy path means to skip
-      // conflicts, but its errors are formatted with %v on the way up, so its IsConflict never
-      // matches and the event is always written.
       events.event(marked, 'Warning', EventReason.VolumeResizeFailed, messageOf(err));
       throw err;
     }
   }
 
   /**
-   * The one ControllerExpandVolume of both paths, and its answer classified (§3.7, §3.8): an
-   * implausible size is a failure; `FailedPrecondition` sets the in-use mark; the path records a
-   * failure as it does, and the failure is thrown. A success clears the key's failure memory.
+   * The one ControllerExpandVolume, and its answer classified (§3.7, §3.8): an implausible size is
+   * a failure; `FailedPrecondition` sets the in-use mark; a failure is recorded on the PVC (§3.5
+   * step 8) and thrown. A success clears the key's failure memory.
    */
-  private async expandVolume(key: string, pvc: Pvc, pv: Pv, target: ResizeTarget, writes: PathWrites, signal: AbortSignal): Promise<ResizeResult> {
+  private async expandVolume(key: string, pvc: Pvc, pv: Pv, target: ResizeTarget, signal: AbortSignal): Promise<ResizeResult> {
     const { resizer, log } = this.options;
     let result: ResizeResult;
     try {
@@ -300,16 +228,12 @@ export class ResizeReconciler {
     } catch (raw) {
       const err = raw instanceof BogusCapacityError ? raw : classifyCsiError(raw, 'expand');
       if (!(err instanceof BogusCapacityError) && err.failure === 'inUse') this.inUseErrorUids.add(pvc.metadata.uid ?? '');
-      await writes.recordFailure(key, pvc, err, signal);
+      await this.recordControllerFailure(key, pvc, err, signal);
       throw new Error(`resize volume "${pv.metadata.name}" by resizer "${resizer.name}" failed: ${err.message}`, { cause: err });
     }
-    // Only the recovery path ever fills these; for the legacy path this clears nothing.
     this.finalErrorKeys.delete(key);
     this.options.slowSet.remove(key);
-    const legacy = writes.path === 'legacy';
-    log
-      .v(4)
-      .info(legacy ? "Resize volume succeeded start to update PV's capacity" : "Resize volume succeeded, start to update PV's capacity", { PV: kObj(pv) });
+    log.v(4).info("Resize volume succeeded, start to update PV's capacity", { PV: kObj(pv) });
     return result;
   }
 

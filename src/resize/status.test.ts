@@ -7,7 +7,6 @@ import {
   markControllerResizeInProgress,
   markExpansionFinished,
   markNodeExpansionPending,
-  markResizingLegacy,
   pvCapacityPatch,
   removePreResizeAnnotationPatch,
 } from './status.js';
@@ -115,18 +114,6 @@ test('finished with only resize conditions: the emptied list is null', () => {
     text(patch),
     '{"metadata":{"annotations":{"volume.kubernetes.io/node-expansion-not-required":"true"},"resourceVersion":"42"},' +
       '"status":{"capacity":{"storage":"2Gi"},"conditions":null}}',
-  );
-});
-
-test('legacy resizing: the other resize conditions dropped, Resizing appended after foreign ones', () => {
-  const pending = { type: 'FileSystemResizePending', status: 'True', lastProbeTime: null, lastTransitionTime: 'T0' };
-  const foreign = { type: 'ModifyingVolume', status: 'True', lastProbeTime: null, lastTransitionTime: 'T0' };
-  const patch = markResizingLegacy(pvc({ ...claim, status: { conditions: [pending, foreign] } }), 'T');
-  assert.equal(
-    text(patch),
-    '{"metadata":{"resourceVersion":"42"},"status":{' +
-      '"$setElementOrder/conditions":[{"type":"ModifyingVolume"},{"type":"Resizing"}],' +
-      '"conditions":[{"lastProbeTime":null,"lastTransitionTime":"T","status":"True","type":"Resizing"},{"$patch":"delete","type":"FileSystemResizePending"}]}}',
   );
 });
 

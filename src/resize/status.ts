@@ -91,32 +91,6 @@ export function markExpansionFinished(pvc: Pvc, capacityQuantity: string): PvcSt
   });
 }
 
-/** Legacy §3.4 step 1: Resizing=True replacing the other resize conditions. */
-export function markResizingLegacy(pvc: Pvc, now: string): PvcStatusPatch {
-  return statusPatch(pvc, true, (d) => {
-    d.status.conditions = mergeResizeConditions(d.status.conditions, [condition(ConditionType.Resizing, now)], false);
-  });
-}
-
-/** Legacy §3.4 step 6, node work left: FileSystemResizePending replacing the other resize conditions. */
-export function markFileSystemResizePendingLegacy(pvc: Pvc, now: string): PvcStatusPatch {
-  return statusPatch(pvc, true, (d) => {
-    d.status.conditions = mergeResizeConditions(
-      d.status.conditions,
-      [condition(ConditionType.FileSystemResizePending, now, Message.fileSystemResizePendingCondition)],
-      false,
-    );
-  });
-}
-
-/** Legacy §3.4 step 6, done: capacity = new size, resize conditions gone. */
-export function markResizeFinishedLegacy(pvc: Pvc, capacityQuantity: string): PvcStatusPatch {
-  return statusPatch(pvc, true, (d) => {
-    d.status.capacity = setStorage(d.status.capacity, capacityQuantity);
-    d.status.conditions = withoutResizeConditions(d.status.conditions);
-  });
-}
-
 /**
  * §3.6: the PV capacity, plus the pre-resize annotation (the PVC's capacity before the resize) when
  * the node still has to grow the file system and the PV doesn't carry one yet.

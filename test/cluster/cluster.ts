@@ -111,6 +111,15 @@ function etcdDataRoot(): string {
   return existsSync('/dev/shm') ? '/dev/shm' : '/tmp';
 }
 
+/**
+ * Alpha API server gates the tests need, for the versions that have them: MutablePVNodeAffinity
+ * (1.35+; a PV's node affinity may change, test/integration/node-affinity-change.test.ts).
+ */
+export function apiserverFeatureGates(k8sVersion: string): string[] {
+  const minor = Number(/^v1\.(\d+)\./.exec(k8sVersion)?.[1] ?? 0);
+  return minor >= 35 ? ['--feature-gates=MutablePVNodeAffinity=true'] : [];
+}
+
 export async function startCluster(opts: ClusterOptions = {}): Promise<Cluster> {
   const started = Date.now();
   const report = opts.progress ?? (() => {});
@@ -224,6 +233,7 @@ export async function startCluster(opts: ClusterOptions = {}): Promise<Cluster> 
       // 127.0.0.1 is not a valid endpoint for the "kubernetes" Service; do not try to publish it.
       '--endpoint-reconciler-type=none',
       '--v=1',
+      ...apiserverFeatureGates(components.k8sVersion),
       ...auditArgs,
     ];
     const spawnApiserver = (extra: readonly string[] = []) =>

@@ -18,6 +18,11 @@ export interface Components {
   readonly kubeApiserverBin: string;
   readonly k8sVersion: string;
   readonly mockDriverBin: string;
+  /**
+   * The grpc-go CSI driver that fails on purpose (test/infra/components/gofaultdriver); empty when
+   * components.env was written by a build script that predates it (see loadGoFaultDriverBin).
+   */
+  readonly goFaultDriverBin: string;
   /** Empty unless build-components.sh ran with --with-upstream. */
   readonly upstreamResizerBin: string;
   readonly csiSpecDir: string;
@@ -65,6 +70,7 @@ function fromEnvFile(path: string): Components {
     kubeApiserverBin: need('KUBE_APISERVER_BIN'),
     k8sVersion: need('K8S_VERSION'),
     mockDriverBin: need('MOCKDRIVER_BIN'),
+    goFaultDriverBin: vars.get('GO_FAULT_DRIVER_BIN') ?? '',
     upstreamResizerBin: vars.get('UPSTREAM_RESIZER_BIN') ?? '',
     csiSpecDir,
     csiProtoPath: join(csiSpecDir, 'csi.proto'),
@@ -83,10 +89,10 @@ function fromEnvFile(path: string): Components {
 }
 
 /** Runs test/infra/build-components.sh (it holds a lock, so concurrent callers wait for one build). */
-export async function buildComponents(): Promise<void> {
+export async function buildComponents(args: readonly string[] = []): Promise<void> {
   const script = join(repoRoot, 'test', 'infra', 'build-components.sh');
-  process.stderr.write(`[cluster] ${componentsEnvPath()} is missing; building components with ${script}\n`);
-  const child = execFileAsync('bash', [script], { cwd: repoRoot, maxBuffer: 64 * 1024 * 1024 });
+  process.stderr.write(`[cluster] building the components ${componentsEnvPath()} lists with ${script} ${args.join(' ')}\n`);
+  const child = execFileAsync('bash', [script, ...args], { cwd: repoRoot, maxBuffer: 64 * 1024 * 1024 });
   child.child.stderr?.pipe(process.stderr);
   await child;
 }
@@ -99,6 +105,35 @@ export async function loadComponents(opts: { build?: boolean } = {}): Promise<Co
     await buildComponents();
   }
   return fromEnvFile(path);
+}
+
+/**
+ * The binary components.env lists under `key`. The cache is shared by every checkout on the
+ * machine, so components.env may have been rewritten by a build script without it: then the
+ * build runs (it waits for any build in progress and reuses the cached binaries).
+ */
+async function listedOrBuilt(key: string, buildArgs: readonly string[] = []): Promise<string> {
+  const listed = (): string | undefined => {
+    const path = componentsEnvPath();
+    const bin = existsSync(path) ? parseEnvFile(readFileSync(path, 'utf8')).get(key) : undefined;
+    return bin && existsSync(bin) ? bin : undefined;
+  };
+  const bin = listed();
+  if (bin) return bin;
+  await buildComponents(buildArgs);
+  const built = listed();
+  if (!built) throw new Error(`${componentsEnvPath()} lists no ${key} after test/infra/build-components.sh ${buildArgs.join(' ')} ran`);
+  return built;
+}
+
+/** The grpc-go fault driver (test/infra/components/gofaultdriver). */
+export function loadGoFaultDriverBin(): Promise<string> {
+  return listedOrBuilt('GO_FAULT_DRIVER_BIN');
+}
+
+/** Upstream's csi-resizer, built from the module proxy the first time it is asked for. */
+export function loadUpstreamResizerBin(): Promise<string> {
+  return listedOrBuilt('UPSTREAM_RESIZER_BIN', ['--with-upstream']);
 }
 
 /**

@@ -105,6 +105,15 @@ test("hang never answers: the caller's deadline ends the call", async (t) => {
   assert.ok(Date.now() - started < 2000);
 });
 
+test("each call is recorded with the caller's deadline, as its grpc-timeout said", async (t) => {
+  const { driver, rpc } = await setup(t);
+  await rpc.call('Identity', 'Probe', {}, 2_000);
+  await rpc.call('Identity', 'GetPluginInfo', {}, 7_000);
+  const [probe, info] = driver.calls;
+  assert.ok(probe && probe.deadlineMs > 1_500 && probe.deadlineMs <= 2_000, `Probe: ${probe?.deadlineMs} ms`);
+  assert.ok(info && info.deadlineMs > 6_500 && info.deadlineMs <= 7_000, `GetPluginInfo: ${info?.deadlineMs} ms`);
+});
+
 test('as its own process: SIGKILL mid-call, restart from the state file with the volumes intact; the call log counts repeats', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'rz-fdp-'));
   t.after(() => rmSync(dir, { recursive: true, force: true }));

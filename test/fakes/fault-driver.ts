@@ -160,6 +160,14 @@ export interface RecordedCall {
   method: FaultMethod;
   request: Record<string, unknown>;
   at: number;
+  /** How long the client gave the call (its grpc-timeout) as the call arrived, in ms; Infinity without a deadline. */
+  deadlineMs: number;
+}
+
+/** The time left until a server call's deadline, as grpc-js read it from grpc-timeout. */
+function remainingMs(deadline: grpc.Deadline): number {
+  const at = deadline instanceof Date ? deadline.getTime() : deadline;
+  return Number.isFinite(at) ? at - Date.now() : Infinity;
 }
 
 interface Volume {
@@ -284,7 +292,7 @@ export class FaultDriver {
     const h =
       (method: FaultMethod, answer: (request: Record<string, unknown>) => unknown): UnaryHandler =>
       (call, callback) =>
-        this.handle(method, call.request, answer, callback);
+        this.handle(method, call.request, remainingMs(call.getDeadline()), answer, callback);
     server.addService(csiServices().Identity.service, {
       GetPluginInfo: h('GetPluginInfo', () => ({ name: this.name, vendor_version: '0.0.1-test', manifest: {} })),
       GetPluginCapabilities: h('GetPluginCapabilities', () => this.pluginCapabilities()),
@@ -309,10 +317,11 @@ export class FaultDriver {
   private handle(
     method: FaultMethod,
     request: Record<string, unknown>,
+    deadlineMs: number,
     answer: (request: Record<string, unknown>) => unknown,
     callback: grpc.sendUnaryData<unknown>,
   ): void {
-    this.calls.push({ method, request: structuredClone(request), at: Date.now() });
+    this.calls.push({ method, request: structuredClone(request), at: Date.now(), deadlineMs });
     const volumeId = typeof request['volume_id'] === 'string' ? request['volume_id'] : undefined;
     this.logCall(method, request, volumeId);
     const reply = this.scripts.get(method)?.shift();

@@ -8,12 +8,17 @@
 # directives, which a consumer's build ignores; so a throwaway module in the cache gets one replace
 # per staging module, pointing at the published v0.<minor>.<patch> tag. The list is read from the
 # downloaded go.mod of that exact version, because it changes between releases (1.36 added two).
+# A pre-release (v1.38.0-beta.0) maps to the staging tag of the same pre-release (v0.38.0-beta.0).
+# A release whose go.mod asks for a newer Go than this machine's gets that toolchain from the
+# module proxy (GOTOOLCHAIN=go1.27.3 for 1.38), the one route to a newer Go here.
 set -euo pipefail
 
-version=${1:?usage: build-apiserver.sh vMAJOR.MINOR.PATCH}
-[[ $version =~ ^v1\.([0-9]+)\.([0-9]+)$ ]] || { echo "not a Kubernetes version: $version" >&2; exit 2; }
+version=${1:?usage: build-apiserver.sh vMAJOR.MINOR.PATCH[-PRERELEASE]}
+[[ $version =~ ^v1\.([0-9]+)\.([0-9]+)(-[a-z]+\.[0-9]+)?$ ]] || { echo "not a Kubernetes version: $version" >&2; exit 2; }
 minor=${BASH_REMATCH[1]}
 patch=${BASH_REMATCH[2]}
+prerelease=${BASH_REMATCH[3]}
+newer_toolchain=go1.27.3
 cache=${CSI_RESIZER_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/csi-resizer}
 bin=$cache/bin/kube-apiserver-$version
 if [ -x "$bin" ]; then echo "$bin"; exit 0; fi
@@ -31,12 +36,17 @@ cd "$work"
 gomod=$(go mod download -json "k8s.io/kubernetes@$version" | sed -n 's/^[[:space:]]*"GoMod": "\(.*\)",$/\1/p')
 [ -f "$gomod" ] || { echo "could not download k8s.io/kubernetes@$version's go.mod" >&2; exit 1; }
 go_line=$(sed -n 's/^go \([0-9.]*\)$/\1/p' "$gomod")
+local_go=$(go env GOVERSION | sed 's/^go//')
+if [ -n "$go_line" ] && [ "$(printf '%s\n%s\n' "$go_line" "$local_go" | sort -V | tail -n1)" != "$local_go" ]; then
+  log "k8s.io/kubernetes $version needs Go $go_line; this machine has $local_go: using $newer_toolchain from the module proxy"
+  export GOTOOLCHAIN=$newer_toolchain
+fi
 {
   echo "module csi-resizer.local/kube-apiserver-$version"
   echo
   echo "go ${go_line:-1.26.0}"
   echo
-  sed -n 's#^[[:space:]]*\(k8s.io/[a-z0-9-]*\) => ./staging/src/k8s.io/[a-z0-9-]*$#replace \1 => \1 v0.'"$minor.$patch"'#p' "$gomod"
+  sed -n 's#^[[:space:]]*\(k8s.io/[a-z0-9-]*\) => ./staging/src/k8s.io/[a-z0-9-]*$#replace \1 => \1 v0.'"$minor.$patch$prerelease"'#p' "$gomod"
   echo
   echo "require k8s.io/kubernetes $version"
 } > go.mod

@@ -39,9 +39,18 @@ export class CliProcess {
   private exitValue: Exit | undefined;
   private readonly waiters = new Set<() => void>();
 
-  constructor(args: readonly string[], options: { env?: NodeJS.ProcessEnv; logPath?: string; pidNamespace?: boolean } = {}) {
+  constructor(
+    args: readonly string[],
+    options: {
+      env?: NodeJS.ProcessEnv;
+      logPath?: string;
+      pidNamespace?: boolean;
+      /** A command that runs the resizer's command line given after it (it must exec it, keeping the pid). */
+      wrapper?: readonly string[];
+    } = {},
+  ) {
     killAllAtExit();
-    const command = [process.execPath, '--import', 'tsx', MAIN_TS, ...args];
+    const command = [...(options.wrapper ?? []), process.execPath, '--import', 'tsx', MAIN_TS, ...args];
     // pidNamespace: the resizer runs as PID 1 of a new PID namespace, as a container's entrypoint
     // does (needs root). unshare stays the child; --kill-child takes the resizer down with it.
     const [file, ...argv] = options.pidNamespace ? ['unshare', '--pid', '--fork', '--mount-proc', '--kill-child', ...command] : command;

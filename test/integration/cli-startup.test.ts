@@ -84,9 +84,28 @@ suite('command line', { concurrency: 3, timeout: 900_000 }, () => {
     const run = await runCli(['--feature-gates=NoSuchGate=true']);
     assert.equal(run.code, 1);
     assert.match(run.stderr, /"Version"[^\n]*\n[^\n]*"Failed to set feature gates" err="unrecognized feature gate: NoSuchGate"/);
-    const locked = await runCli(['--feature-gates=AllBeta=true,APIServerTracing=false']);
+    const locked = await runCli(['--feature-gates=AllBeta=true,DeclarativeValidation=false']);
     assert.equal(locked.code, 1);
-    assert.match(locked.stderr, /err="cannot set feature gate APIServerTracing to false, feature is locked to true"/);
+    assert.match(locked.stderr, /err="cannot set feature gate DeclarativeValidation to false, feature is locked to true"/);
+  });
+
+  test('RecoverVolumeExpansionFailure, removed in v2.3.0: =true warns once and starts on, =false is refused (exit 1)', async () => {
+    const kept = await runCli(['--feature-gates=RecoverVolumeExpansionFailure=true', '--kubeconfig=/nonexistent/kubeconfig']);
+    const warnings = kept.stderr.split('\n').filter((l) => l.includes('removed feature gate'));
+    assert.equal(warnings.length, 1, kept.stderr);
+    assert.match(
+      warnings[0] ?? '',
+      /"Warning: setting removed feature gate\. It has no effect; upstream external-resizer refuses it since v2\.3\.0, and a later release will refuse it too\." featureGate="RecoverVolumeExpansionFailure" value=true/,
+    );
+    // Past the gates: it ends at the next step, the missing kubeconfig.
+    assert.doesNotMatch(kept.stderr, /Failed to set feature gates/);
+    assert.match(kept.stderr, /"Failed to create cluster config"/);
+    const refused = await runCli(['--feature-gates=RecoverVolumeExpansionFailure=false']);
+    assert.equal(refused.code, 1);
+    assert.match(
+      refused.stderr,
+      /"Failed to set feature gates" err="cannot set feature gate RecoverVolumeExpansionFailure to false, feature was removed in external-resizer v2\.3\.0: the legacy resize path it selected no longer exists/,
+    );
   });
 
   test('a positive --kube-api-qps with --kube-api-burst 0: "Failed to create kube client", exit 1', async () => {

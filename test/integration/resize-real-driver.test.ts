@@ -123,15 +123,15 @@ test('a PV of another driver and a PV with a foreign claimRef are left alone', a
   }
 });
 
-test('legacy path (RecoverVolumeExpansionFailure=false): capacity grows, no allocation fields are written', async (t) => {
-  const namespace = await createNamespace(admin, 'rz-legacy');
+test('a v2.2 manifest with RecoverVolumeExpansionFailure=true resizes as without it: the recovery-aware path, allocation written', async (t) => {
+  const namespace = await createNamespace(admin, 'rz-removed-gate');
   const storageClassName = uniqueName('rz-sc');
   await createStorageClass(admin, { name: storageClassName, allowVolumeExpansion: true, provisioner: cluster.driverName });
   const volume = await provisionVolume(admin, cluster.csiAddress, { namespace, size: '1Gi', storageClassName, driverName: cluster.driverName });
   const resizer = await startResizer({
     kubeconfig: cluster.resizerKubeconfigPath,
     csiAddress: cluster.csiAddress,
-    args: ['--feature-gates=RecoverVolumeExpansionFailure=false'],
+    args: ['--feature-gates=RecoverVolumeExpansionFailure=true'],
   });
   t.after(() => resizer.stop());
   const name = volume.pvc.metadata!.name!;
@@ -140,10 +140,9 @@ test('legacy path (RecoverVolumeExpansionFailure=false): capacity grows, no allo
     const p = await readPvc(admin, namespace, name);
     return p.status?.capacity?.['storage'] === '2Gi' ? p : undefined;
   });
-  assert.equal(pvc.status?.allocatedResources, undefined);
+  assert.deepEqual(pvc.status?.allocatedResources, { storage: '2Gi' });
   assert.equal(pvc.status?.allocatedResourceStatuses, undefined);
-  assert.deepEqual(pvc.status?.conditions ?? [], []);
-  assert.equal(pvc.metadata.annotations?.['volume.kubernetes.io/node-expansion-not-required'], undefined);
+  assert.equal(pvc.metadata.annotations?.['volume.kubernetes.io/node-expansion-not-required'], 'true');
   assert.equal((await readPv(admin, volume.pv.metadata!.name!)).spec.capacity?.['storage'], '2Gi');
   assert.deepEqual(reasons(await eventsFor(admin, namespace, name)), ['Resizing', 'VolumeResizeSuccessful']);
 });

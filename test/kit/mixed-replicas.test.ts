@@ -1,5 +1,5 @@
 // docs/upgrading-from-upstream.md, section 4, for real: during a rolling update, replicas of
-// upstream's Go sidecar (v2.2.0, built from the module proxy) and of ours share one Lease, so at
+// upstream's Go sidecar (the pinned v2.3.0, built from the module proxy) and of ours share one Lease, so at
 // most one of them resizes at a time, each takes over from the other, and no volume is expanded
 // twice. Both run as the test identity bound to our deploy/kubernetes/rbac.yaml, which also shows
 // that upstream's binary works with our narrower RBAC (section 2 and 7 of the guide).
@@ -85,8 +85,11 @@ test('rolling update: upstream and csi-resizer replicas share the Lease and hand
       csiProtoPath: cluster.csiProtoPath,
     });
 
-  // The same flags for both, as one Deployment's args would be.
+  // The same flags for both, as one Deployment's args would be, with the per-call timeouts a
+  // v2.3 manifest may carry (longer than any call here takes).
   const args = [
+    '--resize-timeout=1m',
+    '--modify-timeout=2m',
     `--kubeconfig=${cluster.resizerKubeconfigPath}`,
     `--csi-address=${cluster.csiAddress}`,
     '--v=5',
@@ -170,7 +173,7 @@ test('rolling update: upstream and csi-resizer replicas share the Lease and hand
   assert.equal(expandCallsIn(go1.stderr, v1), 1, 'upstream expanded it');
   assert.equal(expandCallsIn(ours1.stderr, v1), 0, 'ours did not');
 
-  // 3. The old leader is stopped. Upstream v2.2 does not release the Lease on SIGTERM (its gate is
+  // 3. The old leader is stopped. Upstream v2.3.0 does not release the Lease on SIGTERM (its gate is
   //    off), so ours takes over once the Lease has not been renewed for the lease duration.
   const stoppedAt = Date.now();
   go1.kill('SIGTERM');

@@ -12,6 +12,8 @@ import { grpcFrame } from './h2-frames.js';
 
 export interface GrpcH2Call {
   readonly path: string;
+  /** The request's headers (grpc-timeout among them). */
+  readonly headers: http2.IncomingHttpHeaders;
   readonly stream: http2.ServerHttp2Stream;
   readonly session: http2.ServerHttp2Session;
   /** The request's message bytes, without the 5-byte gRPC prefix. */
@@ -96,7 +98,7 @@ export class GrpcH2Server {
       stream.on('data', (chunk: Buffer) => chunks.push(chunk));
       stream.on('end', () => {
         const body = Buffer.concat(chunks);
-        const call: GrpcH2Call = { path, stream, session: stream.session as http2.ServerHttp2Session, request: body.subarray(5), index };
+        const call: GrpcH2Call = { path, headers, stream, session: stream.session as http2.ServerHttp2Session, request: body.subarray(5), index };
         if (path === '/csi.v1.Identity/Probe') answer(stream, toBinary(ProbeResponseSchema, create(ProbeResponseSchema)));
         else if (path === '/csi.v1.Identity/GetPluginInfo') {
           answer(stream, toBinary(GetPluginInfoResponseSchema, create(GetPluginInfoResponseSchema, { name: this.driverName })));

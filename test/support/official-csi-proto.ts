@@ -1,4 +1,4 @@
-// Where the official CSI v1.12.0 csi.proto lives on this machine. The Go build of
+// Where the official CSI v1.13.0 csi.proto lives on this machine. The Go build of
 // the test components downloads the spec module, so it is found (in order) through
 // $CSI_SPEC_DIR, the components manifest (<cache>/bin/components.env, CSI_SPEC_DIR=...), or the Go
 // module cache. Absent means the machine is not set up: callers fail loudly rather than skip.
@@ -7,7 +7,7 @@ import { execFileSync } from 'node:child_process';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 
-export const CSI_SPEC_MODULE = 'github.com/container-storage-interface/spec@v1.12.0';
+export const CSI_SPEC_MODULE = 'github.com/container-storage-interface/spec@v1.13.0';
 
 export function componentsCacheDir(env: NodeJS.ProcessEnv = process.env): string {
   if (env['CSI_RESIZER_CACHE']) return env['CSI_RESIZER_CACHE'];

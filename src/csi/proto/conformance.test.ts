@@ -1,4 +1,4 @@
-// Our hand-written csi.proto must be a faithful subset of the official CSI v1.12.0 csi.proto:
+// Our hand-written csi.proto must be a faithful subset of the official CSI v1.13.0 csi.proto:
 // every service, method, message, field and enum value we define exists there with the same
 // name, number, type, label and streaming. The check reads our side from the generated
 // descriptors the resizer runs with (gen/csi_pb.ts), and the official side from the official
