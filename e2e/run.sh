@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# `npm run e2e`: Kubernetes' own "[sig-storage] CSI Mock volume expansion" e2e specs on a one-node
+# `npm run e2e`: Kubernetes' own "[sig-storage] CSI Mock volume expansion" e2e specs and the
+# csi-hostpath volume-expand and volume-modify (VolumeAttributesClass) specs on a one-node
 # cluster built and started on this machine, once with upstream's csi-resizer image in the
 # resizer sidecar slot and once with ours. docs/e2e.md says what it builds, how the node is
 # isolated and what the results mean; the README has the table.

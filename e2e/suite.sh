@@ -8,9 +8,10 @@
 #   e2e/suite.sh [--suite mock|hostpath|all] [--images upstream,ours,ours-uid1000] [--procs N]
 #                [--procs-ours N] [--focus REGEX --name NAME] [--skip REGEX] [--results DIR]
 #
-# --suite picks the specs (docs/e2e.md): mock, the default, is "[sig-storage] CSI Mock volume
-# expansion", reported without a NAME; hostpath is the csi-hostpath driver's volume-expand and
-# volume-modify specs (default fs), NAME=hostpath; all runs both, one after the other. --focus runs other specs
+# --suite picks the specs (docs/e2e.md): mock is "[sig-storage] CSI Mock volume expansion",
+# reported without a NAME; hostpath is the csi-hostpath driver's volume-expand and volume-modify
+# specs (default fs; the VolumeAttributesClass specs, which the mock driver has none of),
+# NAME=hostpath; all, the default, runs both, one after the other. --focus runs other specs
 # instead, reported under --name. --procs runs the specs in parallel through the ginkgo CLI (each
 # spec has its own namespace and driver instance); 1 runs them one after the other. Our image as
 # uid 1000 (ours-uid1000) cannot reach the driver in these manifests (docs/e2e.md, "The image user"),
@@ -25,7 +26,7 @@ mock_focus='CSI Mock volume expansion'
 hostpath_focus='\[Driver: csi-hostpath\] \[Testpattern: Dynamic PV \(default fs\)[^\]]*\] (volume-expand|volume-modify)'
 
 images=upstream,ours
-suite=mock
+suite=all
 focus=''
 skip=''
 procs=${E2E_PROCS:-4}
