@@ -55,6 +55,7 @@ test('controller-only resize: one sample in both duration histograms once the ca
   assert.ok(total > 0 && total <= elapsedSeconds, `duration ${total}s within the ${elapsedSeconds}s the test waited`);
   assert.equal(after.get('csi_resizer_resize_controller_duration_seconds_sum'), total, 'no node part: both end together');
   assert.equal(after.get('csi_resizer_resize_duration_seconds_bucket{le="86400"}'), 1);
+  t.diagnostic(`controller-only resize: ${total}s (the test waited ${elapsedSeconds}s)`);
 });
 
 test('resize needing the node: the controller part is observed at NodeResizePending, the whole resize when kubelet writes the capacity', async (t) => {
@@ -91,6 +92,7 @@ test('resize needing the node: the controller part is observed at NodeResizePend
   const totalSeconds = done.get('csi_resizer_resize_duration_seconds_sum') ?? -1;
   assert.ok(totalSeconds >= controllerSeconds + 1, `the node part (${totalSeconds}s in all, ${controllerSeconds}s in the controller) includes kubelet's wait`);
   assert.equal(done.get('csi_resizer_resize_controller_duration_seconds_count'), 1, 'the controller part is observed once');
+  t.diagnostic(`resize needing the node: controller part ${controllerSeconds}s, whole resize ${totalSeconds}s`);
 });
 
 const errorsOf = (samples: Map<string, number>, code: string) =>
