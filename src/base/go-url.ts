@@ -74,7 +74,7 @@ function parseAuthority(authority: string): void {
 /** The path (unescaped, as bytes) of a URL without a fragment; `rest` follows `scheme:`. */
 function parseWithoutFragment(url: string, rest: string): Uint8Array {
   if (/[\x00-\x1f\x7f]/.test(url)) throw new UrlSyntaxError('net/url: invalid control character in URL');
-  let remainder = rest.endsWith('?') && rest.indexOf('?') === rest.length - 1 ? rest.slice(0, -1) : rest.split('?', 1)[0]!;
+  let remainder = rest.split('?', 1)[0] as string; // the query is no part of the path
   if (!remainder.startsWith('/')) return new Uint8Array(); // opaque
   if (remainder.startsWith('//')) {
     const slash = remainder.indexOf('/', 2);
