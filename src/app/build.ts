@@ -18,19 +18,21 @@ import { StringPool } from '../kube/string-pool.js';
 import { everyVolume, type VolumeScope } from '../model/volume-scope.js';
 import { NodeVolumeScope } from './node-volume-scope.js';
 import { NodeLocalCaches } from './node-local-caches.js';
-import { scopedResizer } from '../resize/resizer.js';
+import { errorCountingResizer, scopedResizer } from '../resize/resizer.js';
 import { volumeApi } from '../kube/volume-api.js';
 import type { KubeObject, Pv, Pvc, VolumeAttributesClass } from '../model/objects.js';
 import { requestedBytes } from '../model/pvc.js';
 import type { HealthResult } from '../observability/http-server.js';
 import type { Logger } from '../observability/logger.js';
-import type { Metrics } from '../observability/metrics.js';
+import { OperationName, recordOperationError, type Metrics } from '../observability/metrics.js';
 import { registerResizeStateMetrics } from '../observability/resize-state.js';
 import { ResizeStateCensus } from '../resize/state-census.js';
+import { OperationDurations } from '../resize/operation-durations.js';
 import { RateLimitingQueue, ItemExponentialFailureRateLimiter } from '../queue/rate-limiters.js';
 import { SlowSet } from '../queue/slow-set.js';
 import { KeyLock } from '../queue/key-lock.js';
 import { CsiModifier } from '../modify/csi-modifier.js';
+import { errorCountingModifier } from '../modify/modifier.js';
 import { ModifyController } from '../modify/controller.js';
 import { ModifyReconciler } from '../modify/reconcile.js';
 import { ResizeController } from '../resize/controller.js';
@@ -251,7 +253,8 @@ function assemble(parts: {
   const api = volumeApi(kube);
   const controllers: Runnable[] = [];
   const slowSets: SlowSet<string>[] = [];
-  const resizer = backends.resizer && scope !== everyVolume ? scopedResizer(backends.resizer, scope) : backends.resizer;
+  const scopedBackend = backends.resizer && scope !== everyVolume ? scopedResizer(backends.resizer, scope) : backends.resizer;
+  const resizer = scopedBackend && errorCountingResizer(scopedBackend, recordOperationError(metrics.operations, OperationName.Expand));
   let resizeQueue: RateLimitingQueue<string> | undefined;
   if (resizer) {
     resizeQueue = newQueue();
@@ -315,7 +318,10 @@ function assemble(parts: {
     slowSets.push(slowSet);
     const modifyLog = log;
     const reconciler = new ModifyReconciler({
-      modifier: new CsiModifier({ driverName, csi, secrets: kube, extraModifyMetadata: config.extraModifyMetadata, timeoutMs: config.modifyTimeoutMs }),
+      modifier: errorCountingModifier(
+        new CsiModifier({ driverName, csi, secrets: kube, extraModifyMetadata: config.extraModifyMetadata, timeoutMs: config.modifyTimeoutMs }),
+        recordOperationError(metrics.operations, OperationName.Modify),
+      ),
       pvcs: pvcs.store,
       pvs: pvs.store,
       classes: { get: (name) => vacs.store.get(name) },
@@ -360,6 +366,19 @@ function assemble(parts: {
       }
     },
   });
+
+  // How long resizes and modifications take (§5.5), timed from the same PVC events.
+  const { resizeControllerDuration, resizeDuration, modifyDuration } = metrics.operations;
+  const modifies = backends.canModify && gates.volumeAttributesClass;
+  const durations = new OperationDurations({
+    driverName,
+    pvs: pvs.store,
+    scope,
+    resizeController: resizeControllerDuration,
+    resize: resizeDuration,
+    modify: modifies ? modifyDuration : undefined,
+  });
+  pvcs.addEventHandler(durations.handlers);
 
   const closers: (() => void)[] = [() => resizeEvents.close(), () => modifyEvents.close(), () => csi.close(), () => kube.close()];
   /** Another client of the same API server, with its own rate limiter (startApp has checked the flags). */

@@ -14,6 +14,8 @@ export interface Metrics {
   readonly leaderElectionSlowpathTotal: Counter<'name'>;
   /** Ours: objects an informer skipped because its key function or transform could not handle them. */
   readonly informerObjectsSkipped: Counter<'resource'>;
+  /** Ours: how long resizes and modifications take, and their failed operations (createOperationMetrics). */
+  readonly operations: OperationMetrics;
 }
 
 export interface WorkqueueMetrics {
@@ -126,5 +128,61 @@ export function createMetrics(): Metrics {
     registers: [registry],
   });
 
-  return { registry, csiOperations, workqueue, leaderElectionMasterStatus, leaderElectionSlowpathTotal, informerObjectsSkipped };
+  const operations = createOperationMetrics(registry);
+
+  return { registry, csiOperations, workqueue, leaderElectionMasterStatus, leaderElectionSlowpathTotal, informerObjectsSkipped, operations };
+}
+
+// Ours (docs/differences/own-metrics.md): how long a resize or modification takes from the
+// moment the resizer sees it asked for to the moment the claim has it, and the failed expand and
+// modify operations by gRPC code. Only the leader observes (its informers feed
+// resize/operation-durations.ts); a standby exports the families empty.
+
+/**
+ * Seconds to a day: a controller expansion takes seconds to minutes, node expansion waits for a
+ * pod to (re)start, which can take hours. Beyond the CSI operation buckets (which stop at 600 s).
+ */
+export const OPERATION_DURATION_BUCKETS = [0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800, 3600, 7200, 21600, 86400];
+
+/** The operation_name values: kube-controller-manager's spelling of the operations. */
+export const OperationName = { Expand: 'expand_volume', Modify: 'modify_volume' } as const;
+export type OperationName = (typeof OperationName)[keyof typeof OperationName];
+
+export interface OperationMetrics {
+  /** Request seen → the controller's part done (node expansion pending, or the whole resize done). */
+  readonly resizeControllerDuration: Histogram;
+  /** Request seen → the claim's capacity reached what it asks for, nothing left pending. */
+  readonly resizeDuration: Histogram;
+  /** New class seen → the class is the claim's current class. */
+  readonly modifyDuration: Histogram;
+  readonly errors: Counter<'operation_name' | 'grpc_status_code'>;
+}
+
+function createOperationMetrics(registry: Registry): OperationMetrics {
+  const histogram = (name: string, help: string) => new Histogram({ name, help, buckets: OPERATION_DURATION_BUCKETS, registers: [registry] });
+  return {
+    resizeControllerDuration: histogram(
+      'csi_resizer_resize_controller_duration_seconds',
+      "Seconds from the resizer seeing a PersistentVolumeClaim ask for more storage to the controller's part of the resize being done (node expansion pending, or the resize finished). Completed resizes only. Reported by the leader.",
+    ),
+    resizeDuration: histogram(
+      'csi_resizer_resize_duration_seconds',
+      'Seconds from the resizer seeing a PersistentVolumeClaim ask for more storage to its capacity reaching the request with nothing left pending (node expansion included). Completed resizes only. Reported by the leader.',
+    ),
+    modifyDuration: histogram(
+      'csi_resizer_modify_duration_seconds',
+      'Seconds from the resizer seeing a PersistentVolumeClaim ask for another VolumeAttributesClass to that class becoming its current class. Completed modifications only. Reported by the leader.',
+    ),
+    errors: new Counter({
+      name: 'csi_resizer_operation_errors_total',
+      help: "Failed expand and modify operations. 'operation_name' is expand_volume or modify_volume; 'grpc_status_code' is the driver's gRPC code, or unknown-non-grpc when the operation failed without one (before reaching the driver).",
+      labelNames: ['operation_name', 'grpc_status_code'] as const,
+      registers: [registry],
+    }),
+  };
+}
+
+/** Counts one failed operation under the gRPC code name the error carries. */
+export function recordOperationError(metrics: OperationMetrics, operation: OperationName): (grpcStatusCode: string) => void {
+  return (grpcStatusCode) => metrics.errors.inc({ operation_name: operation, grpc_status_code: grpcStatusCode });
 }

@@ -1,6 +1,7 @@
 // The Resizer port (§3.8): chosen once at startup from the driver's capabilities, so the
 // controller never sees gRPC. `csi-resizer.ts` calls ControllerExpandVolume; `trivial-resizer.ts`
 // serves drivers that can only expand on the node.
+import { grpcCodeName, grpcCodeOf } from '../csi/errors.js';
 import type { Pv, Pvc } from '../model/objects.js';
 import type { VolumeScope } from '../model/volume-scope.js';
 
@@ -39,5 +40,27 @@ export function scopedResizer(resizer: Resizer, scope: VolumeScope): Resizer {
     expansionMode: resizer.expansionMode,
     canSupport: (pv, pvc) => resizer.canSupport(pv, pvc) && scope.includes(pv),
     resize: (pv, requestedBytes, signal) => resizer.resize(pv, requestedBytes, signal),
+  };
+}
+
+/**
+ * The same resizer, reporting the gRPC code name of each failed resize to `onError` (the label
+ * csi_sidecar_operations_seconds gives the same call, or unknown-non-grpc for a failure before
+ * the driver call: translation, volume handle, secret, capability), then failing as before.
+ */
+export function errorCountingResizer(resizer: Resizer, onError: (grpcStatusCode: string) => void): Resizer {
+  return {
+    name: resizer.name,
+    supportsControlPlaneExpansion: resizer.supportsControlPlaneExpansion,
+    expansionMode: resizer.expansionMode,
+    canSupport: (pv, pvc) => resizer.canSupport(pv, pvc),
+    async resize(pv, target, signal) {
+      try {
+        return await resizer.resize(pv, target, signal);
+      } catch (err) {
+        onError(grpcCodeName(grpcCodeOf(err)));
+        throw err;
+      }
+    },
   };
 }
