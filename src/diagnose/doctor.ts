@@ -16,13 +16,11 @@ import { loadKubeConfig } from '../kube/kubeconfig.js';
 import { leaseNameForDriver, leaseNamespace } from '../kube/leader-election.js';
 import { Resources } from '../kube/resources.js';
 import type { Pv, Pvc } from '../model/objects.js';
-import { pvcKey } from '../model/pvc.js';
 import type { Logger } from '../observability/logger.js';
 import { createMetrics } from '../observability/metrics.js';
-import { canSupport } from '../model/volume-scope.js';
 import { formatAge } from './age.js';
-import { CLAIM_STATE_TEXT, modifyProgress, resizeProgress } from './claim-progress.js';
-import type { Check, ClaimRow, DoctorReport } from './doctor-report.js';
+import { CLAIM_STATE_TEXT, claimTable, type ClaimRow } from './claim-progress.js';
+import type { Check, DoctorReport } from './doctor-report.js';
 import type { Config } from '../flags/config.js';
 import { describePermission, requiredPermissions } from '../kube/required-permissions.js';
 
@@ -290,36 +288,21 @@ async function checkClaims(
   o: { kube: HttpKubeClient; driver: string; pvs: Pv[]; pvcs: Pvc[]; now: Date; checks: Check[]; claims: ClaimRow[] },
   signal: AbortSignal,
 ): Promise<void> {
-  const byKey = new Map(o.pvcs.map((pvc) => [pvcKey(pvc), pvc]));
-  const mismatched: string[] = [];
+  const table = claimTable(o.driver, o.pvs, o.pvcs, o.now);
+  o.claims.push(...table.rows);
   const secretsNeeded = new Map<string, AccessAttributes>();
-  let ours = 0;
-  for (const pv of o.pvs) {
-    const ref = pv.spec.claimRef;
-    if (!ref?.name) continue;
-    const pvc = byKey.get(`${ref.namespace ?? ''}/${ref.name}`);
-    if (!pvc || !canSupport(o.driver, pv, pvc)) continue;
-    ours += 1;
-    if (pvc.spec.volumeName === pv.metadata.name && ref.uid !== pvc.metadata.uid) {
-      mismatched.push(`PV ${pv.metadata.name} claimRef uid ${ref.uid ?? 'none'} != PVC ${pvcKey(pvc)} uid ${pvc.metadata.uid ?? 'none'}`);
-      continue;
-    }
+  for (const pv of table.matched) {
     const secret = pv.spec.csi?.controllerExpandSecretRef;
     if (secret?.namespace) secretsNeeded.set(secret.namespace, { verb: 'get', group: '', resource: 'secrets', namespace: secret.namespace });
-    for (const progress of [resizeProgress(pvc), modifyProgress(pvc)]) {
-      if (!progress) continue;
-      o.claims.push({ ...progress, claim: pvcKey(pvc), pv: pv.metadata.name, forMs: progress.since ? o.now.getTime() - progress.since.getTime() : undefined });
-    }
   }
-  o.claims.sort((a, b) => (b.forMs ?? -1) - (a.forMs ?? -1));
   o.checks.push(
-    mismatched.length === 0
-      ? { name: 'Claim references', status: 'ok', summary: `${ours} bound volume(s) of ${o.driver}, each claimRef matches its claim` }
+    table.mismatched.length === 0
+      ? { name: 'Claim references', status: 'ok', summary: `${table.volumes} bound volume(s) of ${o.driver}, each claimRef matches its claim` }
       : {
           name: 'Claim references',
           status: 'warn',
-          summary: `${mismatched.length} volume(s) whose claimRef UID is not their claim's: never resized`,
-          details: mismatched,
+          summary: `${table.mismatched.length} volume(s) whose claimRef UID is not their claim's: never resized`,
+          details: table.mismatched,
         },
   );
   if (secretsNeeded.size > 0) await checkPermissions(o.kube, [...secretsNeeded.values()], 'Expansion secrets', o.checks, signal);

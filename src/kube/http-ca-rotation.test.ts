@@ -5,18 +5,15 @@
 // so each request is verified anew.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { renameSync, rmSync, writeFileSync } from 'node:fs';
 import https from 'node:https';
-import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ServerResponse } from 'node:http';
 import { KubeHttp } from './http.js';
+import { listenOnLoopback, tempDir, type Cleanup } from '../../test/support/loopback.js';
 import { selfSigned } from '../../test/support/self-signed.js';
 
-type T = { after(fn: () => unknown): void };
-
-async function rotatingServer(t: T, first: { cert: Buffer; key: Buffer }) {
+async function rotatingServer(t: Cleanup, first: { cert: Buffer; key: Buffer }) {
   const watches: ServerResponse[] = [];
   let handshakes = 0;
   const server = https.createServer({ cert: first.cert, key: first.key }, (req, res) => {
@@ -30,17 +27,9 @@ async function rotatingServer(t: T, first: { cert: Buffer; key: Buffer }) {
     res.end('{}');
   });
   server.on('secureConnection', () => handshakes++);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  t.after(
-    () =>
-      new Promise<void>((resolve) => {
-        for (const w of watches) w.destroy();
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  );
+  const port = await listenOnLoopback(t, server);
   return {
-    port: (server.address() as AddressInfo).port,
+    port,
     watches,
     handshakes: () => handshakes,
     /** The server presents a certificate of another CA from its next connection on. */
@@ -48,7 +37,7 @@ async function rotatingServer(t: T, first: { cert: Buffer; key: Buffer }) {
   };
 }
 
-function caFileClient(t: T, port: number, caFile: string): KubeHttp {
+function caFileClient(t: Cleanup, port: number, caFile: string): KubeHttp {
   const client = new KubeHttp({
     kubeConfig: { server: `https://127.0.0.1:${port}`, ca: { file: caFile }, insecureSkipTlsVerify: false, auth: { kind: 'none' } },
     qps: 0,
@@ -69,8 +58,7 @@ test('a CA file caught half-way (empty, no certificate, missing) keeps the CA la
   const ca1 = selfSigned();
   const ca2 = selfSigned();
   const server = await rotatingServer(t, ca1);
-  const dir = mkdtempSync(join(tmpdir(), 'rz-ca-rotate-'));
-  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const dir = tempDir(t, 'rz-ca-rotate-');
   const caFile = join(dir, 'ca.crt');
   writeFileSync(caFile, ca1.cert);
   const client = caFileClient(t, server.port, caFile);
@@ -112,8 +100,7 @@ test('a CA file caught half-way (empty, no certificate, missing) keeps the CA la
 test('a CA file that holds no certificate when first read is an error that names it', async (t) => {
   const ca = selfSigned();
   const server = await rotatingServer(t, ca);
-  const dir = mkdtempSync(join(tmpdir(), 'rz-ca-bad-'));
-  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const dir = tempDir(t, 'rz-ca-bad-');
   const caFile = join(dir, 'ca.crt');
   writeFileSync(caFile, 'not a certificate\n');
   await assert.rejects(

@@ -5,10 +5,11 @@
 // direct, proxy credentials kept out of errors, and a socks5 proxy-url refused.
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import type { AddressInfo, LookupFunction } from 'node:net';
+import type { LookupFunction } from 'node:net';
 import http from 'node:http';
 import https from 'node:https';
 import { ConnectProxy } from '../../test/fakes/connect-proxy.js';
+import { listenOnLoopback } from '../../test/support/loopback.js';
 import { selfSigned } from '../../test/support/self-signed.js';
 import { KubeHttp, type KubeHttpOptions } from './http.js';
 import type { ClientConfig } from './kubeconfig.js';
@@ -27,15 +28,7 @@ async function apiServer(t: TestContext, secure = true) {
     else res.end('{"kind":"APIVersions"}');
   };
   const srv = secure ? https.createServer({ cert, key }, handler) : http.createServer(handler);
-  await new Promise<void>((resolve) => srv.listen(0, '127.0.0.1', resolve));
-  t.after(
-    () =>
-      new Promise<void>((resolve) => {
-        srv.closeAllConnections();
-        srv.close(() => resolve());
-      }),
-  );
-  return { seen, port: (srv.address() as AddressInfo).port };
+  return { seen, port: await listenOnLoopback(t, srv) };
 }
 
 async function proxy(t: TestContext, port: number, options: { credentials?: typeof CREDS; tls?: boolean } = {}) {

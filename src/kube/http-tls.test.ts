@@ -4,14 +4,13 @@
 // server on loopback with a throwaway self-signed certificate.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import https from 'node:https';
-import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TLSSocket } from 'node:tls';
 import { KubeHttp } from './http.js';
 import type { ClientConfig } from './kubeconfig.js';
+import { listenOnLoopback, tempDir, type Cleanup } from '../../test/support/loopback.js';
 import { selfSigned } from '../../test/support/self-signed.js';
 
 test('requests and watches: separate connections, one TLS session (only the first handshake is full)', async (t) => {
@@ -27,15 +26,7 @@ test('requests and watches: separate connections, one TLS session (only the firs
     res.end('{}');
   });
   server.on('secureConnection', (socket: TLSSocket) => resumed.push(socket.isSessionReused()));
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  t.after(
-    () =>
-      new Promise((resolve) => {
-        server.close(resolve);
-        server.closeAllConnections();
-      }),
-  );
-  const port = (server.address() as AddressInfo).port;
+  const port = await listenOnLoopback(t, server);
 
   const client = new KubeHttp({
     kubeConfig: { server: `https://127.0.0.1:${port}`, ca: { data: cert }, insecureSkipTlsVerify: false, auth: { kind: 'none' } },
@@ -55,7 +46,7 @@ test('requests and watches: separate connections, one TLS session (only the firs
 });
 
 /** An HTTPS server answering {} and recording, per request, the SNI name and the client certificate's fingerprint. */
-async function recordingServer(t: { after: (fn: () => unknown) => void }, cert: Buffer, key: Buffer) {
+async function recordingServer(t: Cleanup, cert: Buffer, key: Buffer) {
   const seen: Array<{ servername: string | false | null; clientCert: string | undefined; authorization: string | undefined }> = [];
   const server = https.createServer({ cert, key, requestCert: true, rejectUnauthorized: false }, (req, res) => {
     const socket = req.socket as TLSSocket;
@@ -68,15 +59,7 @@ async function recordingServer(t: { after: (fn: () => unknown) => void }, cert: 
     res.writeHead(200, { 'Content-Type': 'application/json' });
     res.end('{}');
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  t.after(
-    () =>
-      new Promise((resolve) => {
-        server.close(resolve);
-        server.closeAllConnections();
-      }),
-  );
-  return { seen, port: (server.address() as AddressInfo).port };
+  return { seen, port: await listenOnLoopback(t, server) };
 }
 
 test('TLS verification: the CA is checked, the name too (tls-server-name is sent as SNI); insecure skips both; no token in errors', async (t) => {
@@ -117,8 +100,7 @@ test('TLS verification: the CA is checked, the name too (tls-server-name is sent
 test('client certificate rotation: requests after the files change use new connections with the new certificate', async (t) => {
   const { cert, key } = selfSigned();
   const { seen, port } = await recordingServer(t, cert, key);
-  const dir = mkdtempSync(join(tmpdir(), 'rz-tls-rotate-'));
-  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const dir = tempDir(t, 'rz-tls-rotate-');
   const first = selfSigned();
   const second = selfSigned();
   const certFile = join(dir, 'client.crt');

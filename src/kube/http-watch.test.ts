@@ -2,38 +2,14 @@
 // answered by reading the credentials again and retrying once (a rotated token), an error status
 // turned into a KubeApiError from a bounded read of its body, and watches kept off the connection
 // the next ordinary request reuses.
-import { test, type TestContext } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
-import os from 'node:os';
+import type http from 'node:http';
 import path from 'node:path';
 import { KubeApiError } from './errors.js';
 import { KubeHttp } from './http.js';
-
-interface Seen {
-  url: string;
-  authorization: string | undefined;
-  port: number;
-}
-
-async function server(t: TestContext, handle: (req: http.IncomingMessage, res: http.ServerResponse) => void) {
-  const seen: Seen[] = [];
-  const srv = http.createServer((req, res) => {
-    seen.push({ url: req.url ?? '', authorization: req.headers.authorization, port: req.socket.remotePort ?? 0 });
-    handle(req, res);
-  });
-  await new Promise<void>((resolve) => srv.listen(0, '127.0.0.1', resolve));
-  t.after(
-    () =>
-      new Promise<void>((resolve) => {
-        srv.closeAllConnections();
-        srv.close(() => resolve());
-      }),
-  );
-  return { seen, url: `http://127.0.0.1:${(srv.address() as AddressInfo).port}` };
-}
+import { recordingHttpServer, tempDir } from '../../test/support/loopback.js';
 
 async function text(body: AsyncIterable<Buffer>): Promise<string> {
   let out = '';
@@ -42,11 +18,10 @@ async function text(body: AsyncIterable<Buffer>): Promise<string> {
 }
 
 test('stream: a 401 reads the token file again and retries once; the watch then streams as the server sends', async (t) => {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rz-watch-'));
-  t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
+  const dir = tempDir(t, 'rz-watch-');
   const tokenPath = path.join(dir, 'token');
   fs.writeFileSync(tokenPath, 'old-secret\n');
-  const { seen, url } = await server(t, (req, res) => {
+  const { seen, url } = await recordingHttpServer(t, (req, res) => {
     if (req.headers.authorization !== 'Bearer new-secret') {
       res.writeHead(401, { 'Content-Type': 'application/json' });
       res.end(JSON.stringify({ kind: 'Status', code: 401, reason: 'Unauthorized', message: 'Unauthorized' }));
@@ -74,7 +49,7 @@ test('stream: a 401 reads the token file again and retries once; the watch then 
 
 test('stream: an error status is a KubeApiError from the Status body; a huge error body is read only up to a bound; no secret in it', async (t) => {
   const huge = `{"kind":"Status","message":"${'m'.repeat(3 * 1024 * 1024)}"}`;
-  const { url } = await server(t, (req, res) => {
+  const { url } = await recordingHttpServer(t, (req, res) => {
     if (req.url?.includes('huge')) {
       res.writeHead(500, { 'Content-Type': 'application/json' });
       res.end(huge);
@@ -101,7 +76,7 @@ test('stream: an error status is a KubeApiError from the Status body; a huge err
 
 test('stream: a watch holds a connection of its own; the request after it reuses the idle request connection; abort ends the watch', async (t) => {
   let watchResponse: http.ServerResponse | undefined;
-  const { seen, url } = await server(t, (req, res) => {
+  const { seen, url } = await recordingHttpServer(t, (req, res) => {
     res.writeHead(200, { 'Content-Type': 'application/json' });
     if (req.url?.includes('watch=true')) {
       watchResponse = res;
@@ -120,8 +95,8 @@ test('stream: a watch holds a connection of its own; the request after it reuses
   assert.equal((await it.next()).value?.toString(), '{"type":"ADDED","object":{}}\n');
   await client.request({ method: 'GET', path: '/api' }, signal);
   const [first, watch, second] = seen;
-  assert.equal(first!.port, second!.port, 'the request connection was reused');
-  assert.notEqual(watch!.port, first!.port, 'the watch has its own');
+  assert.equal(first!.connection, second!.connection, 'the request connection was reused');
+  assert.notEqual(watch!.connection, first!.connection, 'the watch has its own');
   const reason = new Error('stopping');
   const pending = it.next();
   watching.abort(reason);

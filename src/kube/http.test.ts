@@ -7,60 +7,21 @@ import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import http from 'node:http';
-import net, { type AddressInfo } from 'node:net';
-import os from 'node:os';
+import net from 'node:net';
 import path from 'node:path';
 import { KubeApiError } from './errors.js';
 import { ContentType } from './content-type.js';
 import { KubeHttp } from './http.js';
 import type { ClientAuth } from './kubeconfig.js';
-
-interface Seen {
-  method: string;
-  url: string;
-  connection: number;
-  authorization: string | undefined;
-}
-
-/** A node:http server answering with `handle`; `connection` numbers the TCP connections in order. */
-async function server(t: TestContext, handle: (req: http.IncomingMessage, res: http.ServerResponse, seen: Seen) => void) {
-  const seen: Seen[] = [];
-  let connections = 0;
-  const ids = new WeakMap<net.Socket, number>();
-  const srv = http.createServer((req, res) => {
-    const entry = { method: req.method ?? '', url: req.url ?? '', connection: ids.get(req.socket) ?? 0, authorization: req.headers.authorization };
-    seen.push(entry);
-    handle(req, res, entry);
-  });
-  srv.on('connection', (socket: net.Socket) => ids.set(socket, ++connections));
-  await new Promise<void>((resolve) => srv.listen(0, '127.0.0.1', resolve));
-  t.after(
-    () =>
-      new Promise<void>((resolve) => {
-        srv.closeAllConnections();
-        srv.close(() => resolve());
-      }),
-  );
-  return { seen, url: `http://127.0.0.1:${(srv.address() as AddressInfo).port}` };
-}
+import { listenOnLoopback, recordingHttpServer, tempDir } from '../../test/support/loopback.js';
 
 /** A TCP server that answers the first bytes of every connection with `reply` (raw, possibly not HTTP). */
 async function rawServer(t: TestContext, reply: (socket: net.Socket) => void) {
-  const sockets = new Set<net.Socket>();
   const srv = net.createServer((socket) => {
-    sockets.add(socket);
     socket.on('error', () => {});
     socket.once('data', () => reply(socket));
   });
-  await new Promise<void>((resolve) => srv.listen(0, '127.0.0.1', resolve));
-  t.after(
-    () =>
-      new Promise<void>((resolve) => {
-        for (const s of sockets) s.destroy();
-        srv.close(() => resolve());
-      }),
-  );
-  return `http://127.0.0.1:${(srv.address() as AddressInfo).port}`;
+  return `http://127.0.0.1:${await listenOnLoopback(t, srv)}`;
 }
 
 function client(t: TestContext, url: string, auth: ClientAuth = { kind: 'none' }, extra: { requestTimeoutMs?: number } = {}): KubeHttp {
@@ -74,7 +35,7 @@ const ok = (res: http.ServerResponse, body = '{}') => res.writeHead(200, { 'Cont
 const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 test('stale connection: a GET on a reused connection the server closed without answering is sent again on a new one', async (t) => {
-  const { seen, url } = await server(t, (req, res, entry) => {
+  const { seen, url } = await recordingHttpServer(t, (req, res, entry) => {
     // The server's idle timeout raced our request: it closes the connection instead of answering.
     if (req.url === '/second' && entry.connection === 1) req.socket.destroy();
     else ok(res);
@@ -94,7 +55,7 @@ test('stale connection: a GET on a reused connection the server closed without a
 });
 
 test('stale connection: a PATCH is not sent again; the call fails with an error naming it', async (t) => {
-  const { seen, url } = await server(t, (req, res) => {
+  const { seen, url } = await recordingHttpServer(t, (req, res) => {
     if (req.method === 'PATCH') req.socket.destroy();
     else ok(res);
   });
@@ -110,7 +71,7 @@ test('stale connection: a PATCH is not sent again; the call fails with an error 
 });
 
 test('a GET on a new connection that the server closes without answering is not sent again', async (t) => {
-  const { seen, url } = await server(t, (req) => req.socket.destroy());
+  const { seen, url } = await recordingHttpServer(t, (req) => req.socket.destroy());
   const err = await client(t, url)
     .request({ method: 'GET', path: '/x' }, AbortSignal.timeout(5000))
     .catch((e: unknown) => e);
@@ -120,11 +81,10 @@ test('a GET on a new connection that the server closes without answering is not 
 });
 
 test('a 401 reads the token file again and retries once with the new token', async (t) => {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rz-token-'));
-  t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
+  const dir = tempDir(t, 'rz-token-');
   const tokenPath = path.join(dir, 'token');
   fs.writeFileSync(tokenPath, 'old-secret\n');
-  const { seen, url } = await server(t, (req, res) => {
+  const { seen, url } = await recordingHttpServer(t, (req, res) => {
     if (req.headers.authorization === 'Bearer new-secret') ok(res, '{"kind":"Pod"}');
     else res.writeHead(401, { 'Content-Type': 'application/json' }).end('{"kind":"Status","code":401,"reason":"Unauthorized","message":"Unauthorized"}');
   });
@@ -144,7 +104,7 @@ test('a 401 reads the token file again and retries once with the new token', asy
 });
 
 test("the deadline comes from the caller: a per-request timeout, or the caller's abort with its reason", async (t) => {
-  const { url } = await server(t, () => {}); // never answers
+  const { url } = await recordingHttpServer(t, () => {}); // never answers
   const c = client(t, url, { kind: 'none' }, { requestTimeoutMs: 150 });
   const started = performance.now();
   await assert.rejects(c.request({ method: 'GET', path: '/hang' }, new AbortController().signal), /timed out after 150ms/);
@@ -158,7 +118,7 @@ test("the deadline comes from the caller: a per-request timeout, or the caller's
 });
 
 test('an error answer is a KubeApiError with the Status message; the raw body never becomes the message', async (t) => {
-  const { url } = await server(t, (req, res) => {
+  const { url } = await recordingHttpServer(t, (req, res) => {
     if (req.url?.startsWith('/api/v1/namespaces/ns/pods/with-status')) {
       res.writeHead(409, { 'Content-Type': 'application/json' }).end(
         JSON.stringify({
@@ -189,7 +149,7 @@ test('a watch body is handed on as it arrives: the second event is sent only aft
   const secondSent = new Promise<void>((resolve) => {
     sendSecond = resolve;
   });
-  const { url } = await server(t, (_req, res) => {
+  const { url } = await recordingHttpServer(t, (_req, res) => {
     res.writeHead(200, { 'Content-Type': 'application/json' });
     res.write('{"type":"ADDED","object":{"n":1}}\n');
     void secondSent.then(() => res.end('{"type":"ADDED","object":{"n":2}}\n'));

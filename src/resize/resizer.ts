@@ -1,6 +1,7 @@
 // The Resizer port (§3.8): chosen once at startup from the driver's capabilities, so the
 // controller never sees gRPC. `csi-resizer.ts` calls ControllerExpandVolume; `trivial-resizer.ts`
-// serves drivers that can only expand on the node.
+// serves drivers that can only expand on the node. A failure is always a CsiError (§3.7), so the
+// reconcile reads how final it was and classifies nothing itself.
 import { grpcCodeName, grpcCodeOf } from '../csi/errors.js';
 import type { Pv, Pvc } from '../model/objects.js';
 import type { VolumeScope } from '../model/volume-scope.js';
@@ -29,6 +30,11 @@ export interface Resizer {
   /** Whether the driver may expand a volume while a pod uses it ('unknown' when it doesn't say). */
   readonly expansionMode: 'online' | 'offline' | 'unknown';
   canSupport(pv: Pv, pvc: Pvc): boolean;
+  /**
+   * Grows the volume behind `pv` to at least `target`. Rejects with a CsiError (csi/errors.ts) and
+   * nothing else: a failure before the driver call (no volume handle, a secret that can't be read,
+   * an unsupported access mode) is one without a gRPC code, whose `failure` is `inProgress`.
+   */
   resize(pv: Pv, target: ResizeTarget, signal: AbortSignal): Promise<ResizeResult>;
 }
 

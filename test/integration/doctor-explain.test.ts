@@ -88,7 +88,7 @@ async function anotherClaim(size = '1Gi'): Promise<{ pvc: string; pv: string }> 
   return names;
 }
 
-test("infeasible size: explain names the driver's answer and what to lower; doctor lists the claim as infeasible", async () => {
+test("infeasible size: explain names the driver's answer and what to lower; doctor and explain both call the claim infeasible", async () => {
   await requestPvcSize(admin, s.namespace, s.pvcName, '10Gi', { retryUntilAdmittedMs: 10_000 });
   await eventually(
     'ControllerResizeInfeasible',
@@ -100,6 +100,7 @@ test("infeasible size: explain names the driver's answer and what to lower; doct
   assert.match(explained.out, /Decision: Waiting: the driver called 10Gi infeasible/);
   assert.match(explained.out, /Warning VolumeResizeFailed .*code = OutOfRange desc = requested capacity exceeds maximum/);
   assert.match(explained.out, /Lower the request to a size the driver accepts \(at least the current capacity, 1Gi\)/);
+  assert.match(explained.out, /^State: resize infeasible$/m);
 
   const { code, report } = await doctor(base);
   assert.equal(report.driver, s.driver.name);
@@ -114,7 +115,7 @@ test("infeasible size: explain names the driver's answer and what to lower; doct
   assert.equal(code, report.healthy ? 0 : 1);
 });
 
-test('a kubelet that never finishes: explain says the node must grow it; doctor shows how long it has waited', async () => {
+test('a kubelet that never finishes: explain says the node must grow it, in the state doctor shows with how long it has waited', async () => {
   const c = await anotherClaim();
   await requestPvcSize(admin, s.namespace, c.pvc, '2Gi', { retryUntilAdmittedMs: 10_000 });
   await eventually(
@@ -125,6 +126,7 @@ test('a kubelet that never finishes: explain says the node must grow it; doctor 
   const explained = await run('explain', [`${s.namespace}/${c.pvc}`, ...base]);
   assert.match(explained.out, /Decision: Waiting for kubelet: node expansion pending/);
   assert.match(explained.out, /No pod uses the claim: kubelet grows the file system the next time a pod mounts it/);
+  assert.match(explained.out, /^State: resize waiting for kubelet$/m);
 
   const { report } = await doctor(base);
   const row = report.claims.find((x) => x.claim === `${s.namespace}/${c.pvc}`);

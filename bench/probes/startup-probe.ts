@@ -6,7 +6,7 @@
 // (Version: Node's start and the bundle's load; then discovery, the CSI start-up, the informers'
 // first lists, the resize).
 //
-//   node --import tsx bench/startup-probe.ts ROUNDS ENTRY... > summary.txt
+//   node --import tsx bench/probes/startup-probe.ts ROUNDS ENTRY... > summary.txt
 //
 // ENTRY is a dist/main.js; it runs with NODE_FLAGS, and with extra node flags when written
 // ENTRY#--flag1#--flag2 (an old build as it shipped: bench/.build/snap/dist/main.js#--heap-growing-percent=30).
@@ -15,11 +15,11 @@
 // --cpu-prof-dir=DIR); HOLD=<ms> keeps each resizer running that long after the resize.
 import { spawn } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
-import { startCluster } from '../test/cluster/cluster.js';
-import { Api, sleep } from './lib/api.js';
-import { commonArgs, readProc, sidecarEnv } from './lib/resizer.js';
-import { NODE_FLAGS } from '../scripts/node-flags.js';
-import { createNamespace, ensureStorageClass, GI, provisionBulk, Tracker } from './lib/workload.js';
+import { startCluster } from '../../test/cluster/cluster.js';
+import { Api, sleep } from '../lib/api.js';
+import { commonArgs, readProc, sidecarEnv } from '../lib/resizer.js';
+import { NODE_FLAGS } from '../../scripts/node-flags.js';
+import { createNamespace, ensureStorageClass, GI, provisionBulk, Tracker } from '../lib/workload.js';
 
 interface Start {
   entry: string;

@@ -5,7 +5,7 @@
 // node binary, glibc's main heap and per-thread arenas, other anonymous mappings, stacks) and V8's
 // heap spaces (read through a preloaded module on SIGUSR2, so only in --diag runs).
 //
-//   node --import tsx bench/mem-probe.ts --variants bench/mem-variants.json --idle 1000:10000 --n 1000 --rounds 2
+//   node --import tsx bench/probes/mem-probe.ts --variants bench/mem-variants.json --idle 1000:10000 --n 1000 --rounds 2
 // Bursts: --n N at QPS 200 and --n-low N at QPS 5, each after --warmup K unmeasured bursts in the
 // same process (0 by default: a fresh process, as bench/run.ts measures); per thread CPU in the output.
 // A variants file is [{ "name": "...", "nodeArgs": ["--max-semi-space-size=2"], "env": { "K": "V" } }].
@@ -13,12 +13,12 @@ import { readFileSync, readdirSync, writeFileSync, mkdtempSync, existsSync, rmSy
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { startCluster } from '../test/cluster/cluster.js';
-import { spawnLogged, type Managed } from '../test/cluster/process.js';
-import { repoRoot } from '../test/cluster/components.js';
-import { Api, sleep } from './lib/api.js';
-import { commonArgs, podEnv, readProc, type ResizerTargets } from './lib/resizer.js';
-import { GI, Tracker, createNamespace, createPods, ensureStorageClass, growAll, provisionBulk, teardown } from './lib/workload.js';
+import { startCluster } from '../../test/cluster/cluster.js';
+import { spawnLogged, type Managed } from '../../test/cluster/process.js';
+import { repoRoot } from '../../test/cluster/components.js';
+import { Api, sleep } from '../lib/api.js';
+import { commonArgs, podEnv, readProc, type ResizerTargets } from '../lib/resizer.js';
+import { GI, Tracker, createNamespace, createPods, ensureStorageClass, growAll, provisionBulk, teardown } from '../lib/workload.js';
 
 interface Variant {
   name: string;

@@ -8,19 +8,19 @@
 // ships by that flag). --mode central starts the replicas without --node-deployment (no empty
 // samples then).
 //
-//   node --import tsx bench/node-local-heap-probe.ts --entries dist/main.js,bench/.build/snap/dist/main.js --n 2000 --rounds 2
+//   node --import tsx bench/probes/node-local-heap-probe.ts --entries dist/main.js,bench/.build/snap/dist/main.js --n 2000 --rounds 2
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { startCluster } from '../test/cluster/cluster.js';
-import { repoRoot } from '../test/cluster/components.js';
-import { clientsFromKubeconfig } from '../test/cluster/kube.js';
-import { applyRbac } from '../test/cluster/rbac.js';
-import { spawnLogged } from '../test/cluster/process.js';
-import { NODE_FLAGS } from '../scripts/node-flags.js';
-import { Api, pool, sleep } from './lib/api.js';
-import { readProc, sidecarEnv } from './lib/resizer.js';
-import { createNamespace, createPods, ensureStorageClass, GI, growAll, provisionBulk, teardown, Tracker } from './lib/workload.js';
+import { startCluster } from '../../test/cluster/cluster.js';
+import { repoRoot } from '../../test/cluster/components.js';
+import { clientsFromKubeconfig } from '../../test/cluster/kube.js';
+import { applyRbac } from '../../test/cluster/rbac.js';
+import { spawnLogged } from '../../test/cluster/process.js';
+import { NODE_FLAGS } from '../../scripts/node-flags.js';
+import { Api, pool, sleep } from '../lib/api.js';
+import { readProc, sidecarEnv } from '../lib/resizer.js';
+import { createNamespace, createPods, ensureStorageClass, GI, growAll, provisionBulk, teardown, Tracker } from '../lib/workload.js';
 
 const { values } = parseArgs({
   options: {
@@ -169,7 +169,7 @@ try {
 }
 const result = `${JSON.stringify(
   {
-    command: `tsx bench/node-local-heap-probe.ts ${process.argv.slice(2).join(' ')}`.trim(),
+    command: `tsx bench/probes/node-local-heap-probe.ts ${process.argv.slice(2).join(' ')}`.trim(),
     date: new Date().toISOString(),
     settings: { entries, mode: values.mode, n, pods, replicas, rounds },
     samples,

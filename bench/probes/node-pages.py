@@ -5,7 +5,7 @@
 # binary is not position-independent, so a mapped address is the symbol's address. Root reads
 # pagemap of any process; `nm` of the 150 MB binary takes a while and is cached by build id.
 #
-#   python3 bench/node-pages.py PID [--top] [--pages=FILE]   (or bench/mem-probe.ts --diag --pagemap bench/node-pages.py)
+#   python3 bench/probes/node-pages.py PID [--top] [--pages=FILE]   (or bench/probes/mem-probe.ts --diag --pagemap bench/probes/node-pages.py)
 # --top lists the symbols most resident pages start in; --pages writes the resident page addresses.
 import sys, os, struct, re, bisect, subprocess
 from collections import defaultdict

@@ -1,10 +1,10 @@
-// Cost of one log line: `node --import tsx bench/logger-cost.ts` (or on the compiled dist/ with
-// `node bench/logger-cost.ts --dist` after `npm run build`, where positions come from .js.map files).
+// Cost of one log line: `node --import tsx bench/probes/logger-cost.ts` (or on the compiled dist/ with
+// `node bench/probes/logger-cost.ts --dist` after `npm run build`, where positions come from .js.map files).
 // Prints µs per line for a written text line, a JSON line, the call-site capture alone, and a
 // v(n) line below -v (with and without --vmodule).
 import { performance } from 'node:perf_hooks';
-import { callerOf } from '../src/observability/log-caller.js';
-import { createLogger, kRef } from '../src/observability/logger.js';
+import { callerOf } from '../../src/observability/log-caller.js';
+import { createLogger, kRef } from '../../src/observability/logger.js';
 
 const N = Number(process.env['N'] ?? 200_000);
 const sink = () => {};
