@@ -18,6 +18,14 @@ export class TimeoutError extends Error {
   }
 }
 
+/**
+ * What an aborted signal's waiters reject with: its reason when that is an Error (a
+ * TimeoutError, the lifecycle's "shutting down"), else an AbortError.
+ */
+export function abortReason(signal: AbortSignal): Error {
+  return signal.reason instanceof Error ? signal.reason : new AbortError();
+}
+
 export interface LinkedSignal {
   readonly signal: AbortSignal;
   /** Aborts the child only (the parent is untouched). */
@@ -64,12 +72,12 @@ export function linkedSignal(parent: AbortSignal, timeoutMs?: number, clock?: Cl
 export function sleep(ms: number, signal?: AbortSignal, clock?: Clock): Promise<void> {
   return new Promise((resolve, reject) => {
     if (signal?.aborted) {
-      reject(signal.reason instanceof Error ? signal.reason : new AbortError());
+      reject(abortReason(signal));
       return;
     }
     const onAbort = () => {
       timer.cancel();
-      reject(signal?.reason instanceof Error ? signal.reason : new AbortError());
+      if (signal) reject(abortReason(signal));
     };
     const done = () => {
       signal?.removeEventListener('abort', onAbort);
@@ -92,10 +100,9 @@ export function untilAborted(signal: AbortSignal): Promise<void> {
  * The abort listener is removed when `promise` settles, so a long-lived signal keeps none.
  */
 export function abortable<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
-  const reason = () => (signal.reason instanceof Error ? signal.reason : new AbortError());
-  if (signal.aborted) return Promise.reject(reason());
+  if (signal.aborted) return Promise.reject(abortReason(signal));
   return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(reason());
+    const onAbort = () => reject(abortReason(signal));
     signal.addEventListener('abort', onAbort, { once: true });
     promise.then(
       (value) => {
