@@ -133,11 +133,6 @@ function wireMethod<I extends DescMessage, O extends DescMessage>(method: DescMe
   return wire;
 }
 
-/** The gRPC path of a method, e.g. /csi.v1.Controller/ControllerExpandVolume (the metrics' method_name). */
-export function grpcPath(method: DescMethodUnary): string {
-  return wireMethod(method).path;
-}
-
 export class CsiConnection {
   readonly target: string;
   // Replaced (closed, and a new one made) when a connection attempt hangs; see replaceChannel().
