@@ -10,7 +10,7 @@ import { discoverCapabilities, DriverNameError, GrpcCsiClient, type DriverCapabi
 import { ApiEventRecorder } from '../kube/events.js';
 import { HttpKubeClient } from '../kube/client.js';
 import { Informer } from '../kube/informer.js';
-import { LeaderElectionConfigError, LeaderElector, leaseNameForDriver, leaseNamespace, type LeaderCallbacks } from '../kube/leader-election.js';
+import { LeaderElectionConfigError, LeaderElector, leaderIdentity, leaseNameForDriver, leaseNamespace, type LeaderCallbacks } from '../kube/leader-election.js';
 import { loadKubeConfig, type ClientConfig } from '../kube/kubeconfig.js';
 import { clientRateLimit, ClientRateLimitError } from '../kube/rate-limiter.js';
 import { Resources } from '../kube/resources.js';
@@ -40,7 +40,6 @@ import { selectBackends } from './select-backends.js';
 import { StartupError } from './startup-error.js';
 import type { Config } from '../flags/config.js';
 import { withGate, type FeatureGates } from '../flags/feature-gates.js';
-import { leaderIdentity } from './lifecycle.js';
 import { checkPermissions } from './permission-check.js';
 
 export interface AppDeps {

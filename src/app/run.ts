@@ -7,7 +7,7 @@ import { applyFeatureGates, ConfigError, parseCommandLine, type CommandLine, typ
 import type { ProcessEnd } from './exit.js';
 import { FeatureGateError } from '../flags/feature-gates.js';
 import { isSubcommand, runSubcommand } from '../diagnose/subcommands.js';
-import type { ProcessSignals } from './lifecycle.js';
+import type { ProcessSignals } from './os-signals.js';
 import { LoggingConfigError, type LoggingFlags } from '../flags/logging-flags.js';
 import { runProcess, type ProcessParts } from './process-runner.js';
 import { readVersion } from './version.js';

@@ -73,3 +73,17 @@ test('abortable settles as its promise does, or rejects with the reason; no list
   plain.abort('no error object');
   await assert.rejects(abortable(never, plain.signal), (err: unknown) => isAbortError(err));
 });
+
+test('a signal linked to two parents aborts with whichever aborts first and unlinks on dispose', () => {
+  const a = new AbortController();
+  const b = new AbortController();
+  const either = linkedSignal([a.signal, b.signal]);
+  b.abort(new Error('b'));
+  assert.equal(either.signal.aborted, true);
+  assert.equal((either.signal.reason as Error).message, 'b');
+  either.dispose();
+  assert.equal(getEventListeners(a.signal, 'abort').length, 0, 'dispose unlinks the parent that did not abort');
+  const pre = new AbortController();
+  pre.abort(new Error('pre'));
+  assert.equal(linkedSignal([pre.signal, new AbortController().signal]).signal.aborted, true);
+});

@@ -1,4 +1,4 @@
-// Per-call cancellation linked to a long-lived parent signal. We link a child controller by hand
+// Per-call cancellation linked to long-lived parent signals. We link a child controller by hand
 // instead of AbortSignal.any(), which leaks listeners on a process-lifetime signal in several
 // Node releases.
 import type { Clock, TimerHandle } from './clock.js';
@@ -34,15 +34,21 @@ export interface LinkedSignal {
   dispose(): void;
 }
 
-/** A child signal aborted when the parent aborts or after timeoutMs (if given; on `clock` when given). */
-export function linkedSignal(parent: AbortSignal, timeoutMs?: number, clock?: Clock): LinkedSignal {
+/**
+ * A child signal aborted when the parent (or any of several parents, with the first one's
+ * reason) aborts, or after timeoutMs (if given; on `clock` when given).
+ */
+export function linkedSignal(parent: AbortSignal | readonly AbortSignal[], timeoutMs?: number, clock?: Clock): LinkedSignal {
   const controller = new AbortController();
-  if (parent.aborted) {
-    controller.abort(parent.reason);
-    return { signal: controller.signal, abort: () => {}, dispose: () => {} };
+  const parents = parent instanceof AbortSignal ? [parent] : parent;
+  for (const p of parents) {
+    if (p.aborted) {
+      controller.abort(p.reason);
+      return { signal: controller.signal, abort: () => {}, dispose: () => {} };
+    }
   }
-  const onParentAbort = () => controller.abort(parent.reason);
-  parent.addEventListener('abort', onParentAbort, { once: true });
+  const onParentAbort = (event: Event) => controller.abort((event.target as AbortSignal).reason);
+  for (const p of parents) p.addEventListener('abort', onParentAbort, { once: true });
   // A per-request timeout fits one Node timer: set directly, without setLongTimeout's steps.
   let shortTimer: NodeJS.Timeout | undefined;
   let timerHandle: TimerHandle | undefined;
@@ -61,7 +67,7 @@ export function linkedSignal(parent: AbortSignal, timeoutMs?: number, clock?: Cl
     signal: controller.signal,
     abort: (reason?: unknown) => controller.abort(reason ?? new AbortError()),
     dispose: () => {
-      parent.removeEventListener('abort', onParentAbort);
+      for (const p of parents) p.removeEventListener('abort', onParentAbort);
       if (shortTimer !== undefined) clearTimeout(shortTimer);
       timerHandle?.cancel();
     },
