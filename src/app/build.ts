@@ -8,11 +8,11 @@ import { realClock, type Clock } from '../base/clock.js';
 import { abortable, linkedSignal } from '../base/signals.js';
 import { discoverCapabilities, DriverNameError, GrpcCsiClient, type DriverCapabilities } from '../csi/client.js';
 import { ApiEventRecorder } from '../kube/events.js';
-import { HttpKubeClient } from '../kube/client.js';
+import type { HttpKubeClient } from '../kube/client.js';
+import { ApiClientFactory, ClientPurpose } from '../kube/client-factory.js';
 import { Informer } from '../kube/informer.js';
 import { LeaderElectionConfigError, LeaderElector, leaderIdentity, leaseNameForDriver, leaseNamespace, type LeaderCallbacks } from '../kube/leader-election.js';
-import { loadKubeConfig, type ClientConfig } from '../kube/kubeconfig.js';
-import { clientRateLimit, ClientRateLimitError } from '../kube/rate-limiter.js';
+import { ClientRateLimitError } from '../kube/rate-limiter.js';
 import { Resources } from '../kube/resources.js';
 import { StringPool } from '../kube/string-pool.js';
 import { everyVolume, type VolumeScope } from '../model/volume-scope.js';
@@ -109,17 +109,11 @@ export async function startApp(config: Config, deps: AppDeps, signal: AbortSigna
   const { log } = deps;
   const clock = deps.clock ?? realClock;
 
+  let clients: ApiClientFactory;
   let kube: HttpKubeClient;
-  let kubeConfig: ClientConfig;
   try {
-    kubeConfig = await loadKubeConfig({ kubeconfigPath: config.kubeconfig, masterUrl: config.master });
-    // --kube-api-qps/--kube-api-burst as client-go reads them (0 = its defaults, negative QPS = no limiter).
-    kube = new HttpKubeClient({
-      kubeConfig,
-      ...clientRateLimit(config.kubeApiQps, config.kubeApiBurst),
-      userAgent: `csi-resizer/${deps.version ?? 'unknown'}`,
-      ...(deps.env ? { env: deps.env } : {}),
-    });
+    clients = await ApiClientFactory.load(config, { version: deps.version, env: deps.env });
+    kube = clients.create(ClientPurpose.Controllers);
   } catch (err) {
     if (err instanceof ClientRateLimitError) throw new StartupError('Failed to create kube client', 1, { cause: err });
     throw new StartupError('Failed to create cluster config', 1, { cause: err });
@@ -141,7 +135,7 @@ export async function startApp(config: Config, deps: AppDeps, signal: AbortSigna
     const driverName = csi.driverName;
     const backends = selectBackends({ capabilities: started.capabilities, csi, secrets: kube, resizeTimeoutMs: config.resizeTimeoutMs, log });
     const scope = config.nodeDeployment ? await nodeScope(kube, deps.env ?? process.env, log, signal) : everyVolume;
-    return assemble({ config, deps, clock, kube, clientConfig: kubeConfig, csi, gates, driverName, backends, scope });
+    return assemble({ config, deps, clock, clients, kube, csi, gates, driverName, backends, scope });
   } catch (err) {
     csi?.close();
     kube.close();
@@ -192,15 +186,15 @@ function assemble(parts: {
   config: Config;
   deps: AppDeps;
   clock: Clock;
+  clients: ApiClientFactory;
   kube: HttpKubeClient;
-  clientConfig: ClientConfig;
   csi: GrpcCsiClient;
   gates: FeatureGates;
   driverName: string;
   backends: ReturnType<typeof selectBackends>;
   scope: VolumeScope;
 }): App {
-  const { config, deps, clock, kube, clientConfig, csi, gates, driverName, backends, scope } = parts;
+  const { config, deps, clock, clients, kube, csi, gates, driverName, backends, scope } = parts;
   const { log, metrics } = deps;
   const informerLog = log;
   const resyncPeriodMs = config.resyncPeriodMs;
@@ -361,17 +355,6 @@ function assemble(parts: {
   });
 
   const closers: (() => void)[] = [() => resizeEvents.close(), () => modifyEvents.close(), () => csi.close(), () => kube.close()];
-  /** Another client of the same API server, with its own rate limiter (startApp has checked the flags). */
-  const newClient = (purpose: string, minBurst = 0) => {
-    const rateLimit = clientRateLimit(config.kubeApiQps, config.kubeApiBurst);
-    return new HttpKubeClient({
-      kubeConfig: clientConfig,
-      qps: rateLimit.qps,
-      burst: Math.max(rateLimit.burst, minBurst),
-      userAgent: `csi-resizer/${purpose}`,
-      ...(deps.env ? { env: deps.env } : {}),
-    });
-  };
 
   return {
     driverName,
@@ -401,7 +384,7 @@ function assemble(parts: {
     async checkPermissions(signal: AbortSignal): Promise<void> {
       // Its own client (and rate limiter), so its dozen reviews never take the tokens the first
       // resizes need.
-      const client = newClient('permission-check', 20);
+      const client = clients.create(ClientPurpose.PermissionCheck);
       try {
         await checkPermissions(
           client,
@@ -422,7 +405,7 @@ function assemble(parts: {
       // Its own client and rate limiter, so controller traffic never starves lease renewals.
       let client: HttpKubeClient;
       try {
-        client = newClient('leader-election');
+        client = clients.create(ClientPurpose.LeaderElection);
       } catch (err) {
         throw new StartupError('Failed to create leaderelection client', 1, { cause: err });
       }
