@@ -13,7 +13,8 @@
 //
 // This module imports the app's modules only when it runs (loadProcessParts): it is loaded on the
 // path that answers -h, --version and flag errors, which must not depend on them.
-import type { App, AppDeps, Elector } from './build.js';
+import type { App, AppDeps } from './build.js';
+import type { Elector } from './build/elector.js';
 import type { Config } from '../flags/config.js';
 import type { ProcessEnd } from './exit.js';
 import { linkedSignal, sleep } from '../base/signals.js';
