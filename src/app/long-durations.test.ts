@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { status } from '@grpc/grpc-js';
 import { parseConfig } from '../flags/config.js';
-import { settleWithin } from './lifecycle.js';
+import { settleWithin } from '../base/settle-within.js';
 import { realClock } from '../base/clock.js';
 import { Informer } from '../kube/informer.js';
 import type { KubeList, ListWatcher } from '../kube/client.js';

@@ -4,6 +4,7 @@
 // this configuration uses and log every missing one as an error naming the rule to add.
 // The check never stops startup: a server that refuses the review itself is logged and ignored.
 import type { AccessAttributes, KubeClient } from '../kube/client.js';
+import { ClientPurpose, type ApiClientFactory } from '../kube/client-factory.js';
 import { describePermission, requiredPermissions, type PermissionNeeds } from '../kube/required-permissions.js';
 import type { Logger } from '../observability/logger.js';
 
@@ -30,4 +31,17 @@ export async function checkPermissions(
   }
   if (missing.length === 0) log.v(2).info('RBAC permissions checked', { granted: requiredPermissions(needs).length });
   return missing;
+}
+
+/**
+ * The check as the sidecar runs it, with a client of its own (and so a rate limiter of its own),
+ * so its dozen reviews never take the tokens the first resizes need.
+ */
+export async function runPermissionCheck(clients: ApiClientFactory, needs: PermissionNeeds, log: Logger, signal: AbortSignal): Promise<void> {
+  const client = clients.create(ClientPurpose.PermissionCheck);
+  try {
+    await checkPermissions(client, needs, log, signal);
+  } finally {
+    client.close();
+  }
 }

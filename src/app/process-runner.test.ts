@@ -5,10 +5,11 @@
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { EventEmitter } from 'node:events';
-import type { App, Elector } from './build.js';
+import type { App } from './build.js';
+import type { Elector } from './build/elector.js';
 import { parseConfig } from '../flags/config.js';
 import { endProcess, type ProcessEnd } from './exit.js';
-import type { ProcessSignals } from './lifecycle.js';
+import type { ProcessSignals } from './os-signals.js';
 import { runProcess, type PermissionCheckTiming, type ProcessParts } from './process-runner.js';
 import type { LeaderCallbacks } from '../kube/leader-election.js';
 import { createLogger } from '../observability/logger.js';

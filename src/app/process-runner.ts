@@ -13,11 +13,14 @@
 //
 // This module imports the app's modules only when it runs (loadProcessParts): it is loaded on the
 // path that answers -h, --version and flag errors, which must not depend on them.
-import type { App, AppDeps, Elector } from './build.js';
+import type { App, AppDeps } from './build.js';
+import type { Elector } from './build/elector.js';
 import type { Config } from '../flags/config.js';
 import type { ProcessEnd } from './exit.js';
 import { linkedSignal, sleep } from '../base/signals.js';
-import { dieOnSignals, eitherSignal, handleShutdownSignals, Lifecycle, settleWithin, type ProcessSignals } from './lifecycle.js';
+import { settleWithin } from '../base/settle-within.js';
+import { Lifecycle } from './lifecycle.js';
+import { dieOnSignals, handleShutdownSignals, type ProcessSignals } from './os-signals.js';
 import type { DiagnosticsServer, HealthResult } from '../observability/http-server.js';
 import type { Logger } from '../observability/logger.js';
 import type { Metrics } from '../observability/metrics.js';
@@ -170,8 +173,8 @@ async function run(options: ProcessRunnerOptions, lifecycle: Lifecycle, endAtOnc
   const runControllers = (leading: AbortSignal) => {
     // Stop taking work on shutdown or when leadership ends; cut in-flight work short only when
     // leadership ends or the drain bound has passed (the root signal).
-    const work = eitherSignal(leading, lifecycle.workSignal);
-    const cancel = eitherSignal(leading, lifecycle.rootSignal);
+    const work = linkedSignal([leading, lifecycle.workSignal]);
+    const cancel = linkedSignal([leading, lifecycle.rootSignal]);
     running = app
       .run(work.signal, cancel.signal)
       .then(

@@ -4,7 +4,7 @@
 // so waiters are served in arrival order. An aborted waiter hands its reservation back.
 // Used for API requests (--kube-api-qps / --kube-api-burst, kube/http.ts).
 import { realClock, type Clock } from './clock.js';
-import { AbortError } from './signals.js';
+import { abortReason } from './signals.js';
 
 export interface TokenBucketOptions {
   /** Tokens per second; 0 or less (or +Inf) disables limiting. */
@@ -65,7 +65,7 @@ export class TokenBucket {
     return new Promise((resolve, reject) => {
       const onAbort = () => {
         timer.cancel();
-        reject(signal.reason instanceof Error ? signal.reason : new AbortError());
+        reject(abortReason(signal));
       };
       // The caller is waiting on this timer, so it keeps the process alive like a plain sleep.
       const timer = this.clock.setTimer(

@@ -9,7 +9,7 @@ import { status as GrpcStatus } from '@grpc/grpc-js';
 import type { Logger } from '../observability/logger.js';
 import type { Metrics } from '../observability/metrics.js';
 import { Backoff } from '../base/backoff.js';
-import { AbortError, sleep } from '../base/signals.js';
+import { abortReason, AbortError, sleep } from '../base/signals.js';
 import { CsiConnection, type ConnectionState } from './connection.js';
 import { classifyCsiError, CsiError, GRPC_CODE_NAMES, grpcCodeOf, type CsiOperation } from './errors.js';
 import type { DescMessage, DescMethodUnary, MessageInitShape, MessageShape } from '@bufbuild/protobuf';
@@ -333,7 +333,7 @@ export class GrpcCsiClient implements CsiClient {
         if (await this.probe(signal)) return;
         this.log.info('CSI driver is not ready');
       } catch (err) {
-        if (signal.aborted) throw signal.reason instanceof Error ? signal.reason : new AbortError();
+        if (signal.aborted) throw abortReason(signal);
         if (grpcCodeOf(err) !== GrpcStatus.DEADLINE_EXCEEDED) {
           throw new Error(`CSI driver probe failed: ${messageOf(err)}`, { cause: err });
         }

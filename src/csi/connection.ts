@@ -9,7 +9,7 @@ import { messageOf } from '../base/errors.js';
 import type { Logger } from '../observability/logger.js';
 import type { Metrics } from '../observability/metrics.js';
 import { MAX_TIMER_DELAY_MS, setLongTimeout } from '../base/long-timer.js';
-import { AbortError } from '../base/signals.js';
+import { abortReason } from '../base/signals.js';
 import { DEADLINE_EXCEEDED_DETAILS, oneResponseMessage, reportedStatus, statusError } from './call-status.js';
 import { grpcCodeName, grpcCodeOf } from './errors.js';
 import { stripSecrets } from './sanitize.js';
@@ -131,11 +131,6 @@ function wireMethod<I extends DescMessage, O extends DescMessage>(method: DescMe
     wireMethods.set(method, wire as unknown as WireMethod<DescMessage, DescMessage>);
   }
   return wire;
-}
-
-/** The gRPC path of a method, e.g. /csi.v1.Controller/ControllerExpandVolume (the metrics' method_name). */
-export function grpcPath(method: DescMethodUnary): string {
-  return wireMethod(method).path;
 }
 
 export class CsiConnection {
@@ -269,7 +264,7 @@ export class CsiConnection {
     signal: AbortSignal,
   ): Promise<MessageShape<O>> {
     if (this.stateValue === 'closed') throw new Error(`CSI connection to ${this.target} is closed`);
-    if (signal.aborted) throw signal.reason instanceof Error ? signal.reason : new AbortError();
+    if (signal.aborted) throw abortReason(signal);
     const wire = wireMethod(method);
     const request = create(method.input, init);
     const deadline = Date.now() + options.timeoutMs;
@@ -406,7 +401,7 @@ export class CsiConnection {
     for (;;) {
       const state = this.client.getChannel().getConnectivityState(true);
       if (state === grpc.connectivityState.READY) return;
-      if (signal.aborted) throw signal.reason instanceof Error ? signal.reason : new AbortError();
+      if (signal.aborted) throw abortReason(signal);
       const now = Date.now();
       if (now >= deadline) {
         const problem = this.socketProblem();

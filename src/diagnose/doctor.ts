@@ -10,9 +10,9 @@ import { messageOf } from '../base/errors.js';
 import { statSync } from 'node:fs';
 import { discoverCapabilities, GrpcCsiClient, type DriverCapabilities } from '../csi/client.js';
 import { parseCsiAddress } from '../csi/connection.js';
-import { HttpKubeClient, type AccessAttributes } from '../kube/client.js';
+import type { AccessAttributes, HttpKubeClient } from '../kube/client.js';
+import { ApiClientFactory, ClientPurpose } from '../kube/client-factory.js';
 import { isForbidden, isNotFound } from '../kube/errors.js';
-import { loadKubeConfig } from '../kube/kubeconfig.js';
 import { leaseNameForDriver, leaseNamespace } from '../kube/leader-election.js';
 import { Resources } from '../kube/resources.js';
 import type { Pv, Pvc } from '../model/objects.js';
@@ -57,8 +57,7 @@ export async function runDoctor(options: DoctorOptions, signal: AbortSignal): Pr
 
   let kube: HttpKubeClient | undefined;
   try {
-    const kubeConfig = await loadKubeConfig({ kubeconfigPath: config.kubeconfig, masterUrl: config.master });
-    kube = new HttpKubeClient({ kubeConfig, qps: config.kubeApiQps, burst: Math.max(config.kubeApiBurst, 20), userAgent: 'csi-resizer/doctor' });
+    kube = (await ApiClientFactory.load(config)).create(ClientPurpose.Doctor);
   } catch (err) {
     checks.push({ name: 'API server', status: 'fail', summary: `no client configuration: ${messageOf(err)}` });
   }

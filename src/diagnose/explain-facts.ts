@@ -4,9 +4,8 @@
 // driver socket, no permission to list pods) is left unknown and the explanation says less.
 import { messageOf } from '../base/errors.js';
 import { discoverCapabilities, GrpcCsiClient } from '../csi/client.js';
-import { HttpKubeClient } from '../kube/client.js';
+import { ApiClientFactory, ClientPurpose } from '../kube/client-factory.js';
 import { isNotFound } from '../kube/errors.js';
-import { loadKubeConfig } from '../kube/kubeconfig.js';
 import { Resources } from '../kube/resources.js';
 import type { Pv, Pvc, VolumeAttributesClass } from '../model/objects.js';
 import type { Logger } from '../observability/logger.js';
@@ -77,12 +76,7 @@ export async function runExplain(
   const { namespace, name } = parseClaimKey(options.claim);
   const key = `${namespace}/${name}`;
   const unknown: string[] = [];
-  const kube = new HttpKubeClient({
-    kubeConfig: await loadKubeConfig({ kubeconfigPath: config.kubeconfig, masterUrl: config.master }),
-    qps: config.kubeApiQps,
-    burst: Math.max(config.kubeApiBurst, 20),
-    userAgent: 'csi-resizer/explain',
-  });
+  const kube = (await ApiClientFactory.load(config)).create(ClientPurpose.Explain);
   try {
     const pvc = await orMissing<Pvc>(() => kube.getPvc(namespace, name, signal));
     const pv = pvc?.spec.volumeName ? await orMissing<Pv>(() => kube.getPv(pvc.spec.volumeName!, signal)) : null;

@@ -120,6 +120,11 @@ export class HttpKubeClient implements KubeClient, DiagnosticReads {
     return { server: this.http.server.origin, proxy: this.http.proxy };
   }
 
+  /** The client-side rate limit of this client's requests (see KubeHttp.rateLimit). */
+  get rateLimit(): { qps: number; burst: number } {
+    return this.http.rateLimit;
+  }
+
   close(): void {
     this.http.close();
   }

@@ -170,8 +170,6 @@ function apiError(err: unknown): KubeApiError | undefined {
 
 export const isConflict = (err: unknown): boolean => apiError(err)?.status === 409;
 export const isNotFound = (err: unknown): boolean => apiError(err)?.status === 404;
-export const isAlreadyExists = (err: unknown): boolean => apiError(err)?.status === 409 && apiError(err)?.reason === StatusReason.AlreadyExists;
 /** 410 Gone or reason Expired: the requested resourceVersion is too old; relist. */
 export const isGone = (err: unknown): boolean => apiError(err)?.status === 410 || apiError(err)?.reason === StatusReason.Expired;
-export const isInvalid = (err: unknown): boolean => apiError(err)?.status === 422;
 export const isForbidden = (err: unknown): boolean => apiError(err)?.status === 403;

@@ -110,6 +110,11 @@ export class KubeHttp {
     this.port = Number(this.server.port || (secure ? 443 : 80));
   }
 
+  /** The token bucket's rate and size as given (a qps of 0 or less, or +Inf: no client-side limit). */
+  get rateLimit(): { qps: number; burst: number } {
+    return { qps: this.options.qps, burst: this.options.burst };
+  }
+
   /** A JSON request; resolves with the decoded body (undefined for an empty body). */
   async request<T>(options: RequestOptions, signal: AbortSignal): Promise<T> {
     const call = linkedSignal(signal, options.timeoutMs ?? this.options.requestTimeoutMs ?? DEFAULT_TIMEOUT_MS);

@@ -23,7 +23,7 @@
 // object it sent while it was dropped) and merges it in resourceVersion order with the watch.
 import { Backoff, type BackoffOptions } from '../base/backoff.js';
 import { realClock, type Clock, type TimerHandle } from '../base/clock.js';
-import { AbortError, sleep } from '../base/signals.js';
+import { abortReason, AbortError, sleep } from '../base/signals.js';
 import type { Logger } from '../observability/logger.js';
 import type { KubeList, ListWatcher, WatchOptions } from './client.js';
 import { isGone, KubeApiError } from './errors.js';
@@ -615,8 +615,4 @@ function resourceVersionOf(obj: KubeObject): string | undefined {
   } catch {
     return undefined;
   }
-}
-
-function abortReason(signal: AbortSignal): Error {
-  return signal.reason instanceof Error ? signal.reason : new AbortError();
 }

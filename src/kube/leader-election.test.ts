@@ -8,7 +8,7 @@ import { createLogger, silentLogger } from '../observability/logger.js';
 import { createMetrics } from '../observability/metrics.js';
 import { microTime } from '../model/time.js';
 import { HttpKubeClient } from './client.js';
-import { LeaderElectionConfigError, LeaderElector, leaseNameForDriver, leaseNamespace, sanitizeName } from './leader-election.js';
+import { LeaderElectionConfigError, LeaderElector, leaderIdentity, leaseNameForDriver, leaseNamespace, sanitizeName } from './leader-election.js';
 
 const LEASES = 'coordination.k8s.io/v1/leases';
 
@@ -341,5 +341,20 @@ test('lease namespace: flag, then POD_NAMESPACE, then the service account file, 
   assert.equal(
     leaseNamespace('', { POD_NAMESPACE: '' }, () => ''),
     'default',
+  );
+});
+
+test('identity: the sanitized hostname, or the override', () => {
+  assert.equal(
+    leaderIdentity({}, () => 'node-1.example.com'),
+    'node-1-example-com',
+  );
+  assert.equal(
+    leaderIdentity({}, () => 'pod_'),
+    'pod-X',
+  );
+  assert.equal(
+    leaderIdentity({ CSI_RESIZER_LEADER_ELECTION_IDENTITY: 'replica.b' }, () => 'host'),
+    'replica-b',
   );
 });

@@ -6,6 +6,7 @@
 // renewDeadline, optionally release on exit. Give it its own client (own rate limiter) so
 // controller traffic can never starve renewals.
 import { readFileSync } from 'node:fs';
+import os from 'node:os';
 import type { Clock } from '../base/clock.js';
 import { realClock } from '../base/clock.js';
 import { linkedSignal, sleep } from '../base/signals.js';
@@ -386,4 +387,13 @@ export function leaseNamespace(
     // not in a pod
   }
   return 'default';
+}
+
+/**
+ * The elector's identity: the sanitized hostname, as the Go sidecar (in a pod, the pod name).
+ * CSI_RESIZER_LEADER_ELECTION_IDENTITY overrides it, for several replicas on one host.
+ */
+export function leaderIdentity(env: NodeJS.ProcessEnv = process.env, hostname: () => string = os.hostname): string {
+  const override = env['CSI_RESIZER_LEADER_ELECTION_IDENTITY'];
+  return sanitizeName(override && override !== '' ? override : hostname());
 }
