@@ -120,6 +120,7 @@ export async function startApp(config: Config, deps: AppDeps, signal: AbortSigna
       ...clientRateLimit(config.kubeApiQps, config.kubeApiBurst),
       userAgent: `csi-resizer/${deps.version ?? 'unknown'}`,
       ...(deps.env ? { env: deps.env } : {}),
+      metrics: deps.metrics.restClient,
     });
   } catch (err) {
     if (err instanceof ClientRateLimitError) throw new StartupError('Failed to create kube client', 1, { cause: err });
@@ -371,6 +372,8 @@ function assemble(parts: {
       burst: Math.max(rateLimit.burst, minBurst),
       userAgent: `csi-resizer/${purpose}`,
       ...(deps.env ? { env: deps.env } : {}),
+      // Every client records into the one registry, as client-go's clients share its globals.
+      metrics: deps.metrics.restClient,
     });
   };
 
