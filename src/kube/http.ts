@@ -4,12 +4,12 @@
 // request (no keep-alive, sockets leak across watch reconnects), default every PATCH to JSON Patch,
 // have no client-side rate limit or per-request timeout, and throw errors whose body is raw text.
 // Here: keep-alive connections per client (two agents: see connections.ts), a token bucket in front
-// of every request (watches included, as in client-go), a timeout derived from the caller's signal
-// (the only deadline), explicit content types, every non-2xx answer turned into a KubeApiError, a
-// GET whose reused connection was lost before any answer sent again once (what Go's transport
-// does), and every other failure of the wire an Error naming the request. Requests are reported
-// as client-go's REST client reports them (docs/behavior.md §5.3, "REST client") through the
-// metrics port of the options.
+// of every request (watches included, where client-go's skip it), a timeout derived from the
+// caller's signal (the only deadline), explicit content types, every non-2xx answer turned into a
+// KubeApiError, a GET whose reused connection was lost before any answer sent again once (what
+// Go's transport does), and every other failure of the wire an Error naming the request. Requests
+// are reported as client-go's REST client reports them (docs/behavior.md §5.3, "REST client")
+// through the metrics port of the options.
 import http from 'node:http';
 import https from 'node:https';
 import type { LookupFunction } from 'node:net';
