@@ -19,12 +19,11 @@ import { linkedSignal } from '../base/signals.js';
 import { ContentType } from './content-type.js';
 import { KubeApiError, type RequestInfo } from './errors.js';
 import { TokenBucket } from '../base/token-bucket.js';
-import { resolveCredentials } from './credentials.js';
+import { resolveCredentials, type ExecCertificate } from './credentials.js';
 import { ApiConnections, type ServerTls } from './connections.js';
 import type { ClientConfig } from './kubeconfig.js';
 import { proxyEnvironment, proxyFor, redactedUrl } from './proxy.js';
 import { noRestClientMetrics, type RestClientMetrics, type RestClientRecorder, type VerbRecorder } from '../observability/rest-client.js';
-import type { ExecCertificate } from './credentials.js';
 
 export type Query = Readonly<Record<string, string | number | boolean | undefined>>;
 
