@@ -3,8 +3,9 @@
 // exec credential plugins run with KUBERNETES_EXEC_INFO and their answer is kept until it expires.
 // A CA file is rotated as client-go 1.36+ rotates it (ClientsAllowCARotation): a file that cannot
 // be read, is empty or holds no certificate (a rotation caught half-way) leaves the CA last read
-// from it in use (docs/architecture.md, "The API server's connections"). Plugin runs and CA
-// re-reads are reported as client-go's metrics count them (docs/behavior.md §5.3, "REST client").
+// from it in use (docs/architecture.md, "The API server's connections"). Plugin runs are reported
+// as client-go's metrics count them, and how a CA file read went is returned for the client to
+// count its reloads (docs/behavior.md §5.3, "REST client").
 import { X509Certificate } from 'node:crypto';
 import { readFile as readFileCallback } from 'node:fs';
 import { promisify } from 'node:util';
@@ -29,7 +30,12 @@ export interface ResolvedCredentials {
   readonly expiresAtMs?: number;
   /** The client certificate an exec plugin returned (its first certificate's validity), when it returned one that parses. */
   readonly execCertificate?: ExecCertificate;
+  /** How reading the CA file went (absent without a CA file). */
+  readonly caFileRead?: CaFileRead;
 }
+
+/** A CA file read, or why it was not and the CA last read from it is in use (client-go's CA reload reasons). */
+export type CaFileRead = 'read' | typeof CaReloadReason.ReadError | typeof CaReloadReason.Empty | typeof CaReloadReason.ParseError;
 
 export interface ExecCertificate {
   readonly pem: Buffer;
@@ -68,26 +74,22 @@ const lastGoodCa = new WeakMap<Material, Buffer>();
  * first read has nothing to fall back to, so a bad file then is an error (client-go cannot build
  * its transport either).
  */
-async function readCa(material: Material | undefined, events: CredentialEvents | undefined): Promise<Buffer | undefined> {
-  if (!material || 'data' in material) return material?.data;
-  // Only a read with a CA already in use is a reload, as client-go counts them.
+async function readCa(material: Material | undefined): Promise<{ ca: Buffer | undefined; read?: CaFileRead }> {
+  if (!material || 'data' in material) return { ca: material?.data };
   const previous = lastGoodCa.get(material);
   let pem: Buffer;
   try {
     pem = await readFile(material.file);
   } catch (err) {
-    if (!previous) throw err;
-    events?.caReload(CaReloadReason.ReadError);
-    return previous;
+    if (previous) return { ca: previous, read: CaReloadReason.ReadError };
+    throw err;
   }
   if (holdsCertificate(pem)) {
     lastGoodCa.set(material, pem);
-    if (previous) events?.caReload(previous.equals(pem) ? CaReloadReason.Unchanged : CaReloadReason.Updated);
-    return pem;
+    return { ca: pem, read: 'read' };
   }
-  if (!previous) throw new Error(`certificate authority file ${material.file} holds no PEM certificate`);
-  events?.caReload(pem.length === 0 ? CaReloadReason.Empty : CaReloadReason.ParseError);
-  return previous;
+  if (previous) return { ca: previous, read: pem.length === 0 ? CaReloadReason.Empty : CaReloadReason.ParseError };
+  throw new Error(`certificate authority file ${material.file} holds no PEM certificate`);
 }
 
 interface ExecCredentialStatus {
@@ -154,7 +156,7 @@ function execCertificate(pem: Buffer): ExecCertificate | undefined {
   }
 }
 
-/** `events`: where plugin runs and CA re-reads are reported (an API client's metrics), if anywhere. */
+/** `events`: where plugin runs are reported (an API client's metrics), if anywhere. */
 export async function resolveCredentials(config: ClientConfig, signal: AbortSignal, events?: CredentialEvents): Promise<ResolvedCredentials> {
   const headers: Record<string, string> = {};
   let cert = await read(config.clientCert);
@@ -190,7 +192,7 @@ export async function resolveCredentials(config: ClientConfig, signal: AbortSign
       throw new Error(`unknown auth ${JSON.stringify(unknown)}`);
     }
   }
-  const ca = await readCa(config.ca, events);
+  const { ca, read: caFileRead } = await readCa(config.ca);
   return {
     headers,
     tls: {
@@ -202,5 +204,6 @@ export async function resolveCredentials(config: ClientConfig, signal: AbortSign
     },
     ...(expiresAtMs !== undefined && !Number.isNaN(expiresAtMs) ? { expiresAtMs } : {}),
     ...(fromPlugin ? { execCertificate: fromPlugin } : {}),
+    ...(caFileRead ? { caFileRead } : {}),
   };
 }

@@ -19,11 +19,11 @@ import { linkedSignal } from '../base/signals.js';
 import { ContentType } from './content-type.js';
 import { KubeApiError, type RequestInfo } from './errors.js';
 import { TokenBucket } from '../base/token-bucket.js';
-import { resolveCredentials, type ExecCertificate } from './credentials.js';
+import { resolveCredentials, type ExecCertificate, type ResolvedCredentials } from './credentials.js';
 import { ApiConnections, type ServerTls } from './connections.js';
 import type { ClientConfig } from './kubeconfig.js';
 import { proxyEnvironment, proxyFor, redactedUrl } from './proxy.js';
-import { noRestClientMetrics, type RestClientMetrics, type RestClientRecorder, type VerbRecorder } from '../observability/rest-client.js';
+import { CaReloadReason, noRestClientMetrics, type RestClientMetrics, type RestClientRecorder, type VerbRecorder } from '../observability/rest-client.js';
 
 export type Query = Readonly<Record<string, string | number | boolean | undefined>>;
 
@@ -79,6 +79,8 @@ interface Credentials {
   expiresAtPerfMs: number | undefined;
   /** The client certificate the exec plugin returned, if any. */
   execCertificate: ExecCertificate | undefined;
+  /** The CA in use. */
+  ca: Buffer | undefined;
 }
 
 const DEFAULT_TIMEOUT_MS = 30_000;
@@ -335,11 +337,32 @@ export class KubeHttp {
     const expiresAtPerfMs = resolved.expiresAtMs === undefined ? undefined : monotonicMs() + (resolved.expiresAtMs - Date.now()) - 10_000;
     const headers = checkedHeaders({ ...resolved.headers, Accept: ContentType.Json, 'User-Agent': this.userAgent });
     const execCertificate = resolved.execCertificate;
-    const creds: Credentials = { headers, connections, tlsFingerprint, clientFingerprint, resolvedAtMs: monotonicMs(), expiresAtPerfMs, execCertificate };
+    const creds: Credentials = {
+      headers,
+      connections,
+      tlsFingerprint,
+      clientFingerprint,
+      resolvedAtMs: monotonicMs(),
+      expiresAtPerfMs,
+      execCertificate,
+      ca: tls.ca,
+    };
     if (this.options.kubeConfig.auth.kind === 'exec') this.recordExecCertificate(previous?.execCertificate, execCertificate);
+    if (previous !== undefined) this.recordCaReload(previous.ca, resolved);
     if (this.closed) connections.destroy();
     else this.credentials = creds;
     return creds;
+  }
+
+  /**
+   * A CA file read after the first (which built this client's connections) is a reload, as client-go
+   * counts them per transport: its failure reason, or whether it changed the CA this client uses.
+   */
+  private recordCaReload(previousCa: Buffer | undefined, resolved: ResolvedCredentials): void {
+    const read = resolved.caFileRead;
+    if (read === undefined) return;
+    if (read !== 'read') this.recorder.caReload(read);
+    else this.recorder.caReload(previousCa !== undefined && resolved.tls.ca?.equals(previousCa) ? CaReloadReason.Unchanged : CaReloadReason.Updated);
   }
 
   /**

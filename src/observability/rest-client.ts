@@ -43,13 +43,13 @@ export interface VerbRecorder {
 export interface CredentialEvents {
   /** An exec credential plugin ran; exitCode 0 only for no_error. */
   execPluginCall(exitCode: number, status: ExecCallStatus): void;
-  /** A CA file was read again. */
-  caReload(reason: CaReloadReason): void;
 }
 
 /** One API client (one KubeHttp): its requests and its credentials. */
 export interface RestClientRecorder extends CredentialEvents {
   forVerb(verb: string): VerbRecorder;
+  /** The client read its CA file again (not its first read, which built its connections). */
+  caReload(reason: CaReloadReason): void;
   /** The exec plugin's client certificate changed; the one replaced had lived this long. */
   execCertificateRotated(ageSeconds: number): void;
   /** When this client's exec plugin certificate expires (ms since the epoch); undefined: it has none. */
