@@ -185,9 +185,18 @@ export class KubeHttp {
     this.recorder.close();
   }
 
-  /** Waits for the client-side rate limiter, recording the wait (none without a limiter, as client-go). */
+  /**
+   * Waits for the client-side rate limiter, recording the wait (none without a limiter, as
+   * client-go). A token that is there is taken without an await, so a request that did not wait
+   * records no wait, as Go's limiter returns at once.
+   */
   private async throttle(verb: VerbRecorder, signal: AbortSignal): Promise<void> {
     if (this.limiter.unlimited) return;
+    signal.throwIfAborted();
+    if (this.limiter.tryTake()) {
+      verb.rateLimiterWait(0);
+      return;
+    }
     const startedMs = monotonicMs();
     try {
       await this.limiter.take(signal);
