@@ -67,6 +67,13 @@ module.exports = {
       to: { path: ['^node_modules/@grpc/', '^node_modules/@bufbuild/', '^src/csi/proto/'] },
     },
     {
+      name: 'metrics-library-only-in-observability',
+      comment: 'prom-client is used by observability/ alone; the other layers record through its ports and types (the REST client port, rest-client.ts)',
+      severity: 'error',
+      from: { path: SHIPPED.path, pathNot: [SHIPPED.pathNot, '^src/observability/'] },
+      to: { path: '^node_modules/prom-client/' },
+    },
+    {
       name: 'http-client-only-in-transports',
       comment:
         "the HTTP client (node:https, or an HTTP library) is used by the transports alone: the API server's (kube/http.ts, kube/connections.ts) and the usage sources' (usage/http-get.ts)",

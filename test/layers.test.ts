@@ -48,6 +48,8 @@ test('layers: each kind of break in a tree is found, and only those', async (t) 
     'test/support/helper.ts': exported('helper'),
     // the gRPC library outside csi/
     'src/resize/wire.ts': "import { status } from '@grpc/grpc-js';\nexport const wire = status;\n",
+    // the metrics library outside observability
+    'src/kube/metered.ts': "import { Counter } from 'prom-client';\nexport const metered = Counter;\n",
     // an HTTP client outside the kube transport
     'src/diagnose/raw.ts': "import { request } from 'node:https';\nexport const raw = request;\n",
     // a controller reaching for the transport
@@ -63,7 +65,7 @@ test('layers: each kind of break in a tree is found, and only those', async (t) 
     // a dev dependency in shipped code
     'src/csi/dev.ts': "import * as yaml from '@kubernetes/client-node';\nexport const dev = yaml;\n",
     // a library's internal file that is not listed
-    'src/flags/deep.ts': "import Summary from 'prom-client/lib/summary.js';\nexport const deep = Summary;\n",
+    'src/observability/deep.ts': "import Summary from 'prom-client/lib/summary.js';\nexport const deep = Summary;\n",
     // an import that resolves to nothing
     'src/controller/missing.ts': "import { gone } from './gone.js';\nexport const missing = gone;\n",
   });
@@ -77,9 +79,10 @@ test('layers: each kind of break in a tree is found, and only those', async (t) 
     'layer-model src/model/upward.ts',
     'layer-observability src/observability/log.ts',
     'layer-resize src/resize/sibling.ts',
+    'metrics-library-only-in-observability src/kube/metered.ts',
     'model-no-io src/model/io.ts',
     'no-circular src/base/a.ts',
-    'no-deep-imports src/flags/deep.ts',
+    'no-deep-imports src/observability/deep.ts',
     'no-dev-dependencies-in-src src/csi/dev.ts',
     'no-test-code-in-src src/queue/q.ts',
     'no-unresolvable src/controller/missing.ts',

@@ -69,7 +69,7 @@ export async function startApp(config: Config, deps: AppDeps, signal: AbortSigna
   let clients: ApiClientFactory;
   let kube: HttpKubeClient;
   try {
-    clients = await ApiClientFactory.load(config, { version: deps.version, env: deps.env });
+    clients = await ApiClientFactory.load(config, { version: deps.version, env: deps.env, metrics: deps.metrics.restClient });
     kube = clients.create(ClientPurpose.Controllers);
   } catch (err) {
     if (err instanceof ClientRateLimitError) throw new StartupError('Failed to create kube client', 1, { cause: err });

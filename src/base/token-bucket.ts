@@ -47,6 +47,18 @@ export class TokenBucket {
     return this.tokens >= 0 ? 0 : (-this.tokens / this.options.qps) * 1000;
   }
 
+  /**
+   * Takes a token if one is there now (always true without a limit); false, taking nothing, when
+   * the caller would have to wait (then take()). Lets a caller skip the await when nothing waits.
+   */
+  tryTake(): boolean {
+    if (this.unlimited) return true;
+    this.refill();
+    if (this.tokens < 1) return false;
+    this.tokens -= 1;
+    return true;
+  }
+
   /** Waits for a token; rejects (and hands the reservation back) when the signal aborts. */
   async take(signal: AbortSignal): Promise<void> {
     if (this.unlimited) return;

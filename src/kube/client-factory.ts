@@ -4,6 +4,7 @@
 // client-go reads them, rate-limiter.ts) and a User-Agent naming who asks. Each client has its own
 // token bucket, so no purpose takes the tokens another needs. What a new client needs (a metrics
 // port, say) goes into the factory's options once and reaches every client.
+import type { RestClientMetrics } from '../observability/rest-client.js';
 import { HttpKubeClient } from './client.js';
 import { loadKubeConfig, type ClientConfig } from './kubeconfig.js';
 import { clientRateLimit } from './rate-limiter.js';
@@ -43,6 +44,8 @@ export interface ApiClientFactoryOptions {
   readonly version?: string;
   /** Where the proxy variables are read (default process.env). */
   readonly env?: NodeJS.ProcessEnv;
+  /** Where every client records client-go's rest_client_* metrics (one registry, as client-go's globals); none for the subcommands. */
+  readonly metrics?: RestClientMetrics;
 }
 
 export class ApiClientFactory {
@@ -63,13 +66,14 @@ export class ApiClientFactory {
 
   /** A new client for `purpose`, with a rate limiter of its own. Throws for a proxy setting that cannot be used. */
   create(purpose: ClientPurpose): HttpKubeClient {
-    const { env, version } = this.options;
+    const { env, version, metrics } = this.options;
     return new HttpKubeClient({
       kubeConfig: this.clientConfig,
       qps: this.rateLimit.qps,
       burst: Math.max(this.rateLimit.burst, MIN_BURST[purpose]),
       userAgent: `csi-resizer/${purpose === ClientPurpose.Controllers ? (version ?? 'unknown') : purpose}`,
       ...(env ? { env } : {}),
+      ...(metrics ? { metrics } : {}),
     });
   }
 }

@@ -4,10 +4,12 @@
 // request (no keep-alive, sockets leak across watch reconnects), default every PATCH to JSON Patch,
 // have no client-side rate limit or per-request timeout, and throw errors whose body is raw text.
 // Here: keep-alive connections per client (two agents: see connections.ts), a token bucket in front
-// of every request (watches included, as in client-go), a timeout derived from the caller's signal
-// (the only deadline), explicit content types, every non-2xx answer turned into a KubeApiError, a
-// GET whose reused connection was lost before any answer sent again once (what Go's transport
-// does), and every other failure of the wire an Error naming the request.
+// of every request (watches included, where client-go's skip it), a timeout derived from the
+// caller's signal (the only deadline), explicit content types, every non-2xx answer turned into a
+// KubeApiError, a GET whose reused connection was lost before any answer sent again once (what
+// Go's transport does), and every other failure of the wire an Error naming the request. Requests
+// are reported as client-go's REST client reports them (docs/behavior.md §5.3, "REST client")
+// through the metrics port of the options.
 import http from 'node:http';
 import https from 'node:https';
 import type { LookupFunction } from 'node:net';
@@ -17,10 +19,11 @@ import { linkedSignal } from '../base/signals.js';
 import { ContentType } from './content-type.js';
 import { KubeApiError, type RequestInfo } from './errors.js';
 import { TokenBucket } from '../base/token-bucket.js';
-import { resolveCredentials } from './credentials.js';
+import { resolveCredentials, type ExecCertificate, type ResolvedCredentials } from './credentials.js';
 import { ApiConnections, type ServerTls } from './connections.js';
 import type { ClientConfig } from './kubeconfig.js';
 import { proxyEnvironment, proxyFor, redactedUrl } from './proxy.js';
+import { CaReloadReason, noRestClientMetrics, type RestClientMetrics, type RestClientRecorder, type VerbRecorder } from '../observability/rest-client.js';
 
 export type Query = Readonly<Record<string, string | number | boolean | undefined>>;
 
@@ -55,6 +58,8 @@ export interface KubeHttpOptions {
   env?: NodeJS.ProcessEnv;
   /** How a direct connection resolves the server's host name (default: the system's resolver). */
   lookup?: LookupFunction;
+  /** Where this client's requests are recorded (client-go's rest_client_* metrics); default nowhere. */
+  metrics?: RestClientMetrics;
 }
 
 /** A watch's response body: its bytes as they arrive; destroy() stops reading it. */
@@ -72,6 +77,10 @@ interface Credentials {
   resolvedAtMs: number;
   /** monotonicMs() after which an exec plugin's credential must be fetched again. */
   expiresAtPerfMs: number | undefined;
+  /** The client certificate the exec plugin returned, if any. */
+  execCertificate: ExecCertificate | undefined;
+  /** The CA in use. */
+  ca: Buffer | undefined;
 }
 
 const DEFAULT_TIMEOUT_MS = 30_000;
@@ -96,6 +105,7 @@ export class KubeHttp {
   private credentials: Credentials | undefined;
   private pendingCredentials: Promise<Credentials> | undefined;
   private closed = false;
+  private readonly recorder: RestClientRecorder;
 
   /** Throws for a proxy setting that cannot be used (a bad proxy-url or proxy variable). */
   constructor(private readonly options: KubeHttpOptions) {
@@ -108,6 +118,7 @@ export class KubeHttp {
     this.send = secure ? https.request : http.request;
     this.host = this.server.hostname.startsWith('[') ? this.server.hostname.slice(1, -1) : this.server.hostname;
     this.port = Number(this.server.port || (secure ? 443 : 80));
+    this.recorder = (options.metrics ?? noRestClientMetrics).client(urlHost(options.kubeConfig.server, this.server));
   }
 
   /** The token bucket's rate and size as given (a qps of 0 or less, or +Inf: no client-side limit). */
@@ -117,16 +128,26 @@ export class KubeHttp {
 
   /** A JSON request; resolves with the decoded body (undefined for an empty body). */
   async request<T>(options: RequestOptions, signal: AbortSignal): Promise<T> {
+    const verb = this.recorder.forVerb(options.method);
+    const startedMs = monotonicMs();
     const call = linkedSignal(signal, options.timeoutMs ?? this.options.requestTimeoutMs ?? DEFAULT_TIMEOUT_MS);
     try {
-      await this.limiter.take(call.signal);
-      let res = await this.exchange(options, call.signal, false);
-      if (res.statusCode === 401) {
-        // The token may have rotated since we last resolved credentials: resolve again, retry once.
-        res = await this.exchange(options, call.signal, true);
+      let res: Answer;
+      try {
+        await this.throttle(verb, call.signal);
+        res = await this.exchange(options, call.signal, false, verb);
+        if (res.statusCode === 401) {
+          // The token may have rotated since we last resolved credentials: resolve again, retry once.
+          res = await this.exchange(options, call.signal, true, verb);
+        }
+      } finally {
+        // client-go's request latency: from before the limiter to the whole answer read, failures included.
+        verb.latency((monotonicMs() - startedMs) / 1000);
       }
       const status = res.statusCode;
       const ok = status >= 200 && status <= 299;
+      // As client-go: the final answer's body, unless it is an error answer without one.
+      if (ok || res.bodyBytes > 0) verb.responseSize(res.bodyBytes);
       if (ok && options.ignoreResponseBody) return undefined as T;
       const text = res.body.toString('utf8');
       if (!ok) throw KubeApiError.fromStatus(status, parseJson(text), requestInfo(options), text);
@@ -142,13 +163,16 @@ export class KubeHttp {
    * the informer's inactivity watchdog owns liveness.
    */
   async stream(options: Omit<RequestOptions, 'method' | 'body' | 'contentType'>, signal: AbortSignal): Promise<ResponseStream> {
-    await this.limiter.take(signal);
+    const verb = this.recorder.forVerb('GET');
+    // A watch records its attempts and, as it waits for the limiter (client-go's does not), that
+    // wait; no latency or sizes, as client-go's watch.
+    await this.throttle(verb, signal);
     const req: RequestOptions = { ...options, method: 'GET' };
-    let res = await this.openStream(req, signal, false);
+    let res = await this.openStream(req, signal, false, verb);
     if (res.statusCode === 401) {
       // Read to its end so the connection stays open for reuse.
       await readText(res, MAX_ERROR_BODY_BYTES, req, signal);
-      res = await this.openStream(req, signal, true);
+      res = await this.openStream(req, signal, true, verb);
     }
     const status = res.statusCode ?? 0;
     if (status < 200 || status > 299) {
@@ -163,61 +187,98 @@ export class KubeHttp {
     this.closed = true;
     this.credentials?.connections.destroy();
     this.credentials = undefined;
+    this.recorder.close();
+  }
+
+  /**
+   * Waits for the client-side rate limiter, recording the wait (none without a limiter, as
+   * client-go). A token that is there is taken without an await, so a request that did not wait
+   * records no wait, as Go's limiter returns at once.
+   */
+  private async throttle(verb: VerbRecorder, signal: AbortSignal): Promise<void> {
+    if (this.limiter.unlimited) return;
+    signal.throwIfAborted();
+    if (this.limiter.tryTake()) {
+      verb.rateLimiterWait(0);
+      return;
+    }
+    const startedMs = monotonicMs();
+    try {
+      await this.limiter.take(signal);
+    } finally {
+      verb.rateLimiterWait((monotonicMs() - startedMs) / 1000);
+    }
   }
 
   /**
    * Sends one ordinary request over the request agent and resolves with the whole answer: its body
    * kept whole for a 2xx (none with ignoreResponseBody), up to MAX_ERROR_BODY_BYTES otherwise.
    */
-  private async exchange(options: RequestOptions, signal: AbortSignal, refreshAuth: boolean): Promise<Answer> {
+  private async exchange(options: RequestOptions, signal: AbortSignal, refreshAuth: boolean, verb: VerbRecorder): Promise<Answer> {
     if (this.closed) throw new Error('Kubernetes client is closed');
-    const creds = (refreshAuth ? undefined : this.freshCredentials()) ?? (await this.resolveCredentials(refreshAuth));
-    signal.throwIfAborted();
     const body = options.body === undefined ? undefined : Buffer.from(JSON.stringify(options.body));
     if (body !== undefined && !options.contentType) throw new Error(`${describe(options)}: a request body needs an explicit content type`);
     const path = this.path(options.path, options.query);
     // As node's http client refuses it: a path is sent as it is, so it must already be escaped.
     if (UNESCAPED_PATH.test(path)) throw new Error(`${describe(options)}: request path contains unescaped characters`);
-    const request: http.RequestOptions = {
-      agent: creds.connections.requests,
-      host: this.host,
-      port: this.port,
-      method: options.method,
-      path,
-      headers: body === undefined ? creds.headers : { ...creds.headers, 'content-type': options.contentType!, 'content-length': String(body.length) },
-    };
-    const keep = options.ignoreResponseBody ? keepErrorBodyOnly : keepWholeBody;
+    // One attempt as client-go counts it: the resend of a stale GET below is part of it, as it is
+    // inside Go's transport. Credentials that cannot be resolved fail it without an answer.
+    const head: ResponseHead = { statusCode: undefined };
     try {
-      return await sendBuffered(this.send, request, body, signal, keep);
-    } catch (err) {
-      // A stale keep-alive connection: the server closed it as we wrote. A GET is sent again, on
-      // another connection, as Go's transport does for idempotent requests; anything else fails.
-      if (options.method === 'GET' && !signal.aborted && isStaleConnection(err)) {
-        try {
-          return await sendBuffered(this.send, request, body, signal, keep);
-        } catch (again) {
-          throw wireFailure(again, options, signal);
+      const creds = (refreshAuth ? undefined : this.freshCredentials()) ?? (await this.resolveCredentials(refreshAuth));
+      signal.throwIfAborted();
+      const request: http.RequestOptions = {
+        agent: creds.connections.requests,
+        host: this.host,
+        port: this.port,
+        method: options.method,
+        path,
+        headers: body === undefined ? creds.headers : { ...creds.headers, 'content-type': options.contentType!, 'content-length': String(body.length) },
+      };
+      const keep = options.ignoreResponseBody ? keepErrorBodyOnly : keepWholeBody;
+      try {
+        return await sendBuffered(this.send, request, body, signal, keep, head);
+      } catch (err) {
+        // A stale keep-alive connection: the server closed it as we wrote. A GET is sent again, on
+        // another connection, as Go's transport does for idempotent requests; anything else fails.
+        if (options.method === 'GET' && !signal.aborted && isStaleConnection(err)) {
+          try {
+            return await sendBuffered(this.send, request, body, signal, keep, head);
+          } catch (again) {
+            throw wireFailure(again, options, signal);
+          }
         }
+        throw wireFailure(err, options, signal);
       }
-      throw wireFailure(err, options, signal);
+    } finally {
+      verb.requestSize(body === undefined ? 0 : body.length);
+      verb.attempt(head.statusCode, refreshAuth);
     }
   }
 
   /** Sends a watch request over the watch agent and resolves at the response head. */
-  private async openStream(options: RequestOptions, signal: AbortSignal, refreshAuth: boolean): Promise<http.IncomingMessage> {
+  private async openStream(options: RequestOptions, signal: AbortSignal, refreshAuth: boolean, verb: VerbRecorder): Promise<http.IncomingMessage> {
     if (this.closed) throw new Error('Kubernetes client is closed');
-    const creds = (refreshAuth ? undefined : this.freshCredentials()) ?? (await this.resolveCredentials(refreshAuth));
-    signal.throwIfAborted();
     const path = this.path(options.path, options.query);
     if (UNESCAPED_PATH.test(path)) throw new Error(`${describe(options)}: request path contains unescaped characters`);
+    let statusCode: number | undefined;
     try {
-      return await openResponse(
-        this.send,
-        { agent: creds.connections.watches, host: this.host, port: this.port, method: 'GET', path, headers: creds.headers },
-        signal,
-      );
-    } catch (err) {
-      throw wireFailure(err, options, signal);
+      const creds = (refreshAuth ? undefined : this.freshCredentials()) ?? (await this.resolveCredentials(refreshAuth));
+      signal.throwIfAborted();
+      let res: http.IncomingMessage;
+      try {
+        res = await openResponse(
+          this.send,
+          { agent: creds.connections.watches, host: this.host, port: this.port, method: 'GET', path, headers: creds.headers },
+          signal,
+        );
+      } catch (err) {
+        throw wireFailure(err, options, signal);
+      }
+      statusCode = res.statusCode;
+      return res;
+    } finally {
+      verb.attempt(statusCode, refreshAuth);
     }
   }
 
@@ -256,7 +317,7 @@ export class KubeHttp {
   }
 
   private async loadCredentials(): Promise<Credentials> {
-    const resolved = await resolveCredentials(this.options.kubeConfig, AbortSignal.timeout(60_000));
+    const resolved = await resolveCredentials(this.options.kubeConfig, AbortSignal.timeout(60_000), this.recorder);
     const { tls } = resolved;
     const fingerprint = (values: unknown[]) => values.map((v) => (Buffer.isBuffer(v) ? v.toString('base64') : String(v))).join('|');
     const clientFingerprint = fingerprint([tls.cert, tls.key, tls.rejectUnauthorized, tls.servername]);
@@ -289,11 +350,56 @@ export class KubeHttp {
     // An exec credential is refreshed a little before it expires.
     const expiresAtPerfMs = resolved.expiresAtMs === undefined ? undefined : monotonicMs() + (resolved.expiresAtMs - Date.now()) - 10_000;
     const headers = checkedHeaders({ ...resolved.headers, Accept: ContentType.Json, 'User-Agent': this.userAgent });
-    const creds: Credentials = { headers, connections, tlsFingerprint, clientFingerprint, resolvedAtMs: monotonicMs(), expiresAtPerfMs };
+    const execCertificate = resolved.execCertificate;
+    const creds: Credentials = {
+      headers,
+      connections,
+      tlsFingerprint,
+      clientFingerprint,
+      resolvedAtMs: monotonicMs(),
+      expiresAtPerfMs,
+      execCertificate,
+      ca: tls.ca,
+    };
+    if (this.options.kubeConfig.auth.kind === 'exec') this.recordExecCertificate(previous?.execCertificate, execCertificate);
+    if (previous !== undefined) this.recordCaReload(previous.ca, resolved);
     if (this.closed) connections.destroy();
     else this.credentials = creds;
     return creds;
   }
+
+  /**
+   * A CA file read after the first (which built this client's connections) is a reload, as client-go
+   * counts them per transport: its failure reason, or whether it changed the CA this client uses.
+   */
+  private recordCaReload(previousCa: Buffer | undefined, resolved: ResolvedCredentials): void {
+    const read = resolved.caFileRead;
+    if (read === undefined) return;
+    if (read !== 'read') this.recorder.caReload(read);
+    else this.recorder.caReload(previousCa !== undefined && resolved.tls.ca?.equals(previousCa) ? CaReloadReason.Unchanged : CaReloadReason.Updated);
+  }
+
+  /**
+   * As client-go's exec authenticator: a plugin certificate that replaces another (or is dropped)
+   * records how long the old one had lived, and the expiry gauge follows the current one.
+   */
+  private recordExecCertificate(previous: ExecCertificate | undefined, current: ExecCertificate | undefined): void {
+    if (previous !== undefined && !(current !== undefined && previous.pem.equals(current.pem))) {
+      this.recorder.execCertificateRotated((Date.now() - previous.notBeforeMs) / 1000);
+    }
+    if (!this.closed) this.recorder.execCertificateExpiry(current?.notAfterMs);
+  }
+}
+
+/**
+ * The server URL's host as Go's url.URL.Host has it, client-go's host label: as written in the
+ * kubeconfig, its port kept even when it is the scheme's default (WHATWG URL drops it), without
+ * user info.
+ */
+export function urlHost(server: string, parsed: URL): string {
+  const authority = /^[A-Za-z][A-Za-z0-9+.-]*:\/\/([^/?#]*)/.exec(server)?.[1];
+  if (authority === undefined) return parsed.host;
+  return authority.slice(authority.lastIndexOf('@') + 1);
 }
 
 /** Characters node's http client refuses in a request path (it must arrive escaped). */
@@ -372,7 +478,15 @@ const REUSED = Symbol('reusedConnection');
 /** A whole answer to an ordinary request. */
 interface Answer {
   statusCode: number;
+  /** The bytes kept (KeepBody). */
   body: Buffer;
+  /** Every byte of the body received, kept or not. */
+  bodyBytes: number;
+}
+
+/** An attempt's response status, written when the response head arrives (a failure after it keeps it). */
+interface ResponseHead {
+  statusCode: number | undefined;
 }
 
 /** How many bytes of an answer's body to keep, by its status (the rest is read and dropped). */
@@ -386,7 +500,14 @@ const EMPTY = Buffer.alloc(0);
  * One request, its answer collected into one Buffer (bytes past the kept ones read and dropped).
  * The signal aborts it at any point, rejecting with the signal's reason.
  */
-function sendBuffered(send: typeof http.request, options: http.RequestOptions, body: Buffer | undefined, signal: AbortSignal, keep: KeepBody): Promise<Answer> {
+function sendBuffered(
+  send: typeof http.request,
+  options: http.RequestOptions,
+  body: Buffer | undefined,
+  signal: AbortSignal,
+  keep: KeepBody,
+  head: ResponseHead,
+): Promise<Answer> {
   return new Promise<Answer>((resolve, reject) => {
     const req = send(options);
     let answered = false;
@@ -406,10 +527,13 @@ function sendBuffered(send: typeof http.request, options: http.RequestOptions, b
     req.once('response', (res: http.IncomingMessage) => {
       answered = true;
       const statusCode = res.statusCode ?? 0;
+      head.statusCode = statusCode;
       const limit = keep(statusCode);
       const chunks: Buffer[] = [];
       let length = 0;
+      let received = 0;
       res.on('data', (chunk: Buffer) => {
+        received += chunk.length;
         if (length >= limit) return;
         const take = Math.min(chunk.length, limit - length);
         chunks.push(take === chunk.length ? chunk : chunk.subarray(0, take));
@@ -418,7 +542,7 @@ function sendBuffered(send: typeof http.request, options: http.RequestOptions, b
       res.on('error', fail);
       res.once('end', () => {
         signal.removeEventListener('abort', onAbort);
-        resolve({ statusCode, body: chunks.length === 0 ? EMPTY : chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, length) });
+        resolve({ statusCode, body: chunks.length === 0 ? EMPTY : chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, length), bodyBytes: received });
       });
     });
     req.end(body);

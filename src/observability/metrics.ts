@@ -1,8 +1,11 @@
 // Every metric the resizer exposes, defined once, on one registry per process. Names, help texts,
 // buckets and labels are the reference's (csi-lib-utils and client-go), so dashboards written for
 // the Go sidecar keep working; help texts start with the stability level component-base prefixes
-// ([ALPHA] leader election, [BETA] work queue). Label values come from closed sets: never a PVC name.
+// ([ALPHA] leader election and REST client, [BETA] work queue). Label values come from closed
+// sets: never a PVC name.
 import { Registry, Histogram, Gauge, Counter, collectDefaultMetrics } from 'prom-client';
+import type { RestClientMetrics } from './rest-client.js';
+import { PromRestClientMetrics } from './rest-client-metrics.js';
 
 export const CSI_OPERATION_BUCKETS = [0.1, 0.25, 0.5, 1, 2.5, 5, 10, 15, 25, 50, 120, 300, 600];
 
@@ -16,6 +19,8 @@ export interface Metrics {
   readonly informerObjectsSkipped: Counter<'resource'>;
   /** Ours: how long resizes and modifications take, and their failed operations (createOperationMetrics). */
   readonly operations: OperationMetrics;
+  /** client-go's rest_client_* families: every API client of the process records here. */
+  readonly restClient: RestClientMetrics;
 }
 
 export interface WorkqueueMetrics {
@@ -129,8 +134,9 @@ export function createMetrics(): Metrics {
   });
 
   const operations = createOperationMetrics(registry);
+  const restClient = registerRestClientMetrics(registry);
 
-  return { registry, csiOperations, workqueue, leaderElectionMasterStatus, leaderElectionSlowpathTotal, informerObjectsSkipped, operations };
+  return { registry, csiOperations, workqueue, leaderElectionMasterStatus, leaderElectionSlowpathTotal, informerObjectsSkipped, operations, restClient };
 }
 
 // Ours (docs/differences/own-metrics.md): how long a resize or modification takes from the
@@ -185,4 +191,111 @@ function createOperationMetrics(registry: Registry): OperationMetrics {
 /** Counts one failed operation under the gRPC code name the error carries. */
 export function recordOperationError(metrics: OperationMetrics, operation: OperationName): (grpcStatusCode: string) => void {
   return (grpcStatusCode) => metrics.errors.inc({ operation_name: operation, grpc_status_code: grpcStatusCode });
+}
+
+/** component-base's REST client latency buckets (request and rate limiter), in seconds. */
+const REST_LATENCY_BUCKETS = [0.005, 0.025, 0.1, 0.25, 0.5, 1, 2, 4, 8, 15, 30, 60];
+/** component-base's request and response size buckets: 64 bytes to 16 MiB. */
+const REST_SIZE_BUCKETS = [64, 256, 512, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304, 16777216];
+/** How long exec plugin certificates lived: 10 minutes, 30 minutes, 1 hour, 4 hours, 1 day, 1 week, 1, 3 and 6 months, 1 and 4 years. */
+const EXEC_CERT_ROTATION_BUCKETS = [600, 1800, 3600, 14400, 86400, 604800, 2592000, 7776000, 15552000, 31104000, 124416000];
+
+/**
+ * client-go's REST client families as component-base's restclient package registers them (the DNS
+ * resolution histogram and the exec plugin policy counter are left out: component-base defines
+ * them but never registers them). Families for what our client never does are registered all the
+ * same, as upstream's are, so a scrape has the same families: the transport cache's entries and
+ * garbage collection and the certificate rotation clean-up (docs/differences/rest-client-metrics.md).
+ */
+function registerRestClientMetrics(registry: Registry): PromRestClientMetrics {
+  const registers = [registry];
+  const byVerbAndHost = ['verb', 'host'] as const;
+  const restClient = new PromRestClientMetrics({
+    requestLatency: new Histogram({
+      name: 'rest_client_request_duration_seconds',
+      help: '[ALPHA] Request latency in seconds. Broken down by verb, and host.',
+      labelNames: byVerbAndHost,
+      buckets: REST_LATENCY_BUCKETS,
+      registers,
+    }),
+    requestSize: new Histogram({
+      name: 'rest_client_request_size_bytes',
+      help: '[ALPHA] Request size in bytes. Broken down by verb and host.',
+      labelNames: byVerbAndHost,
+      buckets: REST_SIZE_BUCKETS,
+      registers,
+    }),
+    responseSize: new Histogram({
+      name: 'rest_client_response_size_bytes',
+      help: '[ALPHA] Response size in bytes. Broken down by verb and host.',
+      labelNames: byVerbAndHost,
+      buckets: REST_SIZE_BUCKETS,
+      registers,
+    }),
+    rateLimiterLatency: new Histogram({
+      name: 'rest_client_rate_limiter_duration_seconds',
+      help: '[ALPHA] Client side rate limiter latency in seconds. Broken down by verb, and host.',
+      labelNames: byVerbAndHost,
+      buckets: REST_LATENCY_BUCKETS,
+      registers,
+    }),
+    requestResult: new Counter({
+      name: 'rest_client_requests_total',
+      help: '[ALPHA] Number of HTTP requests, partitioned by status code, method, and host.',
+      labelNames: ['code', 'method', 'host'] as const,
+      registers,
+    }),
+    requestRetry: new Counter({
+      name: 'rest_client_request_retries_total',
+      help: '[ALPHA] Number of request retries, partitioned by status code, verb, and host.',
+      labelNames: ['code', 'verb', 'host'] as const,
+      registers,
+    }),
+    execPluginCertRotation: new Histogram({
+      name: 'rest_client_exec_plugin_certificate_rotation_age',
+      help: '[ALPHA] Histogram of the number of seconds the last auth exec plugin client certificate lived before being rotated. If auth exec plugin client certificates are unused, histogram will contain no data.',
+      buckets: EXEC_CERT_ROTATION_BUCKETS,
+      registers,
+    }),
+    execPluginCalls: new Counter({
+      name: 'rest_client_exec_plugin_call_total',
+      help: '[ALPHA] Number of calls to an exec plugin, partitioned by the type of event encountered (no_error, plugin_execution_error, plugin_not_found_error, client_internal_error) and an optional exit code. The exit code will be set to 0 if and only if the plugin call was successful.',
+      labelNames: ['code', 'call_status'] as const,
+      registers,
+    }),
+    transportCreateCalls: new Counter({
+      name: 'rest_client_transport_create_calls_total',
+      help: '[ALPHA] Number of calls to get a new transport, partitioned by the result of the operation hit: obtained from the cache, miss: created and added to the cache, miss-gc: recreated and added back to the cache after being garbage collected, uncacheable: created and not cached',
+      labelNames: ['result'] as const,
+      registers,
+    }),
+    transportCaReloads: new Counter({
+      name: 'rest_client_transport_ca_reload_total',
+      help: '[ALPHA] Number of times a CA reload is attempted, partitioned by the result and reason for the reload attempt',
+      labelNames: ['result', 'reason'] as const,
+      registers,
+    }),
+  });
+  new Gauge({
+    name: 'rest_client_exec_plugin_ttl_seconds',
+    help: '[ALPHA] Gauge of the shortest TTL (time-to-live) of the client certificate(s) managed by the auth exec plugin. The value is in seconds until certificate expiry (negative if already expired). If auth exec plugins are unused or manage no TLS certificates, the value will be +INF.',
+    registers,
+    collect() {
+      this.set(restClient.execCertificateTtlSeconds());
+    },
+  });
+  // Never set or incremented: our clients share no transport cache and start no rotation goroutines.
+  new Gauge({ name: 'rest_client_transport_cache_entries', help: '[ALPHA] Number of transport entries in the internal cache.', registers });
+  new Counter({
+    name: 'rest_client_transport_cert_rotation_gc_calls_total',
+    help: '[ALPHA] Number of times a cert rotation goroutine cancel func is called via GC cleanup of the associated transport',
+    registers,
+  });
+  new Counter({
+    name: 'rest_client_transport_cache_gc_calls_total',
+    help: '[ALPHA] Number of times a GC cleanup attempts to delete a transport cache entry, partitioned by the result: deleted, skipped',
+    labelNames: ['result'] as const,
+    registers,
+  });
+  return restClient;
 }
