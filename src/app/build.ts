@@ -42,6 +42,7 @@ import type { Config } from '../flags/config.js';
 import { withGate, type FeatureGates } from '../flags/feature-gates.js';
 import { leaderIdentity } from './lifecycle.js';
 import { checkPermissions } from './permission-check.js';
+import { autoGrowNodeNames, autoGrowRuns, buildAutoGrow } from './build/auto-grow.js';
 
 export interface AppDeps {
   log: Logger;
@@ -253,19 +254,22 @@ function assemble(parts: {
   const slowSets: SlowSet<string>[] = [];
   const resizer = backends.resizer && scope !== everyVolume ? scopedResizer(backends.resizer, scope) : backends.resizer;
   let resizeQueue: RateLimitingQueue<string> | undefined;
+  // --auto-grow shares the pod cache, whose records then keep their node (app/build/auto-grow.ts).
+  const autoGrow = autoGrowRuns(config, resizer, log);
+  let podInformer: Informer<PodClaimUsage> | undefined;
   if (resizer) {
     resizeQueue = newQueue();
-    let podInformer: Informer<PodClaimUsage> | undefined;
     let claimUsage: ClaimUsage | undefined;
-    if (config.handleVolumeInUseError) {
-      const usage = (claimUsage = new ClaimUsage());
+    if (config.handleVolumeInUseError || autoGrow) {
+      const usage = config.handleVolumeInUseError ? (claimUsage = new ClaimUsage()) : undefined;
+      const nodeNames = autoGrowNodeNames(autoGrow, strings);
       podInformer = new Informer<PodClaimUsage>({
         listWatcher: kube.listWatcher(Resources.pods),
         log: informerLog,
         resyncPeriodMs,
         skippedObjects: metrics.informerObjectsSkipped,
         fieldSelector: nodeLocal?.podFieldSelector,
-        transform: (obj, key) => toPodClaimUsage(obj, key, (claim) => usage.intern(claim)),
+        transform: (obj, key) => toPodClaimUsage(obj, key, usage && ((claim) => usage.intern(claim)), nodeNames),
       });
       informers.push(informerRunnable('pod-informer', podInformer));
     }
@@ -341,6 +345,30 @@ function assemble(parts: {
     );
   }
 
+  const autoGrowWiring =
+    autoGrow && resizer && resizeQueue && podInformer
+      ? buildAutoGrow({
+          config,
+          clientConfig,
+          kube,
+          pvcs,
+          pvs,
+          pods: podInformer,
+          resizer,
+          resizeQueue,
+          keyLock,
+          events: newEventRecorder(),
+          strings,
+          clock,
+          log,
+          metrics,
+        })
+      : undefined;
+  if (autoGrowWiring) {
+    controllers.push(autoGrowWiring.controller);
+    for (const { name, informer } of autoGrowWiring.informers) informers.push(informerRunnable(name, informer));
+  }
+
   // The resize-state gauges (§5.4) read the caches the controllers keep; a changed request
   // starts a PVC's clock.
   const resizeCensus = new ResizeStateCensus({
@@ -362,6 +390,7 @@ function assemble(parts: {
   });
 
   const closers: (() => void)[] = [() => resizeEvents.close(), () => modifyEvents.close(), () => csi.close(), () => kube.close()];
+  if (autoGrowWiring) closers.unshift(() => autoGrowWiring.close());
   /** Another client of the same API server, with its own rate limiter (startApp has checked the flags). */
   const newClient = (purpose: string, minBurst = 0) => {
     const rateLimit = clientRateLimit(config.kubeApiQps, config.kubeApiBurst);
@@ -407,10 +436,11 @@ function assemble(parts: {
         await checkPermissions(
           client,
           {
-            pods: resizer !== undefined && config.handleVolumeInUseError,
+            pods: resizer !== undefined && (config.handleVolumeInUseError || autoGrow),
             volumeAttributesClasses: backends.canModify && gates.volumeAttributesClass,
             leaseNamespace: config.leaderElection ? leaseNamespace(config.leaderElectionNamespace) : undefined,
             node: config.nodeDeployment,
+            ...(autoGrowWiring ? { autoGrow: { kubelets: autoGrowWiring.readsKubelets } } : {}),
           },
           log,
           signal,

@@ -92,7 +92,9 @@ export function defineAutoGrowFlags(flags: FlagSet): () => AutoGrowFlags {
     const types = addressTypes.value.split(',').map((t) => t.trim());
     const unknown = types.filter((t) => !(ADDRESS_TYPES as readonly string[]).includes(t));
     if (unknown.length > 0 || types.length === 0) {
-      problems.push(`--kubelet-preferred-address-types=${addressTypes.value}: ${unknown.map((t) => JSON.stringify(t)).join(', ')} not among ${ADDRESS_TYPES.join(', ')}`);
+      problems.push(
+        `--kubelet-preferred-address-types=${addressTypes.value}: ${unknown.map((t) => JSON.stringify(t)).join(', ')} not among ${ADDRESS_TYPES.join(', ')}`,
+      );
     }
     if (problems.length > 0) throw new Error(`invalid auto-grow flags: ${problems.join('; ')}`);
     return Object.freeze({
