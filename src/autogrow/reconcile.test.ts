@@ -85,7 +85,8 @@ function setup(first: Pvc, o: { failures?: number; answer?: (patch: Patch) => Pv
     Object.fromEntries(
       ((await registry.getSingleMetric(AUTO_GROW_TOTAL)?.get())?.values ?? []).filter((v) => v.value > 0).map((v) => [v.labels['result'], v.value]),
     );
-  const reactions = async () => (await registry.getSingleMetric(AUTO_GROW_REACTION)?.get())?.values.find((v) => v.metricName?.endsWith('_count'))?.value;
+  const reactions = async () =>
+    (await registry.getSingleMetric(AUTO_GROW_REACTION)?.get())?.values.find((v) => (v as { metricName?: string }).metricName?.endsWith('_count'))?.value;
   return { clock, claims, usage, patches, events, memory, reconciler, key, counts, reactions, set: (c: Pvc) => claims.set(key, c) };
 }
 
@@ -238,7 +239,7 @@ test('usage unavailable: counted; a Warning once per cause, none while the kubel
   const s = setup(claim());
   s.usage.set(s.key, { kind: 'unavailable', reason: 'notReported', message: 'kubelet on node n1 reports no usage of ns/data' });
   await s.reconciler.reconcile(s.key, never);
-  assert.deepEqual(s.events.events, []);
+  assert.equal(s.events.events.length, 0);
   s.usage.set(s.key, { kind: 'unavailable', reason: 'unreachable', message: 'kubelet on node n1 (127.0.0.1:1): connect ECONNREFUSED' });
   await s.reconciler.reconcile(s.key, never);
   await s.reconciler.reconcile(s.key, never);

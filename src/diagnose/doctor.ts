@@ -25,6 +25,8 @@ import { CLAIM_STATE_TEXT, modifyProgress, resizeProgress } from './claim-progre
 import type { Check, ClaimRow, DoctorReport } from './doctor-report.js';
 import type { Config } from '../flags/config.js';
 import { describePermission, requiredPermissions } from '../kube/required-permissions.js';
+import type { ClientConfig } from '../kube/kubeconfig.js';
+import { checkAutoGrow } from './doctor-auto-grow.js';
 
 export interface DoctorOptions {
   config: Config;
@@ -58,8 +60,9 @@ export async function runDoctor(options: DoctorOptions, signal: AbortSignal): Pr
   let driver: string | undefined;
 
   let kube: HttpKubeClient | undefined;
+  let kubeConfig: ClientConfig | undefined;
   try {
-    const kubeConfig = await loadKubeConfig({ kubeconfigPath: config.kubeconfig, masterUrl: config.master });
+    kubeConfig = await loadKubeConfig({ kubeconfigPath: config.kubeconfig, masterUrl: config.master });
     kube = new HttpKubeClient({ kubeConfig, qps: config.kubeApiQps, burst: Math.max(config.kubeApiBurst, 20), userAgent: 'csi-resizer/doctor' });
   } catch (err) {
     checks.push({ name: 'API server', status: 'fail', summary: `no client configuration: ${messageOf(err)}` });
@@ -107,6 +110,7 @@ export async function runDoctor(options: DoctorOptions, signal: AbortSignal): Pr
       volumeAttributesClasses: modifies,
       leaseNamespace: lease,
       node: config.nodeDeployment,
+      ...(config.autoGrow.enabled ? { autoGrow: { kubelets: config.autoGrow.usageSource.kind === 'kubelet' } } : {}),
     });
     await checkPermissions(kube, needed, 'RBAC', checks, signal);
 
@@ -117,6 +121,7 @@ export async function runDoctor(options: DoctorOptions, signal: AbortSignal): Pr
     const pvs = (await kube.listWatcher(Resources.persistentVolumes).list({}, signal)).items as unknown as Pv[];
     const pvcs = (await kube.listWatcher(Resources.persistentVolumeClaims).list({}, signal)).items as unknown as Pvc[];
     await checkClaims({ kube, driver, pvs, pvcs, now: now(), checks, claims }, signal);
+    if (config.autoGrow.enabled && kubeConfig) checks.push(await checkAutoGrow({ kube, kubeConfig, config, driver, pvs, pvcs }, signal));
   } catch (err) {
     checks.push({ name: 'API reads', status: 'fail', summary: `could not read the cluster: ${messageOf(err)}` });
   } finally {

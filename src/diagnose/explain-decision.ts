@@ -15,6 +15,7 @@ import { modifyFacts, planModify } from '../modify/plan.js';
 import { planExpansion, pvcNeedsResize } from '../resize/plan.js';
 import { canSupport } from '../model/volume-scope.js';
 import { ago } from './age.js';
+import { explainAutoGrow, type AutoGrowExplanation, type AutoGrowFacts } from './explain-auto-grow.js';
 
 export interface StorageClassFacts {
   name: string;
@@ -54,6 +55,8 @@ export interface ClaimFacts {
   gates: { volumeAttributesClass: boolean };
   /** Pods that use the claim (names), when known. */
   usedBy: readonly string[] | undefined;
+  /** What auto-grow reads of the claim (docs/auto-grow.md); absent: not asked. */
+  autoGrow?: AutoGrowFacts;
   now: Date;
 }
 
@@ -67,6 +70,8 @@ export interface Explanation {
   nextSteps: string[];
   conditions: PvcCondition[];
   events: EventFacts[];
+  /** Auto-grow's view of the claim, when it opts in or --auto-grow is on. */
+  autoGrow?: AutoGrowExplanation;
 }
 
 function size(bytes: bigint): string {
@@ -149,6 +154,8 @@ export function explainClaim(f: ClaimFacts): Explanation {
 
   explainResize(f, pvc, pv, requested, capacity, out);
   explainModify(f, pvc, out);
+  const autoGrow = f.autoGrow ? explainAutoGrow(pvc, f.autoGrow, f.now) : undefined;
+  if (autoGrow) out.autoGrow = autoGrow;
   return out;
 }
 
