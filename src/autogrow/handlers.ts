@@ -1,7 +1,7 @@
 // The auto-grow controller's PVC handlers. They keep the claim memory current (when each claim
 // with a limit was first seen at its capacity) and queue a claim again when its request or
 // annotations change, so a write refused for a conflict is decided again from the new version.
-// The poll queues every claim it measured; a handler never decides anything.
+// The poll queues every claim whose usage it read; a handler never decides anything.
 import type { InformerHandlers } from '../kube/informer.js';
 import type { Pvc } from '../model/objects.js';
 import { pvcKey } from '../model/pvc.js';

@@ -155,7 +155,7 @@ export class AutoGrowReconciler {
     if (usage?.kind === 'sampled') this.o.memory.needed(key, usage.usage.sampledAtMs);
   }
 
-  /** Counted every time; a Warning once per cause, and none while no pod runs it (not mounted, not measured yet). */
+  /** Counted every time; a Warning once per cause, and none while no pod runs it (not mounted, or kubelet has no reading yet). */
   private usageUnavailable(key: string, pvc: Pvc, d: Extract<AutoGrowDecision, { kind: 'usageUnavailable' }>): void {
     if (d.reason === 'notMounted') return;
     this.o.metrics.count(AutoGrowResult.UsageUnavailable);

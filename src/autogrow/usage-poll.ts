@@ -52,7 +52,7 @@ const REREAD_NODE_AFTER: ReadonlySet<string> = new Set([
 ]);
 
 export class UsagePoll {
-  /** The answer of the last poll for each claim it measured; a claim not here was not mounted. */
+  /** The answer of the last poll for each claim it read; a claim not here was not mounted. */
   private usage = new Map<string, ClaimUsage>();
   private readonly nodes = new Map<string, { node: Node; readAtMs: number }>();
   /** Sources failing at the last poll and why, so a failure is a warning once, not every poll. */

@@ -6,7 +6,7 @@ import { Counter, Histogram, type Registry } from 'prom-client';
 export const AUTO_GROW_TOTAL = 'csi_resizer_auto_grow_total';
 export const AUTO_GROW_REACTION = 'csi_resizer_auto_grow_reaction_seconds';
 
-/** How an evaluation of a claim that needed more (or could not be measured) ended. */
+/** How an evaluation of a claim that needed more (or whose usage could not be read) ended. */
 export const AutoGrowResult = {
   /** The request was raised. */
   Grown: 'grown',
