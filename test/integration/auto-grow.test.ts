@@ -6,7 +6,7 @@
 // its limit once, only tells about a dry-run claim, is refused by a real ResourceQuota without a
 // storm, and says that an unreachable kubelet's claim cannot be measured. A restarted resizer keeps
 // the cooldown (it lives on the claim), and explain shows it. Without the flag nothing of this runs.
-import { test } from 'node:test';
+import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -24,6 +24,7 @@ import { parseConfig } from '../../src/flags/config.js';
 import { runExplain } from '../../src/diagnose/explain-facts.js';
 import { renderExplanation } from '../../src/diagnose/explain-report.js';
 import { silentLogger } from '../../src/observability/logger.js';
+import { formatBytes } from '../../src/model/quantity.js';
 
 const cluster = await useCluster();
 const admin = adminClients(cluster);
@@ -44,13 +45,15 @@ const kubelet = await FakeKubelet.start({ nodeName, reviewerKubeconfigPath: clus
 await nodeAt(admin, nodeName, kubelet.port);
 const goneNode = uniqueName('ag-node-gone');
 await nodeAt(admin, goneNode, await freePort());
+let first: RunningResizer | undefined;
 const kubeletCa = join(work, 'kubelet-ca.crt');
 writeFileSync(kubeletCa, kubelet.cert);
-process.once('beforeExit', () => {
-  void kubelet.close();
-  void driver.stop();
-  void deleteNode(admin, nodeName);
-  void deleteNode(admin, goneNode);
+after(async () => {
+  await first?.stop();
+  await kubelet.close();
+  await driver.stop();
+  await deleteNode(admin, nodeName);
+  await deleteNode(admin, goneNode);
 });
 
 const claim = async (ns: string, annotations: Record<string, string>, node = nodeName) => {
@@ -117,8 +120,6 @@ async function polls(n: number): Promise<void> {
 }
 const request = async (ns: string, c: { pvc: string }) => (await readPvc(admin, ns, c.pvc)).spec.resources?.requests?.['storage'];
 const reasonsOf = async (ns: string, c: { pvc: string }) => (await eventsFor(admin, ns, c.pvc)).map((e) => `${e.type} ${e.reason}`);
-
-let first: RunningResizer | undefined;
 
 test('grows a nearly full claim, and the resize controller expands its volume', async () => {
   first = await start(autoGrowArgs);
@@ -227,7 +228,8 @@ test('the cooldown holds across a restart: it is on the claim, not in memory; ex
     await second.stop();
   }
 
-  const config = parseConfig([`--kubeconfig=${identity.kubeconfig}`, `--csi-address=${driver.address}`, ...autoGrowArgs]);
+  // A person runs explain, as a cluster reader (the resizer itself never reads single claims).
+  const config = parseConfig([`--kubeconfig=${cluster.adminKubeconfigPath}`, `--csi-address=${driver.address}`, ...autoGrowArgs]);
   const explained = await runExplain({ config, log: silentLogger, claim: `${namespace}/${claims.data.pvc}` }, AbortSignal.timeout(30_000));
   const autoGrow = explained.explanation.autoGrow;
   assert.equal(autoGrow?.decision, 'cooldown');
@@ -235,7 +237,7 @@ test('the cooldown holds across a restart: it is on the claim, not in memory; ex
   assert.deepEqual(autoGrow?.usage && { filesystem: autoGrow.usage.filesystem, available: autoGrow.usage.available, threshold: autoGrow.usage.threshold }, {
     filesystem: '11Gi',
     available: '512Mi',
-    threshold: '1126.4Mi',
+    threshold: formatBytes((11n * GiB) / 10n, 'BinarySI'),
   });
   const lastGrowAt = Date.parse((JSON.parse((await readPvc(admin, namespace, claims.data.pvc)).metadata.annotations![LAST_GROW]!) as { at: string }).at);
   assert.equal(autoGrow?.nextGrowAllowedAt, new Date(lastGrowAt + (8 * 60 + 10) * 60_000).toISOString());
