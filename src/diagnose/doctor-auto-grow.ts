@@ -1,6 +1,6 @@
 // `csi-resizer doctor --auto-grow`: the auto-grow check (docs/auto-grow.md, "Explain and doctor").
 // Counts the claims of the driver that opt in, then asks the configured usage source for the
-// usage of one of them that a scheduled pod mounts: one kubelet (or one Prometheus query), enough
+// usage of one that a scheduled pod mounts (trying a few nodes): one kubelet that answers is enough
 // to show that the address, the port, the TLS trust and the nodes/stats permission all work.
 // The permissions themselves are in doctor's RBAC check.
 import { messageOf } from '../base/errors.js';
@@ -24,6 +24,7 @@ interface PodLike {
 }
 
 const NAME = 'Auto-grow';
+const NODES_TRIED = 3;
 
 export async function checkAutoGrow(
   o: { kube: HttpKubeClient; kubeConfig: ClientConfig; config: Config; driver: string; pvs: Pv[]; pvcs: Pvc[] },
@@ -56,31 +57,45 @@ export async function checkAutoGrow(
     };
   }
   const pods = (await o.kube.listWatcher(Resources.pods).list({}, signal)).items as unknown as PodLike[];
-  const mounted = mountedClaim(pods, optedIn);
-  if (mounted === undefined) {
+  const mounted = mountedClaims(pods, optedIn);
+  if (mounted.length === 0) {
     return { name: NAME, status: 'skip', summary: `${optedIn.size} claim(s) opt in, none mounted by a scheduled pod: no kubelet measures them yet` };
   }
-  return readOne(o, mounted, optedIn.size, signal);
+  // One answer is enough; a few nodes are tried so one node that is down does not hide the rest.
+  const failures: string[] = [];
+  for (const claim of mounted.slice(0, NODES_TRIED)) {
+    const result = await readOne(o, claim, signal);
+    if (result.ok) {
+      const summary = `${result.text} (${optedIn.size} claim(s) opt in)`;
+      return failures.length === 0 ? { name: NAME, status: 'ok', summary } : { name: NAME, status: 'warn', summary, details: failures };
+    }
+    failures.push(result.text);
+  }
+  return { name: NAME, status: 'fail', summary: `no usage could be read (${optedIn.size} claim(s) opt in)`, details: failures };
 }
 
-function mountedClaim(pods: PodLike[], optedIn: ReadonlySet<string>): { key: string; node: string } | undefined {
+/** One mounted opted-in claim per node, in the order the pods are listed. */
+function mountedClaims(pods: PodLike[], optedIn: ReadonlySet<string>): { key: string; node: string }[] {
+  const byNode = new Map<string, string>();
   for (const pod of pods) {
     const node = pod.spec?.nodeName ?? '';
-    if (node === '' || pod.status?.phase === 'Succeeded' || pod.status?.phase === 'Failed') continue;
+    if (node === '' || byNode.has(node) || pod.status?.phase === 'Succeeded' || pod.status?.phase === 'Failed') continue;
     for (const v of pod.spec?.volumes ?? []) {
       const key = `${pod.metadata.namespace ?? ''}/${v.persistentVolumeClaim?.claimName ?? ''}`;
-      if (optedIn.has(key)) return { key, node };
+      if (optedIn.has(key)) {
+        byNode.set(node, key);
+        break;
+      }
     }
   }
-  return undefined;
+  return [...byNode].map(([node, key]) => ({ key, node }));
 }
 
 async function readOne(
   o: { kube: HttpKubeClient; kubeConfig: ClientConfig; config: Config },
   mounted: { key: string; node: string },
-  optedIn: number,
   signal: AbortSignal,
-): Promise<Check> {
+): Promise<{ ok: boolean; text: string }> {
   const chosen = usageSourceFromFlags(o.config.autoGrow, o.kubeConfig);
   const where = chosen.readsKubelets ? `kubelet on node ${mounted.node}` : chosen.description;
   try {
@@ -91,14 +106,13 @@ async function readOne(
     if (usage?.kind === 'sampled') {
       const u = usage.usage;
       return {
-        name: NAME,
-        status: 'ok',
-        summary: `${where} answered: ${mounted.key} has ${formatBytes(u.availableBytes, 'BinarySI')} of ${formatBytes(u.capacityBytes, 'BinarySI')} free (${optedIn} claim(s) opt in)`,
+        ok: true,
+        text: `${where} answered: ${mounted.key} has ${formatBytes(u.availableBytes, 'BinarySI')} of ${formatBytes(u.capacityBytes, 'BinarySI')} free`,
       };
     }
-    return { name: NAME, status: 'fail', summary: `${where}: no usage of ${mounted.key}: ${usage?.message ?? 'no answer'}` };
+    return { ok: false, text: `${where}: no usage of ${mounted.key}: ${usage?.message ?? 'no answer'}` };
   } catch (err) {
-    return { name: NAME, status: 'fail', summary: `${where}: ${messageOf(err)}` };
+    return { ok: false, text: `${where}: ${messageOf(err)}` };
   } finally {
     chosen.close();
   }

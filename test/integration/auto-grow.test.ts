@@ -22,8 +22,12 @@ import { eventually, startResizer, type RunningResizer } from '../support/in-pro
 import { admissionReady, deleteNode, GiB, mountingPod, nodeAt, optedInClaim, optedInClass, resizerIdentity } from '../support/auto-grow-fixtures.js';
 import { parseConfig } from '../../src/flags/config.js';
 import { runExplain } from '../../src/diagnose/explain-facts.js';
+import { runDoctor } from '../../src/diagnose/doctor.js';
+import { checkPermissions } from '../../src/app/permission-check.js';
+import { HttpKubeClient } from '../../src/kube/client.js';
+import { loadKubeConfig } from '../../src/kube/kubeconfig.js';
 import { renderExplanation } from '../../src/diagnose/explain-report.js';
-import { silentLogger } from '../../src/observability/logger.js';
+import { createLogger, silentLogger } from '../../src/observability/logger.js';
 import { formatBytes } from '../../src/model/quantity.js';
 
 const cluster = await useCluster();
@@ -43,6 +47,10 @@ const storageClassName = await optedInClass(admin, driverName);
 const nodeName = uniqueName('ag-node');
 const kubelet = await FakeKubelet.start({ nodeName, reviewerKubeconfigPath: cluster.adminKubeconfigPath });
 await nodeAt(admin, nodeName, kubelet.port);
+// A node whose pods mount only a claim that does not opt in: its kubelet must never be asked.
+const quietNode = uniqueName('ag-node-quiet');
+const quietKubelet = await FakeKubelet.start({ nodeName: quietNode, reviewerKubeconfigPath: cluster.adminKubeconfigPath });
+await nodeAt(admin, quietNode, quietKubelet.port);
 const goneNode = uniqueName('ag-node-gone');
 await nodeAt(admin, goneNode, await freePort());
 let first: RunningResizer | undefined;
@@ -51,6 +59,8 @@ writeFileSync(kubeletCa, kubelet.cert);
 after(async () => {
   await first?.stop();
   await kubelet.close();
+  await quietKubelet.close();
+  await deleteNode(admin, quietNode);
   await driver.stop();
   await deleteNode(admin, nodeName);
   await deleteNode(admin, goneNode);
@@ -68,7 +78,9 @@ const claims = {
   roomy: await claim(namespace, { [LIMIT]: '20Gi' }),
   far: await claim(namespace, { [LIMIT]: '20Gi' }, goneNode),
   quota: await claim(quotaNamespace, { [LIMIT]: '20Gi' }),
+  notOptedIn: await claim(namespace, {}, quietNode),
 };
+quietKubelet.setVolumes([{ namespace, claim: claims.notOptedIn.pvc, capacityBytes: 10n * GiB, availableBytes: 0n }]);
 await admissionReady(admin, namespace, claims.data.pvc);
 await admissionReady(admin, quotaNamespace, claims.quota.pvc);
 // A real ResourceQuota: 10Gi of requests, all used. Without kube-controller-manager its status is
@@ -145,6 +157,9 @@ test('grows a nearly full claim, and the resize controller expands its volume', 
   assert.equal(reaction?.values.find((v) => (v as { metricName?: string }).metricName?.endsWith('_count'))?.value, 1);
   // Every kubelet request was authenticated as the resizer's ServiceAccount and allowed.
   assert.ok(summaries().every((r) => r.user === identity.username && r.status === 200));
+  // The startup RBAC check asked for the auto-grow rules too, and found them granted.
+  await eventually('the RBAC check', () => first!.logs.some((l) => l.includes('RBAC permissions checked')));
+  assert.ok(!first.logs.some((l) => l.includes('Missing RBAC permission')));
 });
 
 test('a claim at its limit: one Warning, the limit recorded on the claim, counted at every poll', async () => {
@@ -208,6 +223,60 @@ test('an unreachable kubelet: its claim is "usage unavailable" (one Warning nami
     [],
   );
   assert.ok(first.logs.some((l) => l.includes('Cannot read volume usage') && l.includes(goneNode)));
+  // A node whose pods mount no opted-in claim: no request, not even a connection.
+  assert.equal(quietKubelet.arrivals, 0);
+  assert.equal(quietKubelet.connections, 0);
+  assert.equal(await request(namespace, claims.notOptedIn), '10Gi');
+});
+
+test('doctor --auto-grow: the auto-grow permissions granted, and a kubelet that answers', async () => {
+  const config = parseConfig([`--kubeconfig=${identity.kubeconfig}`, `--csi-address=${driver.address}`, ...autoGrowArgs]);
+  const report = await runDoctor({ config, log: silentLogger }, AbortSignal.timeout(60_000));
+  const check = (name: string) => report.checks.find((c) => c.name === name);
+  assert.equal(check('RBAC')?.status, 'ok', JSON.stringify(check('RBAC')));
+  const autoGrow = check('Auto-grow');
+  // Pods are listed by name: a claim on the unreachable node may come first, and is reported beside the answer.
+  assert.ok(autoGrow?.status === 'ok' || autoGrow?.status === 'warn', JSON.stringify(autoGrow));
+  assert.match(autoGrow?.summary ?? '', new RegExp(`^kubelet on node ${nodeName} answered: .* free \\(6 claim\\(s\\) opt in\\)$`));
+  assert.ok((autoGrow?.details ?? []).every((d) => d.includes(goneNode)));
+  // Without the component, each auto-grow rule is named as missing, with where it comes from.
+  const bare = await resizerIdentity(admin, cluster, { namespace, dir: work, autoGrow: false });
+  const bareReport = await runDoctor(
+    { config: parseConfig([`--kubeconfig=${bare.kubeconfig}`, `--csi-address=${driver.address}`, ...autoGrowArgs]), log: silentLogger },
+    AbortSignal.timeout(60_000),
+  );
+  const rbac = bareReport.checks.find((c) => c.name === 'RBAC');
+  assert.equal(rbac?.status, 'fail');
+  assert.deepEqual(rbac?.details?.sort(), [
+    'get nodes (apiGroup core, cluster-wide)',
+    'get nodes/stats (apiGroup core, cluster-wide)',
+    'list storageclasses (apiGroup storage.k8s.io, cluster-wide)',
+    'patch persistentvolumeclaims (apiGroup core, cluster-wide)',
+    'watch storageclasses (apiGroup storage.k8s.io, cluster-wide)',
+  ]);
+});
+
+test('the startup RBAC check without the component: one error per auto-grow rule, pointing at deploy/kubernetes/auto-grow', async () => {
+  const bare = await resizerIdentity(admin, cluster, { namespace, dir: work, autoGrow: false });
+  const client = new HttpKubeClient({ kubeConfig: await loadKubeConfig({ kubeconfigPath: bare.kubeconfig }), qps: 100, burst: 100 });
+  try {
+    const lines: string[] = [];
+    const needs = { pods: true, volumeAttributesClasses: false, leaseNamespace: undefined, autoGrow: { kubelets: true } };
+    const missing = await checkPermissions(
+      client,
+      needs,
+      createLogger({ verbosity: 0, format: 'text', write: (l) => lines.push(l) }),
+      AbortSignal.timeout(30_000),
+    );
+    assert.equal(missing.length, 5);
+    assert.equal(lines.length, 5);
+    assert.ok(
+      lines.every((l) => l.includes('auto-grow will not grow claims until it is granted (see deploy/kubernetes/auto-grow)')),
+      lines.join('\n'),
+    );
+  } finally {
+    client.close();
+  }
 });
 
 test('the cooldown holds across a restart: it is on the claim, not in memory; explain says when the next grow is allowed', async () => {
