@@ -19,6 +19,7 @@ import { everyVolume, type VolumeScope } from '../model/volume-scope.js';
 import type { Logger } from '../observability/logger.js';
 import type { Metrics } from '../observability/metrics.js';
 import { ControllerKit } from './build/controller-kit.js';
+import { autoGrowRuns, buildAutoGrow } from './build/auto-grow.js';
 import { buildElector, type Elector } from './build/elector.js';
 import { InformerSet } from './build/informers.js';
 import { buildModifyController } from './build/modify-controller.js';
@@ -156,14 +157,17 @@ function assemble(parts: {
   const informers = new InformerSet({ kube, resyncPeriodMs: config.resyncPeriodMs, metrics, log, scope, driverName });
   const kit = new ControllerKit({ config, clock, log, metrics, kube, driverName, gates, scope, informers });
   // Each controller registers its informer handlers when built: the resize controller's first.
-  const resize = backends.resizer ? buildResizeController(kit, backends.resizer) : undefined;
+  // --auto-grow shares the resize controller's pod cache, whose records then keep their node.
+  const autoGrows = autoGrowRuns(config, backends.resizer, log);
+  const resize = backends.resizer ? buildResizeController(kit, backends.resizer, { podNodes: autoGrows }) : undefined;
   const modifies = backends.canModify && gates.volumeAttributesClass;
   const modify = modifies ? buildModifyController(kit, csi) : undefined;
-  const controllers = [resize?.controller, modify].filter((c) => c !== undefined);
+  const autoGrow = autoGrows && resize ? buildAutoGrow(kit, resize, clients.clientConfig) : undefined;
+  const controllers = [resize?.controller, modify, autoGrow?.controller].filter((c) => c !== undefined);
   registerStateGauges({ driverName, informers, scope, registry: metrics.registry, requeues: (key) => resize?.queue.numRequeues(key) ?? 0 });
   registerOperationDurations({ driverName, informers, scope, operations: metrics.operations, modifies });
 
-  const closers: (() => void)[] = [() => kit.close(), () => csi.close(), () => kube.close()];
+  const closers: (() => void)[] = [() => autoGrow?.close(), () => kit.close(), () => csi.close(), () => kube.close()];
   return {
     driverName,
     async run(signal: AbortSignal, cancelSignal: AbortSignal = signal): Promise<void> {
@@ -188,10 +192,11 @@ function assemble(parts: {
       runPermissionCheck(
         clients,
         {
-          pods: resize !== undefined && config.handleVolumeInUseError,
+          pods: resize?.pods !== undefined,
           volumeAttributesClasses: modifies,
           leaseNamespace: config.leaderElection ? leaseNamespace(config.leaderElectionNamespace) : undefined,
           node: config.nodeDeployment,
+          ...(autoGrow ? { autoGrow: { kubelets: autoGrow.readsKubelets } } : {}),
         },
         log,
         signal,

@@ -24,10 +24,15 @@ export async function checkPermissions(
     log.warn('Could not check RBAC permissions', { err });
     return [];
   }
+  // What only --auto-grow asks for comes from its own opt-in manifest.
+  const withoutAutoGrow = new Set(requiredPermissions({ ...needs, autoGrow: undefined }).map(describePermission));
   for (const attributes of missing) {
-    log.error('Missing RBAC permission: resizes will not happen until it is granted (see deploy/kubernetes/rbac.yaml)', {
-      permission: describePermission(attributes),
-    });
+    const permission = describePermission(attributes);
+    if (withoutAutoGrow.has(permission)) {
+      log.error('Missing RBAC permission: resizes will not happen until it is granted (see deploy/kubernetes/rbac.yaml)', { permission });
+    } else {
+      log.error('Missing RBAC permission: auto-grow will not grow claims until it is granted (see deploy/kubernetes/auto-grow)', { permission });
+    }
   }
   if (missing.length === 0) log.v(2).info('RBAC permissions checked', { granted: requiredPermissions(needs).length });
   return missing;

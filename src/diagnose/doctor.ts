@@ -23,6 +23,8 @@ import { CLAIM_STATE_TEXT, claimTable, type ClaimRow } from './claim-progress.js
 import type { Check, DoctorReport } from './doctor-report.js';
 import type { Config } from '../flags/config.js';
 import { describePermission, requiredPermissions } from '../kube/required-permissions.js';
+import type { ClientConfig } from '../kube/kubeconfig.js';
+import { checkAutoGrow } from './doctor-auto-grow.js';
 
 export interface DoctorOptions {
   config: Config;
@@ -56,8 +58,11 @@ export async function runDoctor(options: DoctorOptions, signal: AbortSignal): Pr
   let driver: string | undefined;
 
   let kube: HttpKubeClient | undefined;
+  let kubeConfig: ClientConfig | undefined;
   try {
-    kube = (await ApiClientFactory.load(config)).create(ClientPurpose.Doctor);
+    const clients = await ApiClientFactory.load(config);
+    kubeConfig = clients.clientConfig;
+    kube = clients.create(ClientPurpose.Doctor);
   } catch (err) {
     checks.push({ name: 'API server', status: 'fail', summary: `no client configuration: ${messageOf(err)}` });
   }
@@ -104,6 +109,7 @@ export async function runDoctor(options: DoctorOptions, signal: AbortSignal): Pr
       volumeAttributesClasses: modifies,
       leaseNamespace: lease,
       node: config.nodeDeployment,
+      ...(config.autoGrow.enabled ? { autoGrow: { kubelets: config.autoGrow.usageSource.kind === 'kubelet' } } : {}),
     });
     await checkPermissions(kube, needed, 'RBAC', checks, signal);
 
@@ -114,6 +120,7 @@ export async function runDoctor(options: DoctorOptions, signal: AbortSignal): Pr
     const pvs = (await kube.listWatcher(Resources.persistentVolumes).list({}, signal)).items as unknown as Pv[];
     const pvcs = (await kube.listWatcher(Resources.persistentVolumeClaims).list({}, signal)).items as unknown as Pvc[];
     await checkClaims({ kube, driver, pvs, pvcs, now: now(), checks, claims }, signal);
+    if (config.autoGrow.enabled && kubeConfig) checks.push(await checkAutoGrow({ kube, kubeConfig, config, driver, pvs, pvcs }, signal));
   } catch (err) {
     checks.push({ name: 'API reads', status: 'fail', summary: `could not read the cluster: ${messageOf(err)}` });
   } finally {

@@ -20,6 +20,7 @@ import { modifyFacts, planModify } from '../modify/plan.js';
 import { planExpansion, pvcNeedsResize, type ExpansionPlan } from '../resize/plan.js';
 import { canSupport } from '../model/volume-scope.js';
 import { ago } from './age.js';
+import { explainAutoGrow, type AutoGrowExplanation, type AutoGrowFacts } from './explain-auto-grow.js';
 
 export interface StorageClassFacts {
   name: string;
@@ -59,6 +60,8 @@ export interface ClaimFacts {
   gates: { volumeAttributesClass: boolean };
   /** Pods that use the claim (names), when known. */
   usedBy: readonly string[] | undefined;
+  /** What auto-grow reads of the claim (docs/auto-grow.md); absent: not asked. */
+  autoGrow?: AutoGrowFacts;
   now: Date;
 }
 
@@ -80,6 +83,8 @@ export interface Explanation {
   nextSteps: string[];
   conditions: PvcCondition[];
   events: EventFacts[];
+  /** Auto-grow's view of the claim, when it opts in or --auto-grow is on. */
+  autoGrow?: AutoGrowExplanation;
 }
 
 /** What a part of the explanation says: the user's next steps and the facts behind them. */
@@ -116,6 +121,7 @@ function lastFailure(events: readonly EventFacts[], reasons: readonly string[]):
 
 export function explainClaim(f: ClaimFacts): Explanation {
   const { verdict, reasons, nextSteps } = decide(f);
+  const autoGrow = f.pvc && f.autoGrow ? explainAutoGrow(f.pvc, f.autoGrow, f.now) : undefined;
   return {
     claimFound: f.pvc !== undefined,
     verdict,
@@ -124,6 +130,7 @@ export function explainClaim(f: ClaimFacts): Explanation {
     nextSteps,
     conditions: [...(f.pvc?.status?.conditions ?? [])],
     events: [...f.events],
+    ...(autoGrow ? { autoGrow } : {}),
   };
 }
 

@@ -31,6 +31,17 @@ export function renderExplanation(key: string, e: Explanation, now: Date): strin
     lines.push('Events:');
     for (const ev of e.events) lines.push(`  - ${ev.type} ${ev.reason}${ago(ev.at, now)}${ev.count > 1 ? ` (x${ev.count})` : ''}: ${ev.message}`);
   }
+  if (e.autoGrow) {
+    const a = e.autoGrow;
+    lines.push(`Auto-grow: ${a.summary}`);
+    if (a.usage) {
+      const inodes = a.usage.inodes ? `; inodes ${a.usage.inodes}${a.usage.inodesThreshold ? ` (threshold ${a.usage.inodesThreshold})` : ''}` : '';
+      lines.push(`  - usage: ${a.usage.available} of ${a.usage.filesystem} free (threshold ${a.usage.threshold})${inodes}, measured ${a.usage.sampledAt}`);
+    }
+    if (a.limit) lines.push(`  - limit: ${a.limit}`);
+    if (a.nextGrowAllowedAt) lines.push(`  - next grow allowed: ${a.nextGrowAllowedAt}`);
+    for (const note of a.notes) lines.push(`  - ${note}`);
+  }
   if (e.nextSteps.length > 0) lines.push('Next:', ...e.nextSteps.map((s) => `  - ${s}`));
   return `${lines.join('\n')}\n`;
 }

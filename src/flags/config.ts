@@ -4,6 +4,7 @@ import { messageOf } from '../base/errors.js';
 import { FeatureGateError, knownFeatures, resolveFeatureGates, type FeatureGates, type GateWarning } from './feature-gates.js';
 import { FlagError, FlagSet, MapStringBoolValue, MapStringStringValue, type FlagDescription, type FlagValue } from './go-flags.js';
 import { defineLoggingFlags, type LoggingFlags } from './logging-flags.js';
+import { defineAutoGrowFlags, type AutoGrowFlags } from './auto-grow-flags.js';
 
 export type { LoggingFormat } from './logging-flags.js';
 
@@ -39,6 +40,8 @@ export interface CommandLine extends LoggingFlags {
   readonly metricsAddress: string;
   readonly metricsPath: string;
   readonly automaxprocs: boolean;
+  /** Ours: the auto-grow controller and its usage source (docs/auto-grow.md). */
+  readonly autoGrow: AutoGrowFlags;
   /** `--feature-gates` as given, resolved into `gates` only after the version is logged (as the Go sidecar does). */
   readonly featureGateSettings: ReadonlyMap<string, boolean>;
   /** Arguments after the flags. Go's flag package leaves them for the program, and the sidecar ignores them. */
@@ -151,6 +154,7 @@ function defineFlags(flags: FlagSet): (positionalArgs: readonly string[]) => Com
     'automatically set GOMAXPROCS to match Linux container CPU quota (accepted for compatibility; no effect on Node.js)',
   );
   const logging = defineLoggingFlags(flags);
+  const autoGrow = defineAutoGrowFlags(flags);
   // The Go sidecar's text, typo and missing space included, then component-base's list of gates.
   const gates = flags.var(
     new MapStringBoolValue(),
@@ -167,6 +171,7 @@ function defineFlags(flags: FlagSet): (positionalArgs: readonly string[]) => Com
     // --timeout replaces both per-call timeouts only when the command line names it (Go's
     // flag.Visit), even at its default value: its default must not hide the other two (§2.1).
     const timeoutGiven = timeout.isSet;
+    const autoGrowFlags = autoGrow();
     return Object.freeze({
       showVersion: showVersion.value,
       kubeconfig: kubeconfig.value,
@@ -194,6 +199,7 @@ function defineFlags(flags: FlagSet): (positionalArgs: readonly string[]) => Com
       metricsAddress: metricsAddress.value,
       metricsPath: metricsPath.value,
       automaxprocs: automaxprocs.value.enabled,
+      autoGrow: autoGrowFlags,
       ...loggingFlags,
       featureGateSettings: new Map(gates.value.entries),
       positionalArgs: Object.freeze([...positionalArgs]),

@@ -50,7 +50,8 @@ export interface ApiClientFactoryOptions {
 
 export class ApiClientFactory {
   private constructor(
-    private readonly clientConfig: ClientConfig,
+    /** The client configuration every client is made from (the kubelet usage source authenticates with it too). */
+    readonly clientConfig: ClientConfig,
     private readonly rateLimit: { qps: number; burst: number },
     private readonly options: ApiClientFactoryOptions,
   ) {}

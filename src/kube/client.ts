@@ -62,6 +62,8 @@ export interface KubeClient {
   getPvc(namespace: string, name: string, signal: AbortSignal): Promise<KubeObject>;
   /** Patches the PV main resource; returns the object the server stored. */
   patchPv(name: string, patch: object, options: PatchOptions, signal: AbortSignal): Promise<KubeObject>;
+  /** Patches the PVC itself (auto-grow's request and annotations); returns the object the server stored. */
+  patchPvc(namespace: string, name: string, patch: object, options: PatchOptions, signal: AbortSignal): Promise<KubeObject>;
   /** Patches the PVC status subresource; returns the object the server stored. */
   patchPvcStatus(namespace: string, name: string, patch: object, options: PatchOptions, signal: AbortSignal): Promise<KubeObject>;
   /** Writes an Event; the stored Event is not read back (nobody uses it). */
@@ -147,6 +149,10 @@ export class HttpKubeClient implements KubeClient, DiagnosticReads {
 
   patchPv(name: string, patch: object, options: PatchOptions, signal: AbortSignal): Promise<KubeObject> {
     return this.patch(resourcePath(Resources.persistentVolumes, { name }), patch, options, signal);
+  }
+
+  patchPvc(namespace: string, name: string, patch: object, options: PatchOptions, signal: AbortSignal): Promise<KubeObject> {
+    return this.patch(resourcePath(Resources.persistentVolumeClaims, { namespace, name }), patch, options, signal);
   }
 
   patchPvcStatus(namespace: string, name: string, patch: object, options: PatchOptions, signal: AbortSignal): Promise<KubeObject> {

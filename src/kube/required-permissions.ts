@@ -12,6 +12,11 @@ export interface PermissionNeeds {
   leaseNamespace: string | undefined;
   /** --node-deployment: the replica reads its own Node's labels once at startup. */
   node?: boolean;
+  /**
+   * --auto-grow (deploy/kubernetes/auto-grow): the PVC patch and the StorageClass cache; with the
+   * kubelet usage source also the Nodes of the claims' pods and kubelet's nodes/stats.
+   */
+  autoGrow?: { readonly kubelets: boolean };
 }
 
 export function requiredPermissions(needs: PermissionNeeds): AccessAttributes[] {
@@ -20,6 +25,7 @@ export function requiredPermissions(needs: PermissionNeeds): AccessAttributes[] 
     list.push({ verb, group: '', resource: 'persistentvolumeclaims' }, { verb, group: '', resource: 'persistentvolumes' });
     if (needs.pods) list.push({ verb, group: '', resource: 'pods' });
     if (needs.volumeAttributesClasses) list.push({ verb, group: 'storage.k8s.io', resource: 'volumeattributesclasses' });
+    if (needs.autoGrow) list.push({ verb, group: 'storage.k8s.io', resource: 'storageclasses' });
   }
   list.push(
     { verb: 'patch', group: '', resource: 'persistentvolumeclaims', subresource: 'status' },
@@ -27,7 +33,9 @@ export function requiredPermissions(needs: PermissionNeeds): AccessAttributes[] 
     { verb: 'create', group: '', resource: 'events' },
     { verb: 'patch', group: '', resource: 'events' },
   );
-  if (needs.node) list.push({ verb: 'get', group: '', resource: 'nodes' });
+  if (needs.autoGrow) list.push({ verb: 'patch', group: '', resource: 'persistentvolumeclaims' });
+  if (needs.node || needs.autoGrow?.kubelets) list.push({ verb: 'get', group: '', resource: 'nodes' });
+  if (needs.autoGrow?.kubelets) list.push({ verb: 'get', group: '', resource: 'nodes', subresource: 'stats' });
   if (needs.leaseNamespace !== undefined) {
     for (const verb of ['get', 'create', 'update']) {
       list.push({ verb, group: 'coordination.k8s.io', resource: 'leases', namespace: needs.leaseNamespace });

@@ -67,6 +67,11 @@ export class InformerSet {
     };
   }
 
+  /** The string shared by every cached copy of `value` (names, node names). */
+  intern(value: string): string {
+    return this.strings.intern(value);
+  }
+
   /** Another informer with the shared settings, run and synced with the others. */
   add<T extends KubeObject>(name: string, resource: ResourceRef, options: Pick<InformerOptions<T>, 'transform' | 'fieldSelector'>): Informer<T> {
     const informer = this.informer<T>(resource, options);
