@@ -427,24 +427,27 @@ test('a 100,000-deep nested group in an unknown field is a decode error status, 
   assert.ok(!(err.cause instanceof RangeError));
 });
 
-test('no bytes a driver sends crash the client, reject unhandled or hang a call (bounded fuzz)', async (t) => {
-  const { proxy } = await proxiedDriver(t);
-  // A damaged handshake can leave an attempt waiting forever; a short attempt bound keeps the run short.
-  const client = await startClient(t, `unix://${proxy.socketPath}`, 300, 1000);
-  if (process.env['FUZZ_DEBUG']) process.stderr.write('client started\n');
-  const thrown: unknown[] = [];
-  const onThrown = (err: unknown) => thrown.push(err);
-  process.on('uncaughtException', onThrown);
-  process.on('unhandledRejection', onThrown);
-  t.after(() => {
-    process.off('uncaughtException', onThrown);
-    process.off('unhandledRejection', onThrown);
-  });
-  const random = mulberry32(0x5eed);
-  const cases = 100;
-  const started = Date.now();
-  const outcomes = { ok: 0, failed: 0 };
-  for (let i = 0; i < cases && Date.now() - started < 60_000; i++) {
+// The fuzz runs in lanes, each its own proxy and client with its own seed: most cases wait for
+// the call's deadline, and lanes wait side by side, so all cases fit in a quarter of the time.
+const FUZZ_LANES = 4;
+const FUZZ_CASES_PER_LANE = 25;
+const FUZZ_CALL_TIMEOUT_MS = 300;
+
+interface FuzzOutcomes {
+  ok: number;
+  failed: number;
+}
+
+/** One lane: FUZZ_CASES_PER_LANE calls through `proxy`, half answered with random frames, half with the driver's frames damaged. */
+async function fuzzLane(t: After, driver: FaultDriver, lane: number, outcomes: FuzzOutcomes): Promise<void> {
+  const proxy = await H2FaultProxy.start(driver.socketPath);
+  t.after(() => proxy.close());
+  // A damaged handshake can leave an attempt waiting forever; a short attempt bound keeps the run
+  // short. Start-up gets the default deadline (the other lanes may be busy), each fuzz call a short one.
+  const client = await startClient(t, `unix://${proxy.socketPath}`, 5000, 1000);
+  const random = mulberry32(0x5eed + lane);
+  for (let i = 0; i < FUZZ_CASES_PER_LANE; i++) {
+    const name = `lane ${lane} case ${i}`;
     if (i % 2 === 0) {
       // Generated: the driver never sees the request; the proxy answers with random frames.
       proxy.onServerFrame = undefined;
@@ -460,24 +463,42 @@ test('no bytes a driver sends crash the client, reject unhandled or hang a call 
       proxy.onServerFrame = (frame) => mutate(random, frame.raw);
     }
     const callStarted = Date.now();
-    await client.getControllerCapabilities(never).then(
+    await client.getControllerCapabilities(never, { timeoutMs: FUZZ_CALL_TIMEOUT_MS }).then(
       () => outcomes.ok++,
       (err: unknown) => {
-        assert.ok(err instanceof CsiError, `case ${i}: not a CsiError: ${String(err)}`);
-        assert.notEqual(err.code, null, `case ${i}: no gRPC code: ${err.message}`);
+        assert.ok(err instanceof CsiError, `${name}: not a CsiError: ${String(err)}`);
+        assert.notEqual(err.code, null, `${name}: no gRPC code: ${err.message}`);
         outcomes.failed++;
-        if (process.env['FUZZ_DEBUG']) process.stderr.write(`case ${i}: ${(err as Error).message}\n`);
+        if (process.env['FUZZ_DEBUG']) process.stderr.write(`${name}: ${err.message}\n`);
       },
     );
-    assert.ok(Date.now() - callStarted < 300 + 3000, `case ${i}: the call took ${Date.now() - callStarted} ms`);
+    assert.ok(Date.now() - callStarted < FUZZ_CALL_TIMEOUT_MS + 3000, `${name}: the call took ${Date.now() - callStarted} ms`);
   }
-  assert.deepEqual(thrown, []);
-  assert.ok(outcomes.ok + outcomes.failed >= 60, JSON.stringify(outcomes));
-  t.diagnostic(`fuzz: ${JSON.stringify(outcomes)} in ${Date.now() - started} ms`);
   // With the damage gone, the client works again.
   proxy.onClientFrame = undefined;
   proxy.onServerFrame = undefined;
-  await eventually('a call succeeds after the fuzz', () => client.getControllerCapabilities(never).then(() => true), 10_000);
+  await eventually(`lane ${lane}: a call succeeds after the fuzz`, () => client.getControllerCapabilities(never).then(() => true), 10_000);
+}
+
+test(`no bytes a driver sends crash the client, reject unhandled or hang a call (bounded fuzz: ${FUZZ_LANES * FUZZ_CASES_PER_LANE} seeded cases)`, async (t) => {
+  const driver = await FaultDriver.start();
+  t.after(() => driver.stop());
+  const thrown: unknown[] = [];
+  const onThrown = (err: unknown) => thrown.push(err);
+  process.on('uncaughtException', onThrown);
+  process.on('unhandledRejection', onThrown);
+  t.after(() => {
+    process.off('uncaughtException', onThrown);
+    process.off('unhandledRejection', onThrown);
+  });
+  const outcomes: FuzzOutcomes = { ok: 0, failed: 0 };
+  const started = Date.now();
+  // Every lane runs to its end before anything is asserted, so none is still calling when cleanup starts.
+  const lanes = await Promise.allSettled(Array.from({ length: FUZZ_LANES }, (_, lane) => fuzzLane(t, driver, lane, outcomes)));
+  for (const lane of lanes) if (lane.status === 'rejected') throw lane.reason;
+  assert.deepEqual(thrown, []);
+  assert.equal(outcomes.ok + outcomes.failed, FUZZ_LANES * FUZZ_CASES_PER_LANE, JSON.stringify(outcomes));
+  t.diagnostic(`fuzz: ${JSON.stringify(outcomes)} in ${Date.now() - started} ms`);
 });
 
 function varint(value: number): Buffer {
