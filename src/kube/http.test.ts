@@ -187,7 +187,10 @@ test('an error answer is a KubeApiError with the Status message; the raw body ne
 test('a 2xx answer whose body is not JSON fails with an error naming the request, without the body', async (t) => {
   const { url } = await server(t, (_req, res) => res.writeHead(200, { 'Content-Type': 'text/html' }).end('<html>raw-body-secret</html>'));
   const err = await client(t, url)
-    .request({ method: 'PATCH', path: '/api/v1/namespaces/ns/persistentvolumeclaims/c', body: {}, contentType: ContentType.MergePatch }, AbortSignal.timeout(5000))
+    .request(
+      { method: 'PATCH', path: '/api/v1/namespaces/ns/persistentvolumeclaims/c', body: {}, contentType: ContentType.MergePatch },
+      AbortSignal.timeout(5000),
+    )
     .catch((e: unknown) => e);
   assert.ok(err instanceof Error && !(err instanceof SyntaxError) && !(err instanceof KubeApiError), String(err));
   assert.equal(err.message, 'PATCH /api/v1/namespaces/ns/persistentvolumeclaims/c: the server answered 200 with a body that is not JSON (28 bytes)');
