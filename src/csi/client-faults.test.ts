@@ -11,7 +11,7 @@ import { silentLogger } from '../observability/logger.js';
 import { createMetrics } from '../observability/metrics.js';
 import { FaultDriver } from '../../test/fakes/fault-driver.js';
 import { H2FaultProxy } from '../../test/support/h2-fault-proxy.js';
-import { answer, GrpcH2Server, type GrpcH2Handler } from '../../test/support/grpc-h2-server.js';
+import { answer, fail, GrpcH2Server, type GrpcH2Handler } from '../../test/support/grpc-h2-server.js';
 import { encodeFrame, Flag, FrameType, grpcFrame, literalHeaderBlock } from '../../test/support/h2-frames.js';
 import { eventually } from '../../test/support/eventually.js';
 import { GrpcCsiClient } from './client.js';
@@ -24,9 +24,15 @@ const MiB = 1024 * 1024;
 
 type After = { after(fn: () => unknown): void };
 
-async function startClient(t: After, address: string, timeoutMs = 2000, connectAttemptTimeoutMs?: number): Promise<GrpcCsiClient> {
+async function startClient(
+  t: After,
+  address: string,
+  timeoutMs = 2000,
+  connectAttemptTimeoutMs?: number,
+  connectionLossGraceMs?: number,
+): Promise<GrpcCsiClient> {
   const client = await GrpcCsiClient.start(
-    { address, timeoutMs, log: silentLogger, metrics: createMetrics(), probeIntervalMs: 50, connectAttemptTimeoutMs },
+    { address, timeoutMs, log: silentLogger, metrics: createMetrics(), probeIntervalMs: 50, connectAttemptTimeoutMs, connectionLossGraceMs },
     never,
   );
   t.after(() => client.close());
@@ -109,6 +115,45 @@ test('after the driver restarted, the next call goes out on a new connection and
     const caps = await client.getControllerCapabilities(never).catch((err: unknown) => assert.fail(`round ${round}: ${String(err)}`));
     assert.equal(caps.expandVolume, true);
   }
+});
+
+// A driver's own status arrives with its response headers, either before it (a status in
+// trailers) or with it (Trailers-Only, as grpc-go, grpc-js and C-core servers send an error).
+const driverFailures: Array<{ name: string; code: status; answer: (stream: http2.ServerHttp2Stream) => void }> = [
+  { name: 'Unavailable, Trailers-Only', code: status.UNAVAILABLE, answer: (stream) => fail(stream, status.UNAVAILABLE, 'driver busy') },
+  { name: 'Internal, Trailers-Only', code: status.INTERNAL, answer: (stream) => fail(stream, status.INTERNAL, 'driver busy') },
+  {
+    name: 'Unavailable in trailers after headers',
+    code: status.UNAVAILABLE,
+    answer: (stream) => {
+      stream.respond({ ':status': 200, 'content-type': 'application/grpc' }, { waitForTrailers: true });
+      stream.on('wantTrailers', () => stream.sendTrailers({ 'grpc-status': String(status.UNAVAILABLE), 'grpc-message': 'driver busy' }));
+      stream.end();
+    },
+  },
+];
+
+for (const { name, code, answer: fails } of driverFailures) {
+  test(`a driver's own ${name}: returned at once, without the connection-loss grace, and not sent again`, async (t) => {
+    const server = await h2Driver(t, (call) => fails(call.stream));
+    // A grace far beyond the call's bound below: waiting for it would fail the test.
+    const client = await startClient(t, server.address, 60_000, undefined, 60_000);
+    const started = Date.now();
+    const err = await failure(client.getControllerCapabilities(never));
+    assert.ok(Date.now() - started < 30_000, `ended after ${Date.now() - started} ms`);
+    assert.equal(err.code, code, err.message);
+    assert.equal(err.details, 'driver busy');
+    assert.equal(server.count(CAPABILITIES), 1);
+  });
+}
+
+test('a driver that resets a call with RST_STREAM INTERNAL_ERROR on a healthy connection: Internal after the grace, not sent again', async (t) => {
+  const server = await h2Driver(t, (call) => call.stream.close(http2.constants.NGHTTP2_INTERNAL_ERROR));
+  const client = await startClient(t, server.address, 5000, undefined, 100);
+  const err = await failure(client.getControllerCapabilities(never));
+  assert.equal(err.code, status.INTERNAL, err.message);
+  assert.equal(server.count(CAPABILITIES), 1);
+  assert.equal(client.connectionState, 'ready');
 });
 
 test('a call refused with RST_STREAM REFUSED_STREAM is sent again once and succeeds', async (t) => {

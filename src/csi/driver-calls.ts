@@ -9,7 +9,7 @@ import { create, fromBinary, toBinary, type DescMessage, type DescMethodUnary, t
 import { messageOf } from '../base/errors.js';
 import type { Logger } from '../observability/logger.js';
 import type { Metrics } from '../observability/metrics.js';
-import { setLongTimeout } from '../base/long-timer.js';
+import { MAX_TIMER_DELAY_MS, setLongTimeout } from '../base/long-timer.js';
 import { AbortError } from '../base/signals.js';
 import { DEADLINE_EXCEEDED_DETAILS, oneResponseMessage, reportedStatus, statusError } from './call-status.js';
 import type { DriverChannel } from './driver-channel.js';
@@ -69,6 +69,33 @@ const WAIT_FOR_READY = { waitForReady: true } as const;
 /** Every call reads on after the first message (call-status.ts). */
 const CALL_INTERCEPTORS: grpc.Interceptor[] = [oneResponseMessage];
 
+/**
+ * The calls waiting on each caller's signal, behind one 'abort' listener per signal: Node's
+ * EventTarget walks a signal's listeners to add or remove one, so a listener per call would make
+ * N concurrent calls on one signal (a reconcile's, the process's) cost N².
+ */
+const abortWaiters = new WeakMap<AbortSignal, Set<() => void>>();
+
+/** Runs `cancel` when `signal` aborts, until the returned function is called. */
+function whenAborted(signal: AbortSignal, cancel: () => void): () => void {
+  let waiters = abortWaiters.get(signal);
+  if (!waiters) {
+    const calls = new Set<() => void>();
+    abortWaiters.set(signal, calls);
+    signal.addEventListener(
+      'abort',
+      () => {
+        for (const waiter of calls) waiter();
+      },
+      { once: true },
+    );
+    waiters = calls;
+  }
+  const own = waiters;
+  own.add(cancel);
+  return () => own.delete(cancel);
+}
+
 export interface DriverCallsOptions {
   log: Logger;
   metrics: Metrics;
@@ -127,16 +154,16 @@ export class DriverCalls {
     try {
       return await this.attempt(method, wire, request, deadline, signal);
     } catch (err) {
-      if (!(await this.connectionBrokeUnder(err, signal))) throw err;
+      if (!(await this.connectionBrokeUnder(err, deadline, signal))) throw err;
       return await this.attempt(method, wire, request, deadline, signal);
     }
   }
 
   /** Did `err` come from a connection that broke under the call, before the driver answered? */
-  private async connectionBrokeUnder(err: unknown, signal: AbortSignal): Promise<boolean> {
+  private async connectionBrokeUnder(err: unknown, deadline: number, signal: AbortSignal): Promise<boolean> {
     if (!LOST_CONNECTION_CODES.has(grpcCodeOf(err) ?? -1) || signal.aborted) return false;
     if (typeof err !== 'object' || err === null || !unanswered.has(err)) return false;
-    return await this.channel.connectionWentAway();
+    return await this.channel.connectionWentAway(deadline);
   }
 
   private async attempt<I extends DescMessage, O extends DescMessage>(
@@ -181,6 +208,7 @@ export class DriverCalls {
     return new Promise<MessageShape<O>>((resolve, reject) => {
       let call: grpc.ClientUnaryCall | undefined;
       let deadlineTimer: { cancel(): void } | undefined;
+      let stopWaitingForAbort: (() => void) | undefined;
       let settled = false;
       // Set when the caller's signal cancels the call, so grpc-js's Cancelled is known to be ours.
       let cancelledByCaller = false;
@@ -189,7 +217,7 @@ export class DriverCalls {
       const settle = (err: grpc.ServiceError | null, value?: MessageShape<O>) => {
         if (settled) return;
         settled = true;
-        signal.removeEventListener('abort', onAbort);
+        stopWaitingForAbort?.();
         deadlineTimer?.cancel();
         this.inFlight.delete(end);
         if (err) reject(err);
@@ -211,11 +239,13 @@ export class DriverCalls {
         settle(reported);
       };
       this.inFlight.add(end);
-      signal.addEventListener('abort', onAbort, { once: true });
+      stopWaitingForAbort = whenAborted(signal, onAbort);
       // grpc-js workaround: it treats a deadline beyond Node's timer limit as none
-      // (grpc-js-pins.test.ts, "a deadline beyond ..."); our own timer ends the call at its
-      // deadline whatever grpc-js does, and the driver still receives the whole grpc-timeout.
-      deadlineTimer = setLongTimeout(() => end(statusError(grpc.status.DEADLINE_EXCEEDED, DEADLINE_EXCEEDED_DETAILS)), deadline - Date.now());
+      // (grpc-js-pins.test.ts, "a deadline beyond ..."); there our own timer ends the call at its
+      // deadline, and the driver still receives the whole grpc-timeout.
+      if (deadline - Date.now() > MAX_TIMER_DELAY_MS) {
+        deadlineTimer = setLongTimeout(() => end(statusError(grpc.status.DEADLINE_EXCEEDED, DEADLINE_EXCEEDED_DETAILS)), deadline - Date.now());
+      }
       call = this.channel.client.makeUnaryRequest<MessageShape<I>, MessageShape<O>>(
         wire.path,
         wire.serialize,

@@ -159,16 +159,16 @@ export class DriverChannel {
   /**
    * After a call failed Unavailable or Internal with no answer from the driver: is its connection
    * going away? Yes once the channel is not READY; a channel that stays READY through the grace
-   * means the connection is fine.
+   * (or until `untilMs`, the call's deadline, if that is sooner) means the connection is fine.
    */
-  connectionWentAway(): Promise<boolean> {
+  connectionWentAway(untilMs: number): Promise<boolean> {
     const channel = this.currentClient.getChannel();
     if (this.isClosed()) return Promise.resolve(false);
     if (channel.getConnectivityState(false) !== grpc.connectivityState.READY) return Promise.resolve(true);
     // grpc-js workaround: it fails a call on a connection it has not yet seen break while the
     // channel still reads READY (grpc-js-pins.test.ts, "a call on a connection broken ...").
     return new Promise<boolean>((resolve) => {
-      channel.watchConnectivityState(grpc.connectivityState.READY, Date.now() + this.connectionLossGraceMs, (err) => {
+      channel.watchConnectivityState(grpc.connectivityState.READY, Math.min(untilMs, Date.now() + this.connectionLossGraceMs), (err) => {
         resolve(!err && !this.isClosed() && channel.getConnectivityState(false) !== grpc.connectivityState.READY);
       });
     });
