@@ -6,10 +6,12 @@
 // BURSTS bursts of N ControllerGetCapabilities calls; it reports each burst's wall time
 // and the process's CPU during it. Runs alternate between the arms; medians per burst. With
 // --cpu-prof, each run also writes a CPU profile, and the first burst's samples are summed by
-// package (our files, grpc-js, node:http2, GC...) over all runs of an arm.
+// package (our files, grpc-js, node:http2, GC...) over all runs of an arm. With --driver-error,
+// the driver answers ControllerExpandVolume with its own Unavailable and the calls are expands:
+// how long a driver's error answer takes to reach the caller.
 // Bounded: RUNS x 3 processes of BURSTS x N calls. Run (needs the built components):
 //   mkdir -p bench/.build/old && git archive main src | tar -x -C bench/.build/old
-//   node --import tsx bench/csi-burst-probe.ts bench/.build/old [runs] [n] [bursts] [--cpu-prof]
+//   node --import tsx bench/csi-burst-probe.ts bench/.build/old [runs] [n] [bursts] [--cpu-prof] [--driver-error]
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -18,8 +20,9 @@ import { startGoFaultDriver } from '../test/cluster/go-fault-driver.js';
 
 const args = process.argv.slice(2);
 const profile = args.includes('--cpu-prof');
-const [otherRoot, runsArg = '12', nArg = '200', burstsArg = '3'] = args.filter((a) => a !== '--cpu-prof');
-if (!otherRoot) throw new Error('usage: csi-burst-probe.ts OTHER_ROOT [runs] [n] [bursts] [--cpu-prof]');
+const driverError = args.includes('--driver-error');
+const [otherRoot, runsArg = '12', nArg = '200', burstsArg = '3'] = args.filter((a) => !a.startsWith('--'));
+if (!otherRoot) throw new Error('usage: csi-burst-probe.ts OTHER_ROOT [runs] [n] [bursts] [--cpu-prof] [--driver-error]');
 const [runs, n, bursts] = [runsArg, nArg, burstsArg].map(Number) as [number, number, number];
 
 interface Run {
@@ -54,7 +57,11 @@ import { createMetrics } from '${abs}/src/observability/metrics.ts';
 import { silentLogger } from '${abs}/src/observability/logger.ts';
 const signal = new AbortController().signal;
 const client = await GrpcCsiClient.start({ address: process.argv[2], timeoutMs: 10_000, log: silentLogger, metrics: createMetrics() }, signal);
-const call = () => client.getControllerCapabilities(signal);
+const call = ${
+    driverError
+      ? "() => client.expandVolume({ volumeId: 'vol-1', requiredBytes: 1n << 30n, secrets: {}, capability: null }, signal).catch(() => undefined)"
+      : '() => client.getControllerCapabilities(signal)'
+  };
 ${BURSTS}`;
 }
 
@@ -64,13 +71,13 @@ import { create, fromBinary, toBinary } from '@bufbuild/protobuf';
 import { CHANNEL_OPTIONS } from '${resolve('.')}/src/csi/driver-channel.ts';
 import { Controller, Identity } from '${resolve('.')}/src/csi/proto/gen/csi_pb.ts';
 const client = new grpc.Client(process.argv[2], grpc.credentials.createInsecure(), CHANNEL_OPTIONS);
-const unary = (method) => () =>
+const unary = (method, init = {}) => () =>
   new Promise((resolve, reject) =>
     client.makeUnaryRequest(
       '/' + method.parent.typeName + '/' + method.name,
       (m) => Buffer.from(toBinary(method.input, m)),
       (b) => fromBinary(method.output, b),
-      create(method.input),
+      create(method.input, init),
       new grpc.Metadata({ waitForReady: true }),
       { deadline: Date.now() + 10_000 },
       (err, value) => (err ? reject(err) : resolve(value)),
@@ -78,7 +85,11 @@ const unary = (method) => () =>
   );
 await unary(Identity.method.probe)();
 await unary(Identity.method.getPluginInfo)();
-const call = unary(Controller.method.controllerGetCapabilities);
+const call = ${
+  driverError
+    ? "() => unary(Controller.method.controllerExpandVolume, { volumeId: 'vol-1', capacityRange: { requiredBytes: 1n << 30n } })().catch(() => undefined)"
+    : 'unary(Controller.method.controllerGetCapabilities)'
+};
 ${BURSTS}`;
 
 /** Writes the program where its packages resolve; it runs through tsx, so a profile names each file. */
@@ -122,7 +133,7 @@ function addWindow(byPackage: Map<string, number>, profile: CpuProfile, fromUs: 
 
 const BUILD_DIR = resolve('bench/.build/csi-burst');
 mkdirSync(BUILD_DIR, { recursive: true });
-const driver = await startGoFaultDriver();
+const driver = await startGoFaultDriver({ expand: driverError ? 'unavailable' : 'grow' });
 const dir = mkdtempSync(join(tmpdir(), 'rz-csi-burst-'));
 try {
   const arms = [
@@ -148,9 +159,14 @@ try {
     }
   }
   for (const [name, rs] of results) {
-    const perBurst = (pick: (r: Run) => number[]) => Array.from({ length: bursts }, (_, b) => median(rs.map((r) => pick(r)[b]!)).toFixed(1)).join(' / ');
+    // Up to 5 bursts each on its own; more: the first, and the median of the rest (warm).
+    const perBurst = (pick: (r: Run) => number[]) =>
+      bursts <= 5
+        ? Array.from({ length: bursts }, (_, b) => median(rs.map((r) => pick(r)[b]!)).toFixed(1)).join(' / ')
+        : `${median(rs.map((r) => pick(r)[0]!)).toFixed(1)} / ${median(rs.flatMap((r) => pick(r).slice(1))).toFixed(1)}`;
+    const which = bursts <= 5 ? `bursts 1..${bursts}` : `first burst / median of bursts 2..${bursts}`;
     process.stdout.write(
-      `${name}: ${n} concurrent calls, bursts 1..${bursts}: wall ${perBurst((r) => r.wallMs)} ms, CPU ${perBurst((r) => r.cpuMs)} ms (median of ${rs.length})\n`,
+      `${name}: ${n} concurrent ${driverError ? 'expands failed by the driver' : 'calls'}, ${which}: wall ${perBurst((r) => r.wallMs)} ms, CPU ${perBurst((r) => r.cpuMs)} ms (median of ${rs.length} runs)\n`,
     );
   }
   if (profile) {
