@@ -60,7 +60,8 @@ export function grpcPath(method: DescMethodUnary): string {
  * The failures that carry no answer of the driver's: the call got no response headers, neither
  * before a status nor as a Trailers-Only status (whose headers grpc-js keeps as the status's
  * metadata; every gRPC response's headers carry content-type). Only these can be a connection
- * that broke under the call; a driver's own status always came with its headers.
+ * that broke under the call; a driver's own status always came with its headers, so it is
+ * returned at once (grpc-js-pins.test.ts, "a driver's own status comes with its response headers ...").
  */
 const unanswered = new WeakSet<object>();
 
@@ -123,7 +124,7 @@ export class DriverCalls {
   /** Idempotent: ends every call in flight Cancelled and closes the channel; later calls fail at once. */
   close(): void {
     // grpc-js workaround: closing a channel leaves a call already sent running to its deadline
-    // (grpc-js-pins.test.ts, "close ..."), so we end them.
+    // (grpc-js-pins.test.ts, "closing a channel leaves a call already sent ..."), so we end them.
     for (const end of this.inFlight) end(statusError(grpc.status.CANCELLED, 'CSI connection closed'));
     this.channel.close();
   }

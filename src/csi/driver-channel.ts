@@ -166,7 +166,8 @@ export class DriverChannel {
     if (this.isClosed()) return Promise.resolve(false);
     if (channel.getConnectivityState(false) !== grpc.connectivityState.READY) return Promise.resolve(true);
     // grpc-js workaround: it fails a call on a connection it has not yet seen break while the
-    // channel still reads READY (grpc-js-pins.test.ts, "a call on a connection broken ...").
+    // channel still reads READY (grpc-js-pins.test.ts, "a new call on a connection that a
+    // protocol error just broke ...").
     return new Promise<boolean>((resolve) => {
       channel.watchConnectivityState(grpc.connectivityState.READY, Math.min(untilMs, Date.now() + this.connectionLossGraceMs), (err) => {
         resolve(!err && !this.isClosed() && channel.getConnectivityState(false) !== grpc.connectivityState.READY);
@@ -175,9 +176,9 @@ export class DriverChannel {
   }
 
   /**
-   * A connection attempt that outlived connectAttemptTimeoutMs: close this client (grpc-js fails
-   * the calls waiting on it Unavailable, and driver-calls.ts sends them once more) and dial on a
-   * new one.
+   * A connection attempt that outlived connectAttemptTimeoutMs: close this client and dial on a
+   * new one. grpc-js fails the calls waiting on the old one Unavailable (grpc-js-pins.test.ts,
+   * "closing a channel fails a call still waiting ..."), and driver-calls.ts sends them once more.
    */
   private replaceClient(): void {
     this.log.warn('Connection attempt to CSI driver timed out, dialing again', { address: this.target, timeoutMs: this.connectAttemptTimeoutMs });
