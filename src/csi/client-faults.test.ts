@@ -11,7 +11,7 @@ import { silentLogger } from '../observability/logger.js';
 import { createMetrics } from '../observability/metrics.js';
 import { FaultDriver } from '../../test/fakes/fault-driver.js';
 import { H2FaultProxy } from '../../test/support/h2-fault-proxy.js';
-import { answer, GrpcH2Server, type GrpcH2Handler } from '../../test/support/grpc-h2-server.js';
+import { answer, fail, GrpcH2Server, type GrpcH2Handler } from '../../test/support/grpc-h2-server.js';
 import { encodeFrame, Flag, FrameType, grpcFrame, literalHeaderBlock } from '../../test/support/h2-frames.js';
 import { eventually } from '../../test/support/eventually.js';
 import { GrpcCsiClient } from './client.js';
@@ -24,9 +24,15 @@ const MiB = 1024 * 1024;
 
 type After = { after(fn: () => unknown): void };
 
-async function startClient(t: After, address: string, timeoutMs = 2000, connectAttemptTimeoutMs?: number): Promise<GrpcCsiClient> {
+async function startClient(
+  t: After,
+  address: string,
+  timeoutMs = 2000,
+  connectAttemptTimeoutMs?: number,
+  connectionLossGraceMs?: number,
+): Promise<GrpcCsiClient> {
   const client = await GrpcCsiClient.start(
-    { address, timeoutMs, log: silentLogger, metrics: createMetrics(), probeIntervalMs: 50, connectAttemptTimeoutMs },
+    { address, timeoutMs, log: silentLogger, metrics: createMetrics(), probeIntervalMs: 50, connectAttemptTimeoutMs, connectionLossGraceMs },
     never,
   );
   t.after(() => client.close());
@@ -109,6 +115,45 @@ test('after the driver restarted, the next call goes out on a new connection and
     const caps = await client.getControllerCapabilities(never).catch((err: unknown) => assert.fail(`round ${round}: ${String(err)}`));
     assert.equal(caps.expandVolume, true);
   }
+});
+
+// A driver's own status arrives with its response headers, either before it (a status in
+// trailers) or with it (Trailers-Only, as grpc-go, grpc-js and C-core servers send an error).
+const driverFailures: Array<{ name: string; code: status; answer: (stream: http2.ServerHttp2Stream) => void }> = [
+  { name: 'Unavailable, Trailers-Only', code: status.UNAVAILABLE, answer: (stream) => fail(stream, status.UNAVAILABLE, 'driver busy') },
+  { name: 'Internal, Trailers-Only', code: status.INTERNAL, answer: (stream) => fail(stream, status.INTERNAL, 'driver busy') },
+  {
+    name: 'Unavailable in trailers after headers',
+    code: status.UNAVAILABLE,
+    answer: (stream) => {
+      stream.respond({ ':status': 200, 'content-type': 'application/grpc' }, { waitForTrailers: true });
+      stream.on('wantTrailers', () => stream.sendTrailers({ 'grpc-status': String(status.UNAVAILABLE), 'grpc-message': 'driver busy' }));
+      stream.end();
+    },
+  },
+];
+
+for (const { name, code, answer: fails } of driverFailures) {
+  test(`a driver's own ${name}: returned at once, without the connection-loss grace, and not sent again`, async (t) => {
+    const server = await h2Driver(t, (call) => fails(call.stream));
+    // A grace far beyond the call's bound below: waiting for it would fail the test.
+    const client = await startClient(t, server.address, 60_000, undefined, 60_000);
+    const started = Date.now();
+    const err = await failure(client.getControllerCapabilities(never));
+    assert.ok(Date.now() - started < 30_000, `ended after ${Date.now() - started} ms`);
+    assert.equal(err.code, code, err.message);
+    assert.equal(err.details, 'driver busy');
+    assert.equal(server.count(CAPABILITIES), 1);
+  });
+}
+
+test('a driver that resets a call with RST_STREAM INTERNAL_ERROR on a healthy connection: Internal after the grace, not sent again', async (t) => {
+  const server = await h2Driver(t, (call) => call.stream.close(http2.constants.NGHTTP2_INTERNAL_ERROR));
+  const client = await startClient(t, server.address, 5000, undefined, 100);
+  const err = await failure(client.getControllerCapabilities(never));
+  assert.equal(err.code, status.INTERNAL, err.message);
+  assert.equal(server.count(CAPABILITIES), 1);
+  assert.equal(client.connectionState, 'ready');
 });
 
 test('a call refused with RST_STREAM REFUSED_STREAM is sent again once and succeeds', async (t) => {
@@ -427,24 +472,27 @@ test('a 100,000-deep nested group in an unknown field is a decode error status, 
   assert.ok(!(err.cause instanceof RangeError));
 });
 
-test('no bytes a driver sends crash the client, reject unhandled or hang a call (bounded fuzz)', async (t) => {
-  const { proxy } = await proxiedDriver(t);
-  // A damaged handshake can leave an attempt waiting forever; a short attempt bound keeps the run short.
-  const client = await startClient(t, `unix://${proxy.socketPath}`, 300, 1000);
-  if (process.env['FUZZ_DEBUG']) process.stderr.write('client started\n');
-  const thrown: unknown[] = [];
-  const onThrown = (err: unknown) => thrown.push(err);
-  process.on('uncaughtException', onThrown);
-  process.on('unhandledRejection', onThrown);
-  t.after(() => {
-    process.off('uncaughtException', onThrown);
-    process.off('unhandledRejection', onThrown);
-  });
-  const random = mulberry32(0x5eed);
-  const cases = 100;
-  const started = Date.now();
-  const outcomes = { ok: 0, failed: 0 };
-  for (let i = 0; i < cases && Date.now() - started < 60_000; i++) {
+// The fuzz runs in lanes, each its own proxy and client with its own seed: most cases wait for
+// the call's deadline, and lanes wait side by side, so all cases fit in a quarter of the time.
+const FUZZ_LANES = 4;
+const FUZZ_CASES_PER_LANE = 25;
+const FUZZ_CALL_TIMEOUT_MS = 300;
+
+interface FuzzOutcomes {
+  ok: number;
+  failed: number;
+}
+
+/** One lane: FUZZ_CASES_PER_LANE calls through `proxy`, half answered with random frames, half with the driver's frames damaged. */
+async function fuzzLane(t: After, driver: FaultDriver, lane: number, outcomes: FuzzOutcomes): Promise<void> {
+  const proxy = await H2FaultProxy.start(driver.socketPath);
+  t.after(() => proxy.close());
+  // A damaged handshake can leave an attempt waiting forever; a short attempt bound keeps the run
+  // short. Start-up gets the default deadline (the other lanes may be busy), each fuzz call a short one.
+  const client = await startClient(t, `unix://${proxy.socketPath}`, 5000, 1000);
+  const random = mulberry32(0x5eed + lane);
+  for (let i = 0; i < FUZZ_CASES_PER_LANE; i++) {
+    const name = `lane ${lane} case ${i}`;
     if (i % 2 === 0) {
       // Generated: the driver never sees the request; the proxy answers with random frames.
       proxy.onServerFrame = undefined;
@@ -460,24 +508,42 @@ test('no bytes a driver sends crash the client, reject unhandled or hang a call 
       proxy.onServerFrame = (frame) => mutate(random, frame.raw);
     }
     const callStarted = Date.now();
-    await client.getControllerCapabilities(never).then(
+    await client.getControllerCapabilities(never, { timeoutMs: FUZZ_CALL_TIMEOUT_MS }).then(
       () => outcomes.ok++,
       (err: unknown) => {
-        assert.ok(err instanceof CsiError, `case ${i}: not a CsiError: ${String(err)}`);
-        assert.notEqual(err.code, null, `case ${i}: no gRPC code: ${err.message}`);
+        assert.ok(err instanceof CsiError, `${name}: not a CsiError: ${String(err)}`);
+        assert.notEqual(err.code, null, `${name}: no gRPC code: ${err.message}`);
         outcomes.failed++;
-        if (process.env['FUZZ_DEBUG']) process.stderr.write(`case ${i}: ${(err as Error).message}\n`);
+        if (process.env['FUZZ_DEBUG']) process.stderr.write(`${name}: ${err.message}\n`);
       },
     );
-    assert.ok(Date.now() - callStarted < 300 + 3000, `case ${i}: the call took ${Date.now() - callStarted} ms`);
+    assert.ok(Date.now() - callStarted < FUZZ_CALL_TIMEOUT_MS + 3000, `${name}: the call took ${Date.now() - callStarted} ms`);
   }
-  assert.deepEqual(thrown, []);
-  assert.ok(outcomes.ok + outcomes.failed >= 60, JSON.stringify(outcomes));
-  t.diagnostic(`fuzz: ${JSON.stringify(outcomes)} in ${Date.now() - started} ms`);
   // With the damage gone, the client works again.
   proxy.onClientFrame = undefined;
   proxy.onServerFrame = undefined;
-  await eventually('a call succeeds after the fuzz', () => client.getControllerCapabilities(never).then(() => true), 10_000);
+  await eventually(`lane ${lane}: a call succeeds after the fuzz`, () => client.getControllerCapabilities(never).then(() => true), 10_000);
+}
+
+test(`no bytes a driver sends crash the client, reject unhandled or hang a call (bounded fuzz: ${FUZZ_LANES * FUZZ_CASES_PER_LANE} seeded cases)`, async (t) => {
+  const driver = await FaultDriver.start();
+  t.after(() => driver.stop());
+  const thrown: unknown[] = [];
+  const onThrown = (err: unknown) => thrown.push(err);
+  process.on('uncaughtException', onThrown);
+  process.on('unhandledRejection', onThrown);
+  t.after(() => {
+    process.off('uncaughtException', onThrown);
+    process.off('unhandledRejection', onThrown);
+  });
+  const outcomes: FuzzOutcomes = { ok: 0, failed: 0 };
+  const started = Date.now();
+  // Every lane runs to its end before anything is asserted, so none is still calling when cleanup starts.
+  const lanes = await Promise.allSettled(Array.from({ length: FUZZ_LANES }, (_, lane) => fuzzLane(t, driver, lane, outcomes)));
+  for (const lane of lanes) if (lane.status === 'rejected') throw lane.reason;
+  assert.deepEqual(thrown, []);
+  assert.equal(outcomes.ok + outcomes.failed, FUZZ_LANES * FUZZ_CASES_PER_LANE, JSON.stringify(outcomes));
+  t.diagnostic(`fuzz: ${JSON.stringify(outcomes)} in ${Date.now() - started} ms`);
 });
 
 function varint(value: number): Buffer {

@@ -9,7 +9,7 @@
 import { messageOf } from '../base/errors.js';
 import { statSync } from 'node:fs';
 import { discoverCapabilities, GrpcCsiClient, type DriverCapabilities } from '../csi/client.js';
-import { parseCsiAddress } from '../csi/connection.js';
+import { parseCsiAddress } from '../csi/driver-channel.js';
 import type { AccessAttributes, HttpKubeClient } from '../kube/client.js';
 import { ApiClientFactory, ClientPurpose } from '../kube/client-factory.js';
 import { isForbidden, isNotFound } from '../kube/errors.js';

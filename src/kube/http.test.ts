@@ -144,6 +144,19 @@ test('an error answer is a KubeApiError with the Status message; the raw body ne
   for (const err of [conflict, missing]) assert.ok(!JSON.stringify({ m: err.message, s: err.stack }).includes('raw-body-secret'));
 });
 
+test('a 2xx answer whose body is not JSON fails with an error naming the request, without the body', async (t) => {
+  const { url } = await recordingHttpServer(t, (_req, res) => res.writeHead(200, { 'Content-Type': 'text/html' }).end('<html>raw-body-secret</html>'));
+  const err = await client(t, url)
+    .request(
+      { method: 'PATCH', path: '/api/v1/namespaces/ns/persistentvolumeclaims/c', body: {}, contentType: ContentType.MergePatch },
+      AbortSignal.timeout(5000),
+    )
+    .catch((e: unknown) => e);
+  assert.ok(err instanceof Error && !(err instanceof SyntaxError) && !(err instanceof KubeApiError), String(err));
+  assert.equal(err.message, 'PATCH /api/v1/namespaces/ns/persistentvolumeclaims/c: the server answered 200 with a body that is not JSON (28 bytes)');
+  assert.ok(!JSON.stringify({ m: err.message, s: err.stack, c: String(err.cause) }).includes('raw-body-secret'));
+});
+
 test('a watch body is handed on as it arrives: the second event is sent only after the first was read', async (t) => {
   let sendSecond!: () => void;
   const secondSent = new Promise<void>((resolve) => {

@@ -151,7 +151,7 @@ export class KubeHttp {
       if (ok && options.ignoreResponseBody) return undefined as T;
       const text = res.body.toString('utf8');
       if (!ok) throw KubeApiError.fromStatus(status, parseJson(text), requestInfo(options), text);
-      return (text === '' ? undefined : JSON.parse(text)) as T;
+      return (text === '' ? undefined : decodeAnswer(text, status, options)) as T;
     } finally {
       call.dispose();
     }
@@ -436,6 +436,18 @@ function parseJson(text: string): unknown {
     return JSON.parse(text);
   } catch {
     return undefined;
+  }
+}
+
+/**
+ * A 2xx body that is not JSON fails naming the request, like every other failure. V8's
+ * SyntaxError quotes the body, which is never logged, so it is not kept as the cause.
+ */
+function decodeAnswer(text: string, status: number, options: Pick<RequestOptions, 'path'> & { method?: string }): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new Error(`${describe(options)}: the server answered ${status} with a body that is not JSON (${Buffer.byteLength(text)} bytes)`);
   }
 }
 

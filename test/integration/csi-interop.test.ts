@@ -97,7 +97,13 @@ async function grpcGoServer(): Promise<Server> {
   };
 }
 
-type Row = { name: string; needs?: Scriptable; run: (server: Server, client: GrpcCsiClient, t: { after(fn: () => unknown): void }) => Promise<void> };
+type Row = {
+  name: string;
+  needs?: Scriptable;
+  /** The client's connection-loss grace, where the row must show that a call does not wait for it. */
+  connectionLossGraceMs?: number;
+  run: (server: Server, client: GrpcCsiClient, t: { after(fn: () => unknown): void }) => Promise<void>;
+};
 
 async function failure(promise: Promise<unknown>): Promise<CsiError> {
   try {
@@ -146,6 +152,22 @@ const rows: Row[] = [
         const err = await failure(client.expandVolume({ volumeId: await server.volume(), requiredBytes: 2n * GiB, secrets: {}, capability: null }, never));
         assert.equal(err.code, code, err.message);
         assert.equal(err.details, MESSAGE, `code ${code}`);
+      }
+    },
+  },
+  {
+    name: "a driver's own Unavailable and Internal come back at once, without the connection-loss grace, and are not sent again",
+    needs: 'status',
+    connectionLossGraceMs: 60_000,
+    run: async (server, client) => {
+      for (const code of [status.UNAVAILABLE, status.INTERNAL]) {
+        await server.failExpand(code, MESSAGE);
+        const started = Date.now();
+        const err = await failure(client.expandVolume({ volumeId: await server.volume(), requiredBytes: 2n * GiB, secrets: {}, capability: null }, never));
+        // Only the next call is scripted to fail: had the client sent it again, it would have succeeded.
+        assert.equal(err.code, code, err.message);
+        // The client's 1.5 s deadline would end a call that waited for the grace; it did not.
+        assert.ok(Date.now() - started < 1500, `ended after ${Date.now() - started} ms`);
       }
     },
   },
@@ -215,7 +237,14 @@ for (const { name, scriptable, start } of servers) {
       const server = await start();
       t.after(() => server.stop());
       const client = await GrpcCsiClient.start(
-        { address: server.address, timeoutMs: 1500, log: silentLogger, metrics: createMetrics(), probeIntervalMs: 50 },
+        {
+          address: server.address,
+          timeoutMs: 1500,
+          log: silentLogger,
+          metrics: createMetrics(),
+          probeIntervalMs: 50,
+          connectionLossGraceMs: row.connectionLossGraceMs,
+        },
         never,
       );
       t.after(() => client.close());

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { CsiAddressError, parseCsiAddress } from './connection.js';
+import { CsiAddressError, parseCsiAddress } from './driver-channel.js';
 
 test('an absolute path becomes a unix:// target', () => {
   assert.deepEqual(parseCsiAddress('/csi/csi.sock'), { target: 'unix:///csi/csi.sock', socketPath: '/csi/csi.sock' });
