@@ -11,12 +11,12 @@
 // how long a driver's error answer takes to reach the caller.
 // Bounded: RUNS x 3 processes of BURSTS x N calls. Run (needs the built components):
 //   mkdir -p bench/.build/old && git archive main src | tar -x -C bench/.build/old
-//   node --import tsx bench/csi-burst-probe.ts bench/.build/old [runs] [n] [bursts] [--cpu-prof] [--driver-error]
+//   node --import tsx bench/probes/csi-burst-probe.ts bench/.build/old [runs] [n] [bursts] [--cpu-prof] [--driver-error]
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { startGoFaultDriver } from '../test/cluster/go-fault-driver.js';
+import { startGoFaultDriver } from '../../test/cluster/go-fault-driver.js';
 
 const args = process.argv.slice(2);
 const profile = args.includes('--cpu-prof');
