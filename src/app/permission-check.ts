@@ -40,7 +40,7 @@ export async function checkPermissions(
     return [];
   }
   for (const { rule, verbs } of missing) notices.missing(rule, verbs);
-  if (missing.length === 0) log.v(2).info('RBAC permissions checked', { granted: rules.length });
+  log.v(2).info('RBAC permissions checked', { rules: rules.length, missing: missing.length });
   return missing;
 }
 

@@ -112,7 +112,7 @@ const TABLE: readonly Row[] = [
   ['app/build/elector.ts', 'info', 0, 'Leader election enabled', 'lease,identity', 'ours: names the lease and identity once'],
   ['app/build/runnable.ts', 'error', 0, 'Component stopped with an error', 'component,err', 'ours: a runnable failing'],
   ['app/permission-check.ts', 'warn', 0, 'Could not check RBAC permissions', 'err', 'ours: the startup RBAC check'],
-  ['app/permission-check.ts', 'info', 2, 'RBAC permissions checked', 'granted', 'ours: the startup RBAC check'],
+  ['app/permission-check.ts', 'info', 2, 'RBAC permissions checked', 'rules,missing', 'ours: the startup RBAC check'],
   // A missing rule, said once whoever finds it; the message says what stops (RULE_EFFECTS, pinned below).
   ['app/permission-notices.ts', 'error', 0, 'effect.missing', 'permission', 'ours: the startup RBAC check, a rule whose absence stops resizes'],
   ['app/permission-notices.ts', 'warn', 0, 'effect.missing', 'permission', 'ours: the startup RBAC check, a rule only modify or events need'],
