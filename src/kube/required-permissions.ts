@@ -150,7 +150,7 @@ export function describeRule(rule: RequiredRule, verbs: readonly string[] = rule
   return `${rule.resource}${group}${sub} ${verbs.join(',')}${scope}`;
 }
 
-/** One key per rule whatever its verbs: a rule is said missing once. */
-export function ruleKey(rule: Pick<RequiredRule, 'group' | 'resource' | 'subresource' | 'namespace'>): string {
-  return `${rule.resource}.${rule.group}/${rule.subresource ?? ''}@${rule.namespace ?? '*'}`;
+/** One key per rule (PVs have two: list,watch and patch), whichever of its verbs were found missing. */
+export function ruleKey(rule: RequiredRule): string {
+  return `${rule.resource}.${rule.group}/${rule.subresource ?? ''}@${rule.namespace ?? '*'} ${rule.verbs.join(',')}`;
 }
