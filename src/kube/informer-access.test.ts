@@ -75,9 +75,10 @@ async function start(
 const isList = (r: RecordedRequest) => r.method === 'GET' && r.query.get('watch') !== 'true';
 const isWatch = (r: RecordedRequest) => r.query.get('watch') === 'true';
 
-test('refused lists: one line for the whole run of refusals, none per retry; one line when allowed, and the informer syncs', async (t) => {
+test('refused lists: one line for the whole run of refusals, none per retry, each counted; one line when allowed, and the informer syncs', async (t) => {
   let refusals!: Refusals;
-  const { informer, lines } = await start(t, {}, (s) => {
+  const counted: string[] = [];
+  const { informer, lines } = await start(t, { refusals: { inc: ({ resource }) => counted.push(resource) } }, (s) => {
     refusals = refuse(s, isList);
   });
   await eventually('six refused lists', () => refusals.at.length >= 6);
@@ -93,6 +94,8 @@ test('refused lists: one line for the whole run of refusals, none per retry; one
   assert.equal(linesOf(lines, FORBIDDEN).length, 1);
   assert.equal(linesOf(lines, ALLOWED).length, 1);
   assert.match(linesOf(lines, ALLOWED)[0]!, /resource="persistentvolumeclaims"$/);
+  assert.equal(counted.length, refusals.at.length, 'every refusal counted');
+  assert.ok(counted.every((r) => r === 'persistentvolumeclaims'));
 });
 
 test('refused lists are retried with the backoff: each wait at least the doubled one before, up to the cap', async (t) => {

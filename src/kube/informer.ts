@@ -82,6 +82,8 @@ export interface InformerOptions<T extends KubeObject> {
   skippedObjects?: { inc(labels: { resource: string }): void };
   /** Who says that the list or watch is refused and accepted again; default: the informer's own log lines. */
   access?: InformerAccessListener;
+  /** Counts every refused (403) list or watch, by resource. */
+  refusals?: { inc(labels: { resource: string }): void };
 }
 
 /** Raised inside the loop when the resourceVersion we hold is too old for the server. */
@@ -268,6 +270,11 @@ export class Informer<T extends KubeObject = KubeObject> {
 
   /** A refusal: reported when it is the first since the server last accepted a request. */
   private noteRefused(err: KubeApiError): void {
+    try {
+      this.options.refusals?.inc({ resource: this.name });
+    } catch {
+      // a metric must not stop the informer
+    }
     if (this.refused) return;
     this.refused = true;
     this.access.refused(err);

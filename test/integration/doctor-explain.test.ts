@@ -200,7 +200,7 @@ test('the wrong socket: doctor fails and says where it looked (real CLI, exit 1)
   assert.match(r.stdout, /Problems found/);
 });
 
-test('missing RBAC: doctor lists every missing permission; explain says it cannot read the claim', async (t) => {
+test('missing RBAC: doctor names every missing rule and what it disables; explain says it cannot read the claim', async (t) => {
   const namespace = await createNamespace(admin, 'rz-doctor-rbac');
   await admin.core.createNamespacedServiceAccount({ namespace, body: { metadata: { name: 'no-rules' } } });
   const token = await admin.core.createNamespacedServiceAccountToken({

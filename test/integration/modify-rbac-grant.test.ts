@@ -9,7 +9,7 @@ import { clientsFromKubeconfig } from '../cluster/kube.js';
 import { createNamespace, createStorageClass, deletePvc, provisionVolume, requestPvcSize, uniqueName } from '../cluster/fixtures.js';
 import { startMockDriver } from '../cluster/mock-driver.js';
 import { identityWithRunnerRole, runnerRules } from '../cluster/rbac.js';
-import { startResizer, eventually } from '../support/in-process-resizer.js';
+import { startResizer, eventually, type RunningResizer } from '../support/in-process-resizer.js';
 import { readPvc } from '../support/api-reads.js';
 import { createVac, deleteVac, modifiedTo, pvcWhen, setClass } from './modify-fixtures.js';
 
@@ -28,6 +28,12 @@ const MODIFY_OFF = 'Missing RBAC permission: modify is off until it is granted (
 const MODIFY_ON = 'RBAC permission granted, modify starting';
 /** The line's message, without klog's header. */
 const message = (line: string) => /\] "((?:[^"\\]|\\.)*)"/.exec(line)?.[1] ?? '';
+
+/** csi_resizer_informer_refusals_total{resource="volumeattributesclasses"} of the running resizer. */
+async function refusals(resizer: RunningResizer): Promise<number> {
+  const metric = await resizer.metrics.informerRefusals.get();
+  return metric.values.find((v) => v.labels['resource'] === 'volumeattributesclasses')?.value ?? 0;
+}
 
 async function claim(t: { after(fn: () => unknown): void }) {
   const v = await provisionVolume(admin, driver.address, { namespace, size: '1Gi', storageClassName, driverName: driver.name });
@@ -67,6 +73,8 @@ test('without the VolumeAttributesClass rule: one warning, resizes go on, modify
   await setClass(admin, namespace, waitsForModify, gold);
   await requestPvcSize(admin, namespace, grows, '2Gi', { retryUntilAdmittedMs: 10_000 });
   await pvcWhen(admin, namespace, grows, 'resized to 2Gi', (pvc) => pvc.status?.capacity?.['storage'] === '2Gi');
+  // Let the refusals repeat (each retried with backoff) before the rule is granted.
+  await eventually('four refused lists or watches of classes', async () => (await refusals(resizer)) >= 4, 30_000);
   const waiting = await readPvc(admin, namespace, waitsForModify);
   assert.equal(waiting.status?.currentVolumeAttributesClassName, undefined, 'modified while modify was off');
   assert.ok(!logs.some((l) => message(l) === 'Starting external resizer for modify volume'), 'the modify controller started without its cache');
@@ -81,9 +89,35 @@ test('without the VolumeAttributesClass rule: one warning, resizes go on, modify
   assert.match(logs[granted]!, /^I.* permission="volumeattributesclasses\.storage\.k8s\.io list,watch"$/);
   assert.ok(logs.findIndex((l) => message(l) === 'Starting external resizer for modify volume') > granted, 'modify started before the grant was said');
 
-  // Nothing repeated in between: one line about the missing rule, one forbidden error, no retries said.
+  // Nothing repeated in between: the server refused again and again, the log said it once.
+  assert.ok((await refusals(resizer)) >= 4);
   assert.deepEqual(
     logs.filter((l) => /Missing RBAC permission|forbidden|List\/watch failed/i.test(l)),
     [warning],
+  );
+});
+
+test('with --feature-gates=VolumeAttributesClass=false the rule is not needed: nothing is said, resizes go on', async (t) => {
+  const identity = await identityWithRunnerRole(admin, {
+    namespace,
+    resizerKubeconfigPath: cluster.resizerKubeconfigPath,
+    rules: runnerRules().filter((r) => !isVacRule(r)),
+    after: (fn) => t.after(fn),
+  });
+  await identity.untilAllowed('list', 'storage.k8s.io', 'volumeattributesclasses', false);
+  const grows = await claim(t);
+  const resizer = await startResizer({
+    kubeconfig: identity.kubeconfigPath,
+    csiAddress: driver.address,
+    args: ['--feature-gates=VolumeAttributesClass=false'],
+  });
+  t.after(() => resizer.stop());
+
+  await requestPvcSize(admin, namespace, grows, '2Gi', { retryUntilAdmittedMs: 10_000 });
+  await pvcWhen(admin, namespace, grows, 'resized to 2Gi', (pvc) => pvc.status?.capacity?.['storage'] === '2Gi');
+  await eventually('the startup RBAC check', () => resizer.logs.some((l) => message(l) === 'RBAC permissions checked' && / missing=0$/.test(l)));
+  assert.deepEqual(
+    resizer.logs.filter((l) => /Missing RBAC|permission granted|forbidden|List\/watch failed/i.test(l)),
+    [],
   );
 });

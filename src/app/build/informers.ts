@@ -24,7 +24,7 @@ import { runLogged, type Runnable } from './runnable.js';
 export interface InformerSetOptions {
   kube: Pick<KubeClient, 'listWatcher'>;
   resyncPeriodMs: number;
-  metrics: Pick<Metrics, 'informerObjectsSkipped'>;
+  metrics: Pick<Metrics, 'informerObjectsSkipped' | 'informerRefusals'>;
   log: Logger;
   scope: VolumeScope;
   driverName: string;
@@ -125,6 +125,7 @@ export class InformerSet {
       log,
       resyncPeriodMs,
       skippedObjects: metrics.informerObjectsSkipped,
+      refusals: metrics.informerRefusals,
       access,
       ...options,
     });
