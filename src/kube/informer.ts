@@ -46,7 +46,7 @@ export interface InformerHandlers<T extends KubeObject> {
   delete?(obj: T): void;
 }
 
-/** Told when the server refuses the informer's list or watch (403) and when it accepts one again. */
+/** Told when the server refuses the informer's list or watch (403) and when it accepts one again. Must not throw. */
 export interface InformerAccessListener {
   /** The first refusal since the informer started or was last accepted; the retries after it are silent. */
   refused(err: KubeApiError): void;
