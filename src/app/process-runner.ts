@@ -87,11 +87,12 @@ export interface ProcessRunnerOptions {
 /**
  * When the startup RBAC check runs and the process_* and nodejs_* collectors are set up (only with
  * a metrics endpoint: without one nothing could read them). Neither is needed for the first
- * resizes, so they wait until the controllers' caches have synced and then `afterSyncMs` more,
- * leaving the first resizes the CPU and the API server (the check's dozen reviews used to overlap
- * them); at the latest `latestMs` after the app started, since a standby replica has no caches and
- * a missing list permission keeps them from ever syncing. A scrape before then sets up the
- * collectors first, so every scrape has them.
+ * resizes, so they wait until the controllers' caches have settled (synced, or refused for want of
+ * an RBAC rule) and then `afterSyncMs` more, leaving the first resizes the CPU and the API server
+ * (the check's dozen reviews used to overlap them); at the latest `latestMs` after the app
+ * started, since a standby replica has no caches (and with --node-deployment a refused PV list
+ * keeps the claims' informer from starting). A scrape before then sets up the collectors first, so
+ * every scrape has them.
  */
 export interface PermissionCheckTiming {
   readonly afterSyncMs: number;
@@ -248,7 +249,7 @@ async function run(options: ProcessRunnerOptions, lifecycle: Lifecycle, endAtOnc
 async function afterStartup(app: App, signal: AbortSignal, timing: PermissionCheckTiming): Promise<boolean> {
   const wait = linkedSignal(signal, timing.latestMs);
   try {
-    await app.whenCachesSynced(wait.signal);
+    await app.whenCachesSettled(wait.signal);
     await sleep(timing.afterSyncMs, wait.signal);
   } catch {
     // The latest time has come (or the process is stopping: checked below).

@@ -21,12 +21,17 @@
 // bound to the PVs of another cache). When that state changes, `refilter` drops cached objects the
 // transform no longer keeps, and `refetch` reads one object again (the watch will not resend an
 // object it sent while it was dropped) and merges it in resourceVersion order with the watch.
+//
+// A list or watch the server refuses (403: the identity lacks the rule) is said once, then retried
+// with the same backoff without a word until the server accepts one, which is said too: a rule
+// missing for hours is one line, not one per retry, and granting it needs no restart. The owner
+// may say both in its own words (`access`); without it the informer logs them.
 import { Backoff, type BackoffOptions } from '../base/backoff.js';
 import { realClock, type Clock, type TimerHandle } from '../base/clock.js';
 import { abortReason, AbortError, sleep } from '../base/signals.js';
 import type { Logger } from '../observability/logger.js';
 import type { KubeList, ListWatcher, WatchOptions } from './client.js';
-import { isGone, KubeApiError } from './errors.js';
+import { isForbidden, isGone, KubeApiError } from './errors.js';
 import type { KubeObject } from '../model/objects.js';
 import { objectKey } from './keys.js';
 import { apiVersionOf } from './resources.js';
@@ -39,6 +44,14 @@ export interface InformerHandlers<T extends KubeObject> {
   update?(oldObj: T, newObj: T): void;
   /** Gets the last object we knew. */
   delete?(obj: T): void;
+}
+
+/** Told when the server refuses the informer's list or watch (403) and when it accepts one again. Must not throw. */
+export interface InformerAccessListener {
+  /** The first refusal since the informer started or was last accepted; the retries after it are silent. */
+  refused(err: KubeApiError): void;
+  /** The first list or watch the server accepted after a refusal. */
+  allowed(): void;
 }
 
 export interface InformerOptions<T extends KubeObject> {
@@ -67,6 +80,10 @@ export interface InformerOptions<T extends KubeObject> {
   random?: () => number;
   /** Counts objects skipped because the key function or the transform threw, by resource. */
   skippedObjects?: { inc(labels: { resource: string }): void };
+  /** Who says that the list or watch is refused and accepted again; default: the informer's own log lines. */
+  access?: InformerAccessListener;
+  /** Counts every refused (403) list or watch, by resource. */
+  refusals?: { inc(labels: { resource: string }): void };
 }
 
 /** Raised inside the loop when the resourceVersion we hold is too old for the server. */
@@ -110,6 +127,9 @@ export class Informer<T extends KubeObject = KubeObject> {
   /** Keys whose cached state came from a read ahead of the watch: the watch's older versions of them are skipped. */
   private readonly aheadOfWatch = new Map<string, string>();
   private wakeRefetcher: (() => void) | undefined;
+  /** The server's last answer to a list or watch was a refusal (403), already reported. */
+  private refused = false;
+  private readonly access: InformerAccessListener;
 
   constructor(private readonly options: InformerOptions<T>) {
     this.clock = options.clock ?? realClock;
@@ -119,6 +139,10 @@ export class Informer<T extends KubeObject = KubeObject> {
     this.store = this.items;
     this.name = options.listWatcher.resource.resource;
     this.watchListSupported = options.watchList ?? true;
+    this.access = options.access ?? {
+      refused: (err) => options.log.warn('List/watch forbidden, retrying quietly until it is allowed', { resource: this.name, err }),
+      allowed: () => options.log.info('List/watch allowed again', { resource: this.name }),
+    };
   }
 
   /** Handlers registered after the initial sync get add() for every cached object first, as in client-go. */
@@ -230,7 +254,8 @@ export class Informer<T extends KubeObject = KubeObject> {
           // watch) instead of streaming the whole state again.
           if (needList && this.initialStateDelivered) needList = false;
           const delayMs = backoff.next();
-          this.options.log.warn('List/watch failed, retrying', { resource: this.name, err, delayMs: Math.round(delayMs) });
+          if (err instanceof KubeApiError && isForbidden(err)) this.noteRefused(err);
+          else this.options.log.warn('List/watch failed, retrying', { resource: this.name, err, delayMs: Math.round(delayMs) });
           await sleep(delayMs, signal).catch(() => {});
         }
       }
@@ -241,6 +266,25 @@ export class Informer<T extends KubeObject = KubeObject> {
       await refetching;
       this.running = false;
     }
+  }
+
+  /** A refusal: reported when it is the first since the server last accepted a request. */
+  private noteRefused(err: KubeApiError): void {
+    try {
+      this.options.refusals?.inc({ resource: this.name });
+    } catch {
+      // a metric must not stop the informer
+    }
+    if (this.refused) return;
+    this.refused = true;
+    this.access.refused(err);
+  }
+
+  /** The server accepted a list or watch: after a refusal, that is reported once. */
+  private noteAccepted(): void {
+    if (!this.refused) return;
+    this.refused = false;
+    this.access.allowed();
   }
 
   private async listAndReplace(signal: AbortSignal): Promise<void> {
@@ -259,6 +303,7 @@ export class Informer<T extends KubeObject = KubeObject> {
         },
         signal,
       );
+      this.noteAccepted();
       for (const raw of page.items ?? []) {
         // List items come without kind/apiVersion; watched objects have them. Fill them in so both
         // paths produce the same shape (the event recorder needs them for involvedObject).
@@ -390,6 +435,7 @@ export class Informer<T extends KubeObject = KubeObject> {
         },
         call.signal,
       );
+      this.noteAccepted();
       for await (const event of events) {
         armWatchdog();
         delivered = true;

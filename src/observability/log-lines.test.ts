@@ -11,6 +11,7 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { RULE_EFFECTS } from '../kube/required-permissions.js';
 import { Message } from '../model/names.js';
 import { findLogCalls, type LogCall } from '../../test/support/log-calls.js';
 
@@ -47,14 +48,6 @@ const TABLE: readonly Row[] = [
     0,
     '--auto-grow is set, but this driver cannot expand volumes: auto-grow does not run',
     '',
-    'ours: --auto-grow (docs/auto-grow.md)',
-  ],
-  [
-    'app/permission-check.ts',
-    'error',
-    0,
-    'Missing RBAC permission: auto-grow will not grow claims until it is granted (see deploy/kubernetes/auto-grow)',
-    'permission',
     'ours: --auto-grow (docs/auto-grow.md)',
   ],
   ['autogrow/controller.ts', 'info', 0, 'Starting auto-grow controller', '<o.settings>', 'ours: --auto-grow (docs/auto-grow.md)'],
@@ -174,15 +167,27 @@ const TABLE: readonly Row[] = [
   ['app/build/elector.ts', 'info', 0, 'Leader election enabled', 'lease,identity', 'ours: names the lease and identity once'],
   ['app/build/runnable.ts', 'error', 0, 'Component stopped with an error', 'component,err', 'ours: a runnable failing'],
   ['app/permission-check.ts', 'warn', 0, 'Could not check RBAC permissions', 'err', 'ours: the startup RBAC check'],
+  ['app/permission-check.ts', 'info', 2, 'RBAC permissions checked', 'rules,missing', 'ours: the startup RBAC check'],
+  // A missing rule, said once whoever finds it; the message says what stops (RULE_EFFECTS, pinned below).
+  ['app/permission-notices.ts', 'error', 0, 'effect.missing', 'permission', 'ours: the startup RBAC check, a rule whose absence stops resizes'],
+  ['app/permission-notices.ts', 'warn', 0, 'effect.missing', 'permission', 'ours: the startup RBAC check, a rule only modify or events need'],
   [
-    'app/permission-check.ts',
+    'app/permission-notices.ts',
     'error',
     0,
-    'Missing RBAC permission: resizes will not happen until it is granted (see deploy/kubernetes/rbac.yaml)',
-    'permission',
-    'ours: the startup RBAC check',
+    'effect.missing',
+    'permission,err',
+    `ours: an informer refused (403), once for a run of refusals; ${CG} reflector logs "Failed to watch" per retry`,
   ],
-  ['app/permission-check.ts', 'info', 2, 'RBAC permissions checked', 'granted', 'ours: the startup RBAC check'],
+  [
+    'app/permission-notices.ts',
+    'warn',
+    0,
+    'effect.missing',
+    'permission,err',
+    `ours: an informer refused (403) for a rule only modify needs, once; ${CG} reflector logs "Failed to watch" per retry`,
+  ],
+  ['app/permission-notices.ts', 'info', 0, 'effect.granted', 'permission', 'ours: an informer refused before is accepted again'],
 
   // CSI connection and probe (csi-lib-utils connection/connection.go, rpc/common.go)
   ['csi/driver-channel.ts', 'info', 5, 'Connecting', 'address', `${LIB} connection/connection.go:234`],
@@ -251,6 +256,15 @@ const TABLE: readonly Row[] = [
   ['kube/informer.ts', 'info', 2, 'Server does not stream initial events; listing instead', 'resource', 'ours: informer'],
   ['kube/informer.ts', 'info', 2, 'Watch resourceVersion too old, relisting', 'resource', 'ours: informer'],
   ['kube/informer.ts', 'warn', 0, 'List/watch failed, retrying', 'resource,err,delayMs', 'ours: informer'],
+  [
+    'kube/informer.ts',
+    'warn',
+    0,
+    'List/watch forbidden, retrying quietly until it is allowed',
+    'resource,err',
+    'ours: informer without an access listener, once per run of refusals',
+  ],
+  ['kube/informer.ts', 'info', 0, 'List/watch allowed again', 'resource', 'ours: informer without an access listener, after a refusal'],
   [
     'kube/informer.ts',
     'warn',
@@ -372,6 +386,34 @@ test('every log call in src/ is in the table: message, keys, level and kind as u
   assert.deepEqual(missingFromCode, [], 'table rows no log call matches');
   const count = (rows: string[], row: string) => rows.filter((r) => r === row).length;
   for (const row of new Set(expected)) assert.equal(count(actual, row), count(expected, row), `as many calls as rows: ${row}`);
+});
+
+test('what a missing RBAC rule stops, as its log lines say it (ours)', () => {
+  assert.deepEqual(Object.fromEntries(Object.entries(RULE_EFFECTS).map(([stops, e]) => [stops, [e.severity, e.missing, e.granted]])), {
+    resizes: ['error', 'Missing RBAC permission: resizes will not happen until it is granted', 'RBAC permission granted, resizes starting'],
+    modify: ['warn', 'Missing RBAC permission: modify is off until it is granted (resizes are not affected)', 'RBAC permission granted, modify starting'],
+    resizesAndModify: [
+      'error',
+      'Missing RBAC permission: neither resizes nor modifications will happen until it is granted',
+      'RBAC permission granted, resizes and modifications starting',
+    ],
+    events: [
+      'warn',
+      'Missing RBAC permission: no events are recorded until it is granted (resizes and modifications are not affected)',
+      'RBAC permission granted, events recorded again',
+    ],
+    leading: [
+      'error',
+      'Missing RBAC permission: this replica cannot lead, so it neither resizes nor modifies until it is granted',
+      'RBAC permission granted, this replica may lead',
+    ],
+    nodeStart: ['error', 'Missing RBAC permission: --node-deployment cannot start until it is granted', 'RBAC permission granted, --node-deployment may start'],
+    autoGrow: [
+      'warn',
+      'Missing RBAC permission: auto-grow will not grow claims until it is granted (see deploy/kubernetes/auto-grow)',
+      'RBAC permission granted, auto-grow starting',
+    ],
+  });
 });
 
 test('messages held in constants are upstream texts', () => {

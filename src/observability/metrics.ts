@@ -17,6 +17,8 @@ export interface Metrics {
   readonly leaderElectionSlowpathTotal: Counter<'name'>;
   /** Ours: objects an informer skipped because its key function or transform could not handle them. */
   readonly informerObjectsSkipped: Counter<'resource'>;
+  /** Ours: lists and watches of an informer the API server refused (403: a missing RBAC rule). */
+  readonly informerRefusals: Counter<'resource'>;
   /** Ours: how long resizes and modifications take, and their failed operations (createOperationMetrics). */
   readonly operations: OperationMetrics;
   /** client-go's rest_client_* families: every API client of the process records here. */
@@ -133,10 +135,27 @@ export function createMetrics(): Metrics {
     registers: [registry],
   });
 
+  const informerRefusals = new Counter({
+    name: 'csi_resizer_informer_refusals_total',
+    help: "Lists and watches of an informer the API server refused with 403 Forbidden (a missing RBAC rule), each retried with backoff. 'resource' is the resource listed and watched.",
+    labelNames: ['resource'] as const,
+    registers: [registry],
+  });
+
   const operations = createOperationMetrics(registry);
   const restClient = registerRestClientMetrics(registry);
 
-  return { registry, csiOperations, workqueue, leaderElectionMasterStatus, leaderElectionSlowpathTotal, informerObjectsSkipped, operations, restClient };
+  return {
+    registry,
+    csiOperations,
+    workqueue,
+    leaderElectionMasterStatus,
+    leaderElectionSlowpathTotal,
+    informerObjectsSkipped,
+    informerRefusals,
+    operations,
+    restClient,
+  };
 }
 
 // Ours (docs/differences/own-metrics.md): how long a resize or modification takes from the
