@@ -14,7 +14,7 @@
 // "limit reached", and the claim, the volume and the filesystem stay at 2Gi (the driver's
 // operation log shows exactly one growth of each layer).
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
 import type * as k8s from '@kubernetes/client-node';
@@ -59,6 +59,19 @@ interface Scenario {
   admin: KubeClients;
   driver: AutoGrowDriver;
   csiProtoPath: string;
+  /** Where the driver pod's container logs are written when the scenario ends. */
+  logDir: string;
+}
+
+/** The driver pod's containers' logs (our resizer's among them), kept beside the node's. */
+async function keepDriverLogs(s: Scenario): Promise<void> {
+  const pods = await s.admin.core.listNamespacedPod({ namespace: NAMESPACE, labelSelector: s.driver.selector });
+  for (const pod of pods.items) {
+    for (const container of pod.spec?.containers ?? []) {
+      const log = await s.admin.core.readNamespacedPodLog({ name: pod.metadata!.name!, namespace: NAMESPACE, container: container.name }).catch((err: unknown) => `(no log: ${String(err)})`);
+      writeFileSync(join(s.logDir, `${s.driver.mode}-${container.name}.log`), log);
+    }
+  }
 }
 
 /** A 1Gi XFS claim that may grow to 2Gi, bound, and a running pod that mounts it. */
@@ -99,6 +112,7 @@ function assertGrownOnce(dataDir: string, volumeId: string): void {
 
 async function fillGrowAndHold(s: Scenario): Promise<void> {
   const { t, env, admin, driver } = s;
+  t.after(() => keepDriverLogs(s));
   const say = (line: string) => t.diagnostic(`${driver.mode}: ${line}`);
   const { claim, pv, volumeId, pod } = await claimInUse(s);
   const podUid = (await admin.core.readNamespacedPod({ name: pod, namespace: NAMESPACE })).metadata!.uid!;
@@ -112,7 +126,9 @@ async function fillGrowAndHold(s: Scenario): Promise<void> {
   const filled = Date.now();
   const raised = await eventually(`auto-grow to raise ${claim} to ${LIMIT}`, async () => {
     const pvc = await readClaim(admin, claim);
-    return pvc.spec?.resources?.requests?.['storage'] === LIMIT ? pvc : undefined;
+    if (pvc.spec?.resources?.requests?.['storage'] === LIMIT) return pvc;
+    // Until then the error says what the claim shows: auto-grow's Warnings would be here.
+    throw new Error(`events: ${JSON.stringify((await claimEvents(admin, claim)).map((e) => `${e.reason}: ${e.message}`))}`);
   }, 120_000, 250);
   say(`request raised to ${LIMIT} ${seconds(filled)} after the fill`);
   const lastGrow = JSON.parse(raised.metadata?.annotations?.['auto-grow.csi-resizer.io/last-grow'] ?? 'null') as { from: string; to: string } | null;
@@ -134,7 +150,8 @@ async function fillGrowAndHold(s: Scenario): Promise<void> {
   assertGrownOnce(driver.dataDir, volumeId);
   const requested = (await claimEvents(admin, claim)).filter((e) => e.reason === 'AutoGrowRequested');
   assert.equal(requested.length, 1, `AutoGrowRequested events: ${JSON.stringify(requested.map((e) => e.message))}`);
-  assert.match(requested[0]!.message ?? '', /^Raised the storage request from 1Gi to 2Gi: /);
+  // The sizes a real filesystem reports, rounded for reading (src/autogrow/events.ts).
+  assert.match(requested[0]!.message ?? '', /^Raised the storage request from 1Gi to 2Gi: \d+(\.\d+)?[KMG]i of \d+(\.\d+)?[MG]i free \(threshold \d+(\.\d+)?[MG]i\)$/);
   assert.equal(requested[0]!.source?.component ?? requested[0]!.reportingComponent, `external-resizer ${driver.driverName}`);
 
   // The second fill: the claim needs more again, but it is at its limit.
@@ -186,7 +203,7 @@ test('auto-grow on the node: a claim fills, grows by itself, the pod sees it, da
   t.diagnostic(`both drivers registered with kubelet ${seconds(t0)} after the node was Ready`);
 
   await Promise.all(
-    [central, nodeLocal].map((driver) => t.test(`${driver.mode}: fill, grow, fill again at the limit`, (st) => fillGrowAndHold({ t: st, env, admin, driver, csiProtoPath }))),
+    [central, nodeLocal].map((driver) => t.test(`${driver.mode}: fill, grow, fill again at the limit`, (st) => fillGrowAndHold({ t: st, env, admin, driver, csiProtoPath, logDir }))),
   );
   t.diagnostic(`test body ${seconds(t0)} after the node was Ready`);
 

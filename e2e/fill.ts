@@ -10,26 +10,28 @@ export const FILL_FILE_MIB = 16;
 /** Bound on the files one fill writes (a filesystem that never reports less free space). */
 const MAX_FILES = 256;
 
-// $1: the percentage. After the free space is below it, one more file: XFS may give back some
-// space it set aside while writing (speculative preallocation), and the claim must stay below.
+// $1: the percentage. After the free space is below it, one more file, then one sync (XFS
+// reserves the space of a write at once, so df sees it before the sync; it may give back some it
+// set aside while writing, so the check is made again after the sync).
 const FILL_SCRIPT = `set -e
 pct=$1
 cd /data
 below() { set -- $(df -Pk /data | tail -n 1); [ $(($4 * 100)) -lt $(($2 * pct)) ]; }
 n=$(ls | grep -c '^file-' || true)
+i=0
 write() {
+  [ $i -lt ${MAX_FILES} ] || { echo "free space still not below $pct% after ${MAX_FILES} files" >&2; exit 1; }
   dd if=/dev/urandom of=file-$n bs=1M count=${FILL_FILE_MIB} 2>/dev/null
   sha256sum file-$n >> SHA256SUMS
-  sync
   n=$((n + 1))
-}
-i=0
-while ! below; do
-  [ $i -lt ${MAX_FILES} ] || { echo "free space still not below $pct% after ${MAX_FILES} files" >&2; exit 1; }
-  write
   i=$((i + 1))
+}
+while :; do
+  while ! below; do write; done
+  write
+  sync
+  if below; then break; fi
 done
-write
 df -Pk /data | tail -n 1`;
 
 export interface DfView {

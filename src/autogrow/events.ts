@@ -22,9 +22,36 @@ export type AutoGrowReason = (typeof AutoGrowReason)[keyof typeof AutoGrowReason
 
 const size = (bytes: bigint) => formatBytes(bytes, 'BinarySI');
 
+const MiB = 1n << 20n;
+const UNITS: readonly (readonly [string, bigint])[] = [
+  ['Ei', 1n << 60n],
+  ['Pi', 1n << 50n],
+  ['Ti', 1n << 40n],
+  ['Gi', 1n << 30n],
+  ['Mi', MiB],
+  ['Ki', 1n << 10n],
+];
+
+/**
+ * A size for a person reading an event: the exact quantity when it is whole mebibytes (10Gi,
+ * 512Mi), else about three figures in the largest binary unit (1.53Gi, 745Mi). A filesystem's
+ * free space and a percentage threshold are rarely whole units, and "1607300Ki of 1984Mi free
+ * (threshold 1664299827)" is hard to read. The exact bytes are in the log line beside the event.
+ */
+export function readableSize(bytes: bigint): string {
+  if (bytes % MiB === 0n) return size(bytes);
+  for (const [unit, scale] of UNITS) {
+    if (bytes < scale) continue;
+    const value = Number(bytes) / Number(scale);
+    const digits = value >= 100 ? 0 : value >= 10 ? 1 : 2;
+    return `${Number(value.toFixed(digits))}${unit}`;
+  }
+  return `${bytes}`;
+}
+
 /** "1Gi of 10Gi free (threshold 1Gi)", and the inodes when they triggered. */
 export function usageText(e: Evaluation, trigger: 'bytes' | 'inodes' = 'bytes'): string {
-  const bytes = `${size(e.availableBytes)} of ${size(e.filesystemBytes)} free (threshold ${size(e.thresholdBytes)})`;
+  const bytes = `${readableSize(e.availableBytes)} of ${readableSize(e.filesystemBytes)} free (threshold ${readableSize(e.thresholdBytes)})`;
   if (trigger === 'inodes' && e.inodesFree !== undefined && e.inodes !== undefined && e.inodesThreshold !== undefined) {
     return `${e.inodesFree} of ${e.inodes} inodes free (threshold ${e.inodesThreshold}); ${bytes}`;
   }
