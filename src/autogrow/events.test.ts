@@ -9,7 +9,7 @@ const Ki = 1n << 10n;
 const Mi = 1n << 20n;
 const Gi = 1n << 30n;
 
-test('readableSize: whole mebibytes exactly, other sizes to about three figures in the largest unit', () => {
+test('readableSize: whole mebibytes exactly, other sizes to three figures in the largest unit', () => {
   const cases: [bigint, string][] = [
     [10n * Gi, '10Gi'],
     [512n * Mi, '512Mi'],
@@ -24,11 +24,25 @@ test('readableSize: whole mebibytes exactly, other sizes to about three figures 
     [1500n, '1.46Ki'],
     [999n, '999'],
     [3n * (1n << 40n) + 7n, '3Ti'],
+    [1023n * Mi + 1n, '1023Mi'],
+    [2n * Gi - 1n, '2Gi'],
   ];
   assert.deepEqual(
     cases.map(([bytes]) => readableSize(bytes)),
     cases.map(([, text]) => text),
   );
+});
+
+test('readableSize: free space rounds down, a threshold up, so "below" still reads as below', () => {
+  // 1.5495Gi free against a 1.5500Gi threshold: both are "1.55Gi" to the nearest.
+  const free = (15495n * Gi) / 10000n;
+  const threshold = (15500n * Gi) / 10000n;
+  assert.equal(readableSize(free), readableSize(threshold));
+  assert.deepEqual([readableSize(free, 'down'), readableSize(threshold, 'up')], ['1.54Gi', '1.55Gi']);
+  assert.deepEqual([readableSize(threshold - 1n, 'down'), readableSize(threshold - 1n, 'up')], ['1.54Gi', '1.55Gi']);
+  assert.deepEqual([readableSize(762904n * Ki, 'down'), readableSize(762904n * Ki, 'up')], ['745Mi', '746Mi']);
+  // Whole mebibytes stay exact whichever way.
+  assert.deepEqual([readableSize(768n * Mi, 'down'), readableSize(768n * Mi, 'up')], ['768Mi', '768Mi']);
 });
 
 test('the limit-reached message with the sizes a real XFS volume reports', () => {
