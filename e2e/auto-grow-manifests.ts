@@ -26,13 +26,13 @@ import { csiDriverObject, loopfsDriverPod } from './smoke-manifests.js';
 export type AutoGrowMode = 'central' | 'node-local';
 
 /**
- * The flags an operator adds for auto-grow on this node. No CA flag: the kubelet's serving
- * certificate is signed by the cluster CA, which the service account's ca.crt already holds (the
- * default, as with serverTLSBootstrap). InternalIP first: the node's Hostname address does not
- * resolve in a pod here (no cluster DNS), as on many clusters; the API server here uses the same
- * preference. A short interval, because tests wait on it (the default is 1m).
+ * The flags an operator adds for auto-grow on this node (docs/e2e.md, "Auto-grow on the node").
+ * No CA flag: the kubelet's serving certificate is signed by the cluster CA, which the service
+ * account's ca.crt already holds (the default). InternalIP first, as metrics-server's manifests
+ * have it: the node's Hostname address does not resolve in a pod here. A short interval, because
+ * the tests wait on it (the default is 1m).
  */
-export const AUTO_GROW_FLAGS: readonly string[] = ['--auto-grow', '--auto-grow-interval=2s', '--kubelet-preferred-address-types=InternalIP'];
+export const AUTO_GROW_FLAGS: readonly string[] = ['--auto-grow', '--auto-grow-interval=2s', '--kubelet-preferred-address-types=InternalIP,ExternalIP,Hostname'];
 
 const SOCKET_DIR = '/var/lib/csi/sockets/pluginproxy/';
 const RBAC_AUTO_GROW = join(repoRoot, 'deploy', 'kubernetes', 'auto-grow', 'rbac-auto-grow.yaml');

@@ -9,6 +9,11 @@
 //             has it) until a pod mounts it: kubelet stages it, finishes the resize and the pod
 //             starts with the grown claim.
 //
+// Then auto-grow: the loopfs test driver (real XFS volumes) with our resizer running --auto-grow
+// (e2e/auto-grow-manifests.ts); a pod writes into a claim until less than its threshold is free,
+// and the claim grows by itself: kubelet's measurements, the claim's states and its events as
+// they come, and what the pod sees afterwards.
+//
 // It prints one line per state change, the driver's calls (who called what) and the final
 // objects, then stops everything it started (also on Ctrl-C). Needs root; a first run builds the
 // node's components (docs/e2e.md says how long).
