@@ -30,7 +30,7 @@ import { resizeFinished } from './resize-status.js';
 import { shellPod } from './smoke-manifests.js';
 
 const NAMESPACE = 'default';
-/** resize.topolvm.io/threshold: grow when less than this much of the filesystem is free. High, so each fill writes only a few hundred MiB. */
+/** resize.topolvm.io/threshold: grow when less than this much of the filesystem is free. High, so each fill writes under 200 MiB. */
 const THRESHOLD_PCT = 80;
 const LIMIT = '2Gi';
 const oneGi = quantityBytes('1Gi');

@@ -39,7 +39,7 @@ const step = (line: string) => say(`\n[${elapsed().padStart(6)}] ${line}`);
 
 const DRIVER = 'demo.csi.k8s.io';
 const AUTO_GROW_DRIVER = 'autogrow.loopfs.test.csi-resizer.local';
-/** resize.topolvm.io/threshold of the auto-grow claim: high, so the fill is a few hundred MiB. */
+/** resize.topolvm.io/threshold of the auto-grow claim: high, so the fill is under 200 MiB. */
 const AUTO_GROW_THRESHOLD_PCT = 80;
 const mib = (bytes: number) => `${(bytes / 2 ** 20).toFixed(0)} MiB`;
 const NAMESPACE = 'default';
