@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { parseConfig } from '../flags/config.js';
 import { runSubcommand } from '../diagnose/subcommands.js';
 import { createMetrics } from '../observability/metrics.js';
-import { silentLogger } from '../observability/logger.js';
+import { silentLogger } from '../observability/log/logger.js';
 import { ClientRateLimitError } from '../kube/rate-limiter.js';
 import { startApp } from './build.js';
 import { StartupError } from './startup-error.js';

@@ -17,7 +17,7 @@ import { requiredRules, type PermissionNeeds } from '../kube/required-permission
 import { ClientRateLimitError } from '../kube/rate-limiter.js';
 import type { KubeObject } from '../model/objects.js';
 import { everyVolume, type VolumeScope } from '../model/volume-scope.js';
-import type { Logger } from '../observability/logger.js';
+import type { Logger } from '../observability/log/logger.js';
 import type { Metrics } from '../observability/metrics.js';
 import { ControllerKit } from './build/controller-kit.js';
 import { autoGrowRuns, buildAutoGrow } from './build/auto-grow.js';

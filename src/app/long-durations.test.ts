@@ -25,9 +25,9 @@ import { ItemExponentialFailureRateLimiter, RateLimitingQueue } from '../queue/r
 import { DriverChannel } from '../csi/driver-channel.js';
 import { DriverCalls } from '../csi/driver-calls.js';
 import { Controller } from '../csi/proto/gen/csi_pb.js';
-import { silentLogger } from '../observability/logger.js';
+import { silentLogger } from '../observability/log/logger.js';
 import { MemoryLeases } from '../../test/fakes/memory-leases.js';
-import { createLogOutput } from '../observability/log-output.js';
+import { createLogOutput } from '../observability/log/output.js';
 import { runSubcommand, subcommandDeadline } from '../diagnose/subcommands.js';
 import { createMetrics } from '../observability/metrics.js';
 

@@ -12,7 +12,7 @@ import { Resources } from '../kube/resources.js';
 import type { NodeSelectorTerm } from '../model/node-affinity.js';
 import type { KubeObject, Pv, Pvc } from '../model/objects.js';
 import { NodeVolumeScope } from './node-volume-scope.js';
-import { createLogger } from '../observability/logger.js';
+import { createLogger } from '../observability/log/logger.js';
 import { NodeLocalCaches } from './node-local-caches.js';
 
 const PVS = 'v1/persistentvolumes';

@@ -8,7 +8,7 @@
 import type { KubeClient } from '../kube/client.js';
 import { ClientPurpose, type ApiClientFactory } from '../kube/client-factory.js';
 import { permissionsOf, requiredRules, type PermissionNeeds, type RequiredRule } from '../kube/required-permissions.js';
-import type { Logger } from '../observability/logger.js';
+import type { Logger } from '../observability/log/logger.js';
 import { PermissionNotices } from './permission-notices.js';
 
 export interface MissingRule {

@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { KubeApiError } from '../kube/errors.js';
 import { requiredRules, type RequiredRule } from '../kube/required-permissions.js';
-import { createLogger } from '../observability/logger.js';
+import { createLogger } from '../observability/log/logger.js';
 import { PermissionNotices } from './permission-notices.js';
 
 const rules = requiredRules({ pods: true, volumeAttributesClasses: true, leaseNamespace: undefined });

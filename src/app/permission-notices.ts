@@ -4,7 +4,7 @@
 // informer refused for want of a rule is accepted again, the rule is said granted and what starts
 // again. Keyed by the rule, not the verb: the rule is what an operator adds (docs/behavior.md §6.3).
 import { describeRule, RULE_EFFECTS, ruleKey, type RequiredRule } from '../kube/required-permissions.js';
-import type { Logger } from '../observability/logger.js';
+import type { Logger } from '../observability/log/logger.js';
 
 export class PermissionNotices {
   /** The keys of the rules said missing and not said granted since. */

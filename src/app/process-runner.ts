@@ -22,7 +22,7 @@ import { settleWithin } from '../base/settle-within.js';
 import { Lifecycle } from './lifecycle.js';
 import { dieOnSignals, handleShutdownSignals, type ProcessSignals } from './os-signals.js';
 import type { DiagnosticsServer, HealthResult } from '../observability/http-server.js';
-import type { Logger } from '../observability/logger.js';
+import type { Logger } from '../observability/log/logger.js';
 import type { Metrics } from '../observability/metrics.js';
 import type { StartupError } from './startup-error.js';
 

@@ -11,7 +11,7 @@ import { KubeApiError } from '../kube/errors.js';
 import type { Pv, Pvc } from '../model/objects.js';
 import { pvcKey } from '../model/pvc.js';
 import { AUTO_GROW_REACTION, AUTO_GROW_TOTAL, registerAutoGrowMetrics } from '../observability/auto-grow-metrics.js';
-import { silentLogger } from '../observability/logger.js';
+import { silentLogger } from '../observability/log/logger.js';
 import { KeyLock } from '../queue/key-lock.js';
 import type { ClaimUsage } from '../usage/volume-usage.js';
 import { ClaimMemory, REFUSAL_FIRST_MS } from './claim-memory.js';

@@ -13,7 +13,7 @@ import type { ObjectCache } from '../kube/volume-api.js';
 import type { Pv, Pvc } from '../model/objects.js';
 import { formatBytes } from '../model/quantity.js';
 import { AutoGrowResult, type AutoGrowMetrics } from '../observability/auto-grow-metrics.js';
-import { kObj, type Logger } from '../observability/logger.js';
+import { kObj, type Logger } from '../observability/log/logger.js';
 import type { KeyLock } from '../queue/key-lock.js';
 import type { Outcome } from '../queue/workers.js';
 import { UsageUnavailable, type ClaimUsage } from '../usage/volume-usage.js';

@@ -6,7 +6,7 @@
 // by the app, so the engine only waits for their first sync.
 import type { Informer, InformerHandlers } from '../kube/informer.js';
 import type { KubeObject } from '../model/objects.js';
-import type { Logger } from '../observability/logger.js';
+import type { Logger } from '../observability/log/logger.js';
 import type { RateLimitingQueue } from '../queue/rate-limiters.js';
 import { runWorkers, type Reconcile } from '../queue/workers.js';
 

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import http2 from 'node:http2';
 import { status } from '@grpc/grpc-js';
 import { create, toBinary } from '@bufbuild/protobuf';
-import { silentLogger } from '../observability/logger.js';
+import { silentLogger } from '../observability/log/logger.js';
 import { createMetrics } from '../observability/metrics.js';
 import { FaultDriver } from '../../test/fakes/fault-driver.js';
 import { H2FaultProxy } from '../../test/support/h2-fault-proxy.js';

@@ -16,7 +16,7 @@ import { isForbidden, isNotFound } from '../kube/errors.js';
 import { leaseNameForDriver, leaseNamespace } from '../kube/leader-election.js';
 import { Resources } from '../kube/resources.js';
 import type { Pv, Pvc } from '../model/objects.js';
-import type { Logger } from '../observability/logger.js';
+import type { Logger } from '../observability/log/logger.js';
 import { createMetrics } from '../observability/metrics.js';
 import { formatAge } from './age.js';
 import { CLAIM_STATE_TEXT, claimTable, type ClaimRow } from './claim-progress.js';

@@ -8,7 +8,7 @@ import { ApiClientFactory, ClientPurpose } from '../kube/client-factory.js';
 import { isNotFound } from '../kube/errors.js';
 import { Resources } from '../kube/resources.js';
 import type { Node, Pv, Pvc, VolumeAttributesClass } from '../model/objects.js';
-import type { Logger } from '../observability/logger.js';
+import type { Logger } from '../observability/log/logger.js';
 import { createMetrics } from '../observability/metrics.js';
 import { explainClaim, type DriverFacts, type EventFacts, type Explanation, type StorageClassFacts } from './explain-decision.js';
 import type { Config } from '../flags/config.js';

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { FakeApiServer } from '../../test/fakes/fake-apiserver.js';
-import { createLogger, silentLogger } from '../observability/logger.js';
+import { createLogger, silentLogger } from '../observability/log/logger.js';
 import { HttpKubeClient } from './client.js';
 import { ApiEventRecorder, EventType } from './events.js';
 

@@ -12,7 +12,7 @@
 // background loop, which starts on the next turn of the event loop; when the queue is full the newest event is dropped (it was logged), and API errors
 // are logged. Events are best effort, exactly as in client-go.
 import { metaTime } from '../model/time.js';
-import { kRef, type Logger } from '../observability/logger.js';
+import { kRef, type Logger } from '../observability/log/logger.js';
 import { linkedSignal } from '../base/signals.js';
 import type { KubeClient } from './client.js';
 import { isNotFound } from './errors.js';

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { FakeApiServer, type RecordedRequest } from '../../test/fakes/fake-apiserver.js';
 import { eventually } from '../../test/support/eventually.js';
 import { pvc } from '../../test/support/builders.js';
-import { createLogger } from '../observability/logger.js';
+import { createLogger } from '../observability/log/logger.js';
 import { HttpKubeClient } from './client.js';
 import { KubeApiError } from './errors.js';
 import { Informer, type InformerAccessListener, type InformerOptions } from './informer.js';

@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { eventually } from '../../test/support/eventually.js';
 import type { KubeObject } from '../model/objects.js';
-import { createLogger } from '../observability/logger.js';
+import { createLogger } from '../observability/log/logger.js';
 import type { KubeList, ListOptions, ListWatcher, WatchOptions } from './client.js';
 import { KubeApiError } from './errors.js';
 import { Informer } from './informer.js';

@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { FakeApiServer } from '../../test/fakes/fake-apiserver.js';
 import { eventually } from '../../test/support/eventually.js';
-import { createLogger } from '../observability/logger.js';
+import { createLogger } from '../observability/log/logger.js';
 import { HttpKubeClient } from './client.js';
 import { Informer, type InformerOptions } from './informer.js';
 import type { KubeObject } from '../model/objects.js';

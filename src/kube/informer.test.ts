@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { FakeApiServer } from '../../test/fakes/fake-apiserver.js';
 import { eventually } from '../../test/support/eventually.js';
 import { pvc } from '../../test/support/builders.js';
-import { createLogger } from '../observability/logger.js';
+import { createLogger } from '../observability/log/logger.js';
 import { HttpKubeClient } from './client.js';
 import { Informer } from './informer.js';
 import type { KubeObject, Pvc } from '../model/objects.js';

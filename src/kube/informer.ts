@@ -29,7 +29,7 @@
 import { Backoff, type BackoffOptions } from '../base/backoff.js';
 import { realClock, type Clock, type TimerHandle } from '../base/clock.js';
 import { abortReason, AbortError, sleep } from '../base/signals.js';
-import type { Logger } from '../observability/logger.js';
+import type { Logger } from '../observability/log/logger.js';
 import type { KubeList, ListWatcher, WatchOptions } from './client.js';
 import { isForbidden, isGone, KubeApiError } from './errors.js';
 import type { KubeObject } from '../model/objects.js';

@@ -4,7 +4,7 @@ import { FakeApiServer } from '../../test/fakes/fake-apiserver.js';
 import { FakeClock } from '../../test/fakes/fake-clock.js';
 import { eventually } from '../../test/support/eventually.js';
 import { MemoryLeases } from '../../test/fakes/memory-leases.js';
-import { createLogger, silentLogger } from '../observability/logger.js';
+import { createLogger, silentLogger } from '../observability/log/logger.js';
 import { createMetrics } from '../observability/metrics.js';
 import { microTime } from '../model/time.js';
 import { HttpKubeClient } from './client.js';

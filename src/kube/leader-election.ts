@@ -10,7 +10,7 @@ import os from 'node:os';
 import type { Clock } from '../base/clock.js';
 import { realClock } from '../base/clock.js';
 import { linkedSignal, sleep } from '../base/signals.js';
-import type { Logger } from '../observability/logger.js';
+import type { Logger } from '../observability/log/logger.js';
 import type { Metrics } from '../observability/metrics.js';
 import type { KubeClient } from './client.js';
 import { isConflict, isNotFound } from './errors.js';

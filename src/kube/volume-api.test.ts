@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createLogger } from '../observability/logger.js';
+import { createLogger } from '../observability/log/logger.js';
 import type { Pv, Pvc } from '../model/objects.js';
 import { pv, pvc } from '../../test/support/builders.js';
 import { readClaimAndVolume, type ObjectCache } from './volume-api.js';

@@ -3,7 +3,7 @@
 // and the start both reconciles share (the PVC, then its PV, from the caches).
 import { messageOf } from '../base/errors.js';
 import type { Pv, Pvc } from '../model/objects.js';
-import { kKey, kObj, type Logger } from '../observability/logger.js';
+import { kKey, kObj, type Logger } from '../observability/log/logger.js';
 import type { KubeClient } from './client.js';
 
 export interface VolumeApi {

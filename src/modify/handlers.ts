@@ -4,7 +4,7 @@ import type { InformerHandlers } from '../kube/informer.js';
 import type { Pv, Pvc, VolumeAttributesClass } from '../model/objects.js';
 import { pvcKey } from '../model/pvc.js';
 import { goQuote } from '../base/go-quote.js';
-import { kObj, type Logger } from '../observability/logger.js';
+import { kObj, type Logger } from '../observability/log/logger.js';
 import type { RateLimitingQueue } from '../queue/rate-limiters.js';
 
 type KeyQueue = Pick<RateLimitingQueue<string>, 'add' | 'forget'>;

@@ -20,7 +20,7 @@ import type { VolumeScope } from '../model/volume-scope.js';
 import type { Pv, Pvc, VolumeAttributesClass } from '../model/objects.js';
 import { pvcKey } from '../model/pvc.js';
 import { goQuote } from '../base/go-quote.js';
-import { kObj, type Logger } from '../observability/logger.js';
+import { kObj, type Logger } from '../observability/log/logger.js';
 import type { KeyLock } from '../queue/key-lock.js';
 import type { SlowSetView } from '../queue/slow-set.js';
 import type { EventRecorder } from '../kube/events.js';

@@ -6,7 +6,7 @@ import { Informer } from '../kube/informer.js';
 import { HttpKubeClient } from '../kube/client.js';
 import { objectKey } from '../kube/keys.js';
 import { Resources } from '../kube/resources.js';
-import { createLogger } from '../observability/logger.js';
+import { createLogger } from '../observability/log/logger.js';
 import { FakeApiServer } from '../../test/fakes/fake-apiserver.js';
 import { eventually } from '../../test/support/eventually.js';
 import { pod } from '../../test/support/builders.js';

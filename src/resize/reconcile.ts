@@ -10,7 +10,7 @@ import { Annotation, EventReason, Message } from '../model/names.js';
 import type { Pv, Pvc } from '../model/objects.js';
 import { allocatedBytes, capacityBytes, isFileSystemResizePending, pvBytes, pvClaimedBy, requestedBytes, resizeStatus, STORAGE } from '../model/pvc.js';
 import { formatBytes } from '../model/quantity.js';
-import { kObj, type Logger } from '../observability/logger.js';
+import { kObj, type Logger } from '../observability/log/logger.js';
 import type { Clock } from '../base/clock.js';
 import { metaTime } from '../model/time.js';
 import type { Outcome } from '../queue/workers.js';

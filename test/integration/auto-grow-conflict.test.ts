@@ -27,7 +27,7 @@ import { HttpKubeClient, type ListWatcher } from '../../src/kube/client.js';
 import { loadKubeConfig } from '../../src/kube/kubeconfig.js';
 import { Resources, type ResourceRef } from '../../src/kube/resources.js';
 import { everyVolume } from '../../src/model/volume-scope.js';
-import { createLogger } from '../../src/observability/logger.js';
+import { createLogger } from '../../src/observability/log/logger.js';
 import { createMetrics } from '../../src/observability/metrics.js';
 import { toPodClaimUsage, type PodClaimUsage } from '../../src/resize/in-use.js';
 import type { Resizer } from '../../src/resize/resizer.js';

@@ -27,7 +27,7 @@ import { checkPermissions } from '../../src/app/permission-check.js';
 import { HttpKubeClient } from '../../src/kube/client.js';
 import { loadKubeConfig } from '../../src/kube/kubeconfig.js';
 import { renderExplanation } from '../../src/diagnose/explain-report.js';
-import { createLogger, silentLogger } from '../../src/observability/logger.js';
+import { createLogger, silentLogger } from '../../src/observability/log/logger.js';
 import { formatBytes } from '../../src/model/quantity.js';
 
 const cluster = await useCluster();

@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { status } from '@grpc/grpc-js';
-import { silentLogger } from '../../src/observability/logger.js';
+import { silentLogger } from '../../src/observability/log/logger.js';
 import { createMetrics, type Metrics } from '../../src/observability/metrics.js';
 import { DriverNameError, GrpcCsiClient } from '../../src/csi/client.js';
 import { CsiError } from '../../src/csi/errors.js';

@@ -6,7 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { status, type ServiceError } from '@grpc/grpc-js';
-import { silentLogger } from '../../src/observability/logger.js';
+import { silentLogger } from '../../src/observability/log/logger.js';
 import { createMetrics } from '../../src/observability/metrics.js';
 import { discoverCapabilities, GrpcCsiClient } from '../../src/csi/client.js';
 import { CsiError } from '../../src/csi/errors.js';

@@ -15,7 +15,7 @@ import { objectKey } from '../../src/kube/keys.js';
 import { loadKubeConfig, type ClientConfig } from '../../src/kube/kubeconfig.js';
 import { LeaderElector } from '../../src/kube/leader-election.js';
 import { Resources } from '../../src/kube/resources.js';
-import { createLogger, silentLogger } from '../../src/observability/logger.js';
+import { createLogger, silentLogger } from '../../src/observability/log/logger.js';
 import { eventually } from '../support/eventually.js';
 import { asApiBody, pvc } from '../support/builders.js';
 

@@ -12,7 +12,7 @@ import { HttpKubeClient } from '../../src/kube/client.js';
 import { loadKubeConfig } from '../../src/kube/kubeconfig.js';
 import { checkPermissions } from '../../src/app/permission-check.js';
 import { requiredRules } from '../../src/kube/required-permissions.js';
-import { createLogger } from '../../src/observability/logger.js';
+import { createLogger } from '../../src/observability/log/logger.js';
 
 const cluster = await useCluster();
 const admin = clientsFromKubeconfig(cluster.adminKubeconfigPath);

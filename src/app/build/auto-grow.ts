@@ -20,7 +20,7 @@ import { TopolvmAnnotation } from '../../autogrow/annotations.js';
 import type { KubeObject, Node, Pvc } from '../../model/objects.js';
 import { formatBytes } from '../../model/quantity.js';
 import { registerAutoGrowMetrics } from '../../observability/auto-grow-metrics.js';
-import type { Logger } from '../../observability/logger.js';
+import type { Logger } from '../../observability/log/logger.js';
 import type { Resizer } from '../../resize/resizer.js';
 import { ItemExponentialFailureRateLimiter, RateLimitingQueue } from '../../queue/rate-limiters.js';
 import { usageSourceFromFlags } from '../../usage/source-from-flags.js';

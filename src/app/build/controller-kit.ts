@@ -12,7 +12,7 @@ import type { HttpKubeClient } from '../../kube/client.js';
 import { ApiEventRecorder, type EventRecorder } from '../../kube/events.js';
 import { volumeApi, type VolumeApi } from '../../kube/volume-api.js';
 import type { VolumeScope } from '../../model/volume-scope.js';
-import type { Logger } from '../../observability/logger.js';
+import type { Logger } from '../../observability/log/logger.js';
 import type { Metrics } from '../../observability/metrics.js';
 import { KeyLock } from '../../queue/key-lock.js';
 import { ItemExponentialFailureRateLimiter, RateLimitingQueue } from '../../queue/rate-limiters.js';

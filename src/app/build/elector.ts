@@ -15,7 +15,7 @@ import {
   type LeaderCallbacks,
 } from '../../kube/leader-election.js';
 import type { HealthResult } from '../../observability/http-server.js';
-import type { Logger } from '../../observability/logger.js';
+import type { Logger } from '../../observability/log/logger.js';
 import type { Metrics } from '../../observability/metrics.js';
 import { StartupError } from '../startup-error.js';
 

@@ -14,7 +14,7 @@ import { Resources, type ResourceRef } from '../../kube/resources.js';
 import { StringPool } from '../../kube/string-pool.js';
 import type { KubeObject, Pv, Pvc } from '../../model/objects.js';
 import type { VolumeScope } from '../../model/volume-scope.js';
-import type { Logger } from '../../observability/logger.js';
+import type { Logger } from '../../observability/log/logger.js';
 import type { Metrics } from '../../observability/metrics.js';
 import { NodeLocalCaches } from '../node-local-caches.js';
 import { NodeVolumeScope } from '../node-volume-scope.js';

@@ -4,9 +4,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { createLogOutput } from './log-output.js';
+import { createLogOutput } from './output.js';
 import { createLogger, kKey, kObj, kRef, wallClockMs, type LogFields, type Logger, type LoggerOptions } from './logger.js';
-import { goQuote } from '../base/go-quote.js';
+import { goQuote } from '../../base/go-quote.js';
 import { globMatch, parseVModule } from './vmodule.js';
 
 const SOURCE = readFileSync(fileURLToPath(import.meta.url), 'utf8').split('\n');
@@ -140,7 +140,7 @@ test('json: component-base key order, ts in epoch milliseconds, v on info lines 
   log.v(4).info('Resize PVC finished', { PVC: kRef('ns', 'p') });
   log.v(4).infof('Update volumeAttributesClass of PV "pv" to gold succeeded');
   log.warnf('warning text');
-  const caller = (marker: string) => `observability/logger.test.ts:${lineOf(marker)}`;
+  const caller = (marker: string) => `log/logger.test.ts:${lineOf(marker)}`;
   assert.equal(lines[0], `{"ts":1796107998898.123,"caller":"${caller('@json-info')}","msg":"Version","v":0,"version":"v2.2.1"}`);
   // klog.V(4).InfoS reaches the zap backend at level 0, so upstream's JSON says "v":0 for it.
   assert.match(lines[1]!, /^\{"ts":[0-9.]+,"caller":"[^"]+","msg":"Started PVC processing for resize controller","v":0,"key":"ns\/p"\}$/);

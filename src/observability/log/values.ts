@@ -8,8 +8,8 @@
 //         that cannot be encoded leaves the key out and adds `<key>Error` with the reason.
 // Neither throws, whatever the value: cycles, null prototypes, BigInt, throwing getters and
 // toJSON methods, proxies, symbols and functions all end as text.
-import { messageOf } from '../base/errors.js';
-import { goQuote } from '../base/go-quote.js';
+import { messageOf } from '../../base/errors.js';
+import { goQuote } from '../../base/go-quote.js';
 
 /** klog.ObjectRef: `ns/name` in text, `{"name":…,"namespace":…}` in JSON (klog.KObj, klog.KRef). */
 export class ObjectRef {

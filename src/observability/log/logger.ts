@@ -2,7 +2,7 @@
 //
 //   text  `I1201 06:53:18.898123   18389 reconcile.ts:102] "msg" err="…" k="v"`: severity, local
 //         date and time to the microsecond, the pid right-aligned in 7 columns, the call's source
-//         file and line, the Go-quoted message, then key=value pairs (log-values.ts). Lines from
+//         file and line, the Go-quoted message, then key=value pairs (values.ts). Lines from
 //         the `…f` methods (klog.Infof and friends upstream) print the message unquoted, alone.
 //   json  `{"ts":1764571998898.123,"caller":"resize/reconcile.ts:102","msg":"…","v":0,"k":"v"}`
 //         as zap writes it through zapr: ts in epoch milliseconds, `v` on info lines, `err` last
@@ -12,7 +12,7 @@
 //
 // `-v` gates `v(n)` lines; --vmodule raises the level per source file (vmodule.ts). The source
 // position comes from one V8 call-site capture, mapped through the source map and cached per
-// call site (log-caller.ts); it is taken only for a line that will be written, and for a `v(n)`
+// call site (caller.ts); it is taken only for a line that will be written, and for a `v(n)`
 // line above -v only when --vmodule is set: the position is about half of a written line's cost,
 // and a `v(n)` line below -v costs next to nothing without --vmodule (bench/logger-cost.ts;
 // docs/performance.md, "The logger's cost").
@@ -22,13 +22,13 @@
 // whose key names a secret are printed as `<redacted>`.
 //
 // Hand-written: pino and friends have no verbosity gate and no klog text format (docs/architecture.md, "What we write ourselves").
-import { callerOf, type CallerPosition } from './log-caller.js';
-import { createLogOutput, type LogOutput } from './log-output.js';
-import { goQuote } from '../base/go-quote.js';
-import { errorMessage, goFloatF, jsonField, jsonString, messageText, textField, textValue } from './log-values.js';
+import { callerOf, type CallerPosition } from './caller.js';
+import { createLogOutput, type LogOutput } from './output.js';
+import { goQuote } from '../../base/go-quote.js';
+import { errorMessage, goFloatF, jsonField, jsonString, messageText, textField, textValue } from './values.js';
 import { parseVModule, VModule, type VModuleEntry } from './vmodule.js';
 
-export { kKey, kObj, kRef, ObjectRef } from './log-values.js';
+export { kKey, kObj, kRef, ObjectRef } from './values.js';
 
 export type LogFields = Readonly<Record<string, unknown>>;
 export type LogFormat = 'text' | 'json';

@@ -2,7 +2,7 @@
 // base name without the extension (.ts/.js here, .go upstream); `*`, `?`, `[...]` and `\` are
 // Go's filepath.Match glob syntax; the first matching pattern decides; a file that matches none
 // gets only the global -v. Patterns with N=0 are dropped, as klog drops them.
-import { goQuote } from '../base/go-quote.js';
+import { goQuote } from '../../base/go-quote.js';
 
 export interface VModuleEntry {
   readonly pattern: string;

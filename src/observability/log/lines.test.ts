@@ -11,9 +11,9 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { RULE_EFFECTS } from '../kube/required-permissions.js';
-import { Message } from '../model/names.js';
-import { findLogCalls, type LogCall } from '../../test/support/log-calls.js';
+import { RULE_EFFECTS } from '../../kube/required-permissions.js';
+import { Message } from '../../model/names.js';
+import { findLogCalls, type LogCall } from '../../../test/support/log-calls.js';
 
 type Row = readonly [file: string, kind: LogCall['method'], level: number, message: string, keys: string, source: string];
 
@@ -362,7 +362,7 @@ const TABLE: readonly Row[] = [
   ['modify/reconcile.ts', 'infof', 4, 'Message.modifyInfeasibleDelay(key)', '', `${ER} pkg/modifycontroller/modify_volume.go:246`],
 ];
 
-const SRC = dirname(dirname(fileURLToPath(import.meta.url)));
+const SRC = dirname(dirname(dirname(fileURLToPath(import.meta.url))));
 
 function sources(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {

@@ -10,8 +10,8 @@
 // process.stdout/stderr writes are synchronous for files and pipes on Linux, so an exit never
 // loses a line that was not buffered.
 
-import type { TimerHandle } from '../base/clock.js';
-import { setLongTimeout } from '../base/long-timer.js';
+import type { TimerHandle } from '../../base/clock.js';
+import { setLongTimeout } from '../../base/long-timer.js';
 
 export interface LogOutput {
   /** One line without its newline. `isInfo` picks the stream when the output is split. */
