@@ -78,7 +78,7 @@ module.exports = {
       comment:
         "the HTTP client (node:https, or an HTTP library) is used by the transports alone: the API server's (kube/http.ts, kube/connections.ts) and the usage sources' (usage/http-get.ts)",
       severity: 'error',
-      from: { path: SHIPPED.path, pathNot: [SHIPPED.pathNot, '^src/kube/(http|connections)\\.ts$', '^src/usage/http-get\\.ts$'] },
+      from: { path: SHIPPED.path, pathNot: [SHIPPED.pathNot, '^src/kube/wire/(http|connections)\\.ts$', '^src/usage/http-get\\.ts$'] },
       to: { path: ['^node_modules/undici/', '^(node:)?https$'] },
     },
     {
@@ -89,7 +89,7 @@ module.exports = {
       to: {
         path: [
           '^src/csi/(connection\\.ts|proto/)',
-          '^src/kube/(http|connections|proxy|credentials|kubeconfig)\\.ts$',
+          '^src/kube/wire/(http|connections|proxy|credentials|kubeconfig)\\.ts$',
           '^src/usage/(http-get|kubelet-source|prometheus-source)\\.ts$',
         ],
       },
@@ -98,8 +98,8 @@ module.exports = {
       name: 'kube-builders-no-transport',
       comment: 'patches, keys, resource paths, the store and watch decoding are pure: no transport',
       severity: 'error',
-      from: { path: '^src/kube/(patch|keys|resources|store|watch|content-type|required-permissions)\\.ts$' },
-      to: { path: ['^src/kube/(http|connections|proxy|credentials|kubeconfig|client)\\.ts$'], dependencyTypesNot: ['type-only'] },
+      from: { path: '^src/kube/(api/(patch|resources|watch|content-type|required-permissions)|cache/(keys|store))\\.ts$' },
+      to: { path: ['^src/kube/(wire/(http|connections|proxy|credentials|kubeconfig)|api/client)\\.ts$'], dependencyTypesNot: ['type-only'] },
     },
     {
       name: 'model-no-io',

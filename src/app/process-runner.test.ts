@@ -11,7 +11,7 @@ import { parseConfig } from '../flags/config.js';
 import { endProcess, type ProcessEnd } from './exit.js';
 import type { ProcessSignals } from './os-signals.js';
 import { runProcess, type PermissionCheckTiming, type ProcessParts } from './process-runner.js';
-import type { LeaderCallbacks } from '../kube/leader-election.js';
+import type { LeaderCallbacks } from '../kube/api/leader-election.js';
 import { createLogger } from '../observability/log/logger.js';
 import { createMetrics } from '../observability/metrics.js';
 import { StartupError } from './startup-error.js';

@@ -7,7 +7,7 @@ import { Registry } from 'prom-client';
 import { FakeClock } from '../../test/fakes/fake-clock.js';
 import { RecordingEventRecorder } from '../../test/fakes/recording-events.js';
 import { pv, pvc, type PvcOptions } from '../../test/support/builders.js';
-import { KubeApiError } from '../kube/errors.js';
+import { KubeApiError } from '../kube/api/errors.js';
 import type { Pv, Pvc } from '../model/objects.js';
 import { pvcKey } from '../model/pvc.js';
 import { AUTO_GROW_REACTION, AUTO_GROW_TOTAL, registerAutoGrowMetrics } from '../observability/auto-grow-metrics.js';

@@ -1,6 +1,6 @@
 // Informer callbacks to keys (§4.2). Handlers only decide whether a change is worth a reconcile;
 // the reconcile reads the stores again and decides what to do.
-import type { InformerHandlers } from '../kube/informer.js';
+import type { InformerHandlers } from '../kube/cache/informer.js';
 import type { Pv, Pvc, VolumeAttributesClass } from '../model/objects.js';
 import { pvcKey } from '../model/pvc.js';
 import { goQuote } from '../base/go-quote.js';

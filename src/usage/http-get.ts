@@ -1,6 +1,6 @@
 // The usage sources' HTTP transport: one GET, its whole answer up to a size bound, over Node's
 // own client (node:http, node:https with node:tls), as the API server's transport uses it
-// (docs/architecture.md, "The API server's connections"). Kept apart from kube/http.ts because a
+// (docs/architecture.md, "The API server's connections"). Kept apart from kube/wire/http.ts because a
 // kubelet or Prometheus is not the API server: no token bucket, no watch, no proxy, a TLS
 // configuration of its own. Keep-alive agents let the next poll reuse the connection; failures
 // of the wire are classified once, here, so the sources can say which kind of failure a node had.

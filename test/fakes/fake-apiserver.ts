@@ -7,7 +7,7 @@
 // silently, fail the next requests with a status.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { ClientConfig } from '../../src/kube/kubeconfig.js';
+import type { ClientConfig } from '../../src/kube/wire/kubeconfig.js';
 
 type Obj = Record<string, any>;
 

@@ -18,8 +18,8 @@ import { readPvc } from '../support/api-reads.js';
 import { runSubcommand, type Subcommand } from '../../src/diagnose/subcommands.js';
 import { runCli } from './cli-harness.js';
 import { identityWithRunnerRole, runnerRules } from '../cluster/rbac.js';
-import { HttpKubeClient } from '../../src/kube/client.js';
-import { loadKubeConfig } from '../../src/kube/kubeconfig.js';
+import { HttpKubeClient } from '../../src/kube/api/client.js';
+import { loadKubeConfig } from '../../src/kube/wire/kubeconfig.js';
 import { microTime } from '../../src/model/time.js';
 
 const cluster = await useCluster();

@@ -8,10 +8,10 @@ import { join } from 'node:path';
 import { useCluster } from '../cluster/test-cluster.js';
 import { clientsFromKubeconfig } from '../cluster/kube.js';
 import { createNamespace } from '../cluster/fixtures.js';
-import { HttpKubeClient } from '../../src/kube/client.js';
-import { loadKubeConfig } from '../../src/kube/kubeconfig.js';
+import { HttpKubeClient } from '../../src/kube/api/client.js';
+import { loadKubeConfig } from '../../src/kube/wire/kubeconfig.js';
 import { checkPermissions } from '../../src/app/permission-check.js';
-import { requiredRules } from '../../src/kube/required-permissions.js';
+import { requiredRules } from '../../src/kube/api/required-permissions.js';
 import { createLogger } from '../../src/observability/log/logger.js';
 
 const cluster = await useCluster();

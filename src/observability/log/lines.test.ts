@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { RULE_EFFECTS } from '../../kube/required-permissions.js';
+import { RULE_EFFECTS } from '../../kube/api/required-permissions.js';
 import { Message } from '../../model/names.js';
 import { findLogCalls, type LogCall } from '../../../test/support/log-calls.js';
 
@@ -223,60 +223,60 @@ const TABLE: readonly Row[] = [
   ['csi/client.ts', 'error', 0, 'CSI fatal listener failed', 'err', 'ours: a listener bug'],
 
   // leader election (client-go tools/leaderelection, csi-lib-utils leaderelection)
-  ['kube/leader-election.ts', 'info', 0, 'Attempting to acquire leader lease...', 'lock', `${CG} tools/leaderelection/leaderelection.go:258`],
-  ['kube/leader-election.ts', 'info', 4, 'Failed to acquire lease', 'lock', `${CG} tools/leaderelection/leaderelection.go:267`],
-  ['kube/leader-election.ts', 'info', 0, 'Successfully acquired lease', 'lock', `${CG} tools/leaderelection/leaderelection.go:272`],
-  ['kube/leader-election.ts', 'info', 5, 'Successfully renewed lease', 'lock', `${CG} tools/leaderelection/leaderelection.go:300`],
-  ['kube/leader-election.ts', 'info', 0, 'Failed to renew lease', 'lock,err', `${CG} tools/leaderelection/leaderelection.go:304`],
-  ['kube/leader-election.ts', 'error', 0, 'Failed to release lease', 'err,lock', `${CG} tools/leaderelection/leaderelection.go:341`],
+  ['kube/api/leader-election.ts', 'info', 0, 'Attempting to acquire leader lease...', 'lock', `${CG} tools/leaderelection/leaderelection.go:258`],
+  ['kube/api/leader-election.ts', 'info', 4, 'Failed to acquire lease', 'lock', `${CG} tools/leaderelection/leaderelection.go:267`],
+  ['kube/api/leader-election.ts', 'info', 0, 'Successfully acquired lease', 'lock', `${CG} tools/leaderelection/leaderelection.go:272`],
+  ['kube/api/leader-election.ts', 'info', 5, 'Successfully renewed lease', 'lock', `${CG} tools/leaderelection/leaderelection.go:300`],
+  ['kube/api/leader-election.ts', 'info', 0, 'Failed to renew lease', 'lock,err', `${CG} tools/leaderelection/leaderelection.go:304`],
+  ['kube/api/leader-election.ts', 'error', 0, 'Failed to release lease', 'err,lock', `${CG} tools/leaderelection/leaderelection.go:341`],
   [
-    'kube/leader-election.ts',
+    'kube/api/leader-election.ts',
     'info',
     2,
     'Failed to update lease optimistically, falling back to slow path',
     'lock,err',
     `${CG} tools/leaderelection/leaderelection.go:454`,
   ],
-  ['kube/leader-election.ts', 'error', 0, 'Error retrieving lease lock', 'err,lock', `${CG} tools/leaderelection/leaderelection.go:461`],
-  ['kube/leader-election.ts', 'error', 0, 'Error initially creating lease lock', 'err,lock', `${CG} tools/leaderelection/leaderelection.go:465`],
-  ['kube/leader-election.ts', 'info', 4, 'Lease is held by and has not yet expired', 'lock,holder', `${CG} tools/leaderelection/leaderelection.go:481`],
-  ['kube/leader-election.ts', 'error', 0, 'Failed to update lease', 'err,lock', `${CG} tools/leaderelection/leaderelection.go:497`],
-  ['kube/leader-election.ts', 'info', 2, 'became leader, starting', '', `${LIB} leaderelection/leader_election.go:202`],
-  ['kube/leader-election.ts', 'error', 0, 'Stopped leading', '', `${LIB} leaderelection/leader_election.go:206`],
-  ['kube/leader-election.ts', 'info', 3, 'New leader detected', 'leader', `${LIB} leaderelection/leader_election.go:210`],
-  ['kube/leader-election.ts', 'error', 0, 'Leader work failed', 'err', 'ours: the controllers failed while leading'],
-  ['kube/leader-election.ts', 'error', 0, 'onStoppedLeading failed', 'err', 'ours: a callback bug'],
-  ['kube/leader-election.ts', 'error', 0, 'onNewLeader failed', 'err', 'ours: a callback bug'],
+  ['kube/api/leader-election.ts', 'error', 0, 'Error retrieving lease lock', 'err,lock', `${CG} tools/leaderelection/leaderelection.go:461`],
+  ['kube/api/leader-election.ts', 'error', 0, 'Error initially creating lease lock', 'err,lock', `${CG} tools/leaderelection/leaderelection.go:465`],
+  ['kube/api/leader-election.ts', 'info', 4, 'Lease is held by and has not yet expired', 'lock,holder', `${CG} tools/leaderelection/leaderelection.go:481`],
+  ['kube/api/leader-election.ts', 'error', 0, 'Failed to update lease', 'err,lock', `${CG} tools/leaderelection/leaderelection.go:497`],
+  ['kube/api/leader-election.ts', 'info', 2, 'became leader, starting', '', `${LIB} leaderelection/leader_election.go:202`],
+  ['kube/api/leader-election.ts', 'error', 0, 'Stopped leading', '', `${LIB} leaderelection/leader_election.go:206`],
+  ['kube/api/leader-election.ts', 'info', 3, 'New leader detected', 'leader', `${LIB} leaderelection/leader_election.go:210`],
+  ['kube/api/leader-election.ts', 'error', 0, 'Leader work failed', 'err', 'ours: the controllers failed while leading'],
+  ['kube/api/leader-election.ts', 'error', 0, 'onStoppedLeading failed', 'err', 'ours: a callback bug'],
+  ['kube/api/leader-election.ts', 'error', 0, 'onNewLeader failed', 'err', 'ours: a callback bug'],
 
   // events (client-go tools/record, StartStructuredLogging(0) in both controllers)
-  ['kube/events.ts', 'info', 0, 'Event occurred', 'object,fieldPath,kind,apiVersion,type,reason,message', `${CG} tools/record/event.go:389`],
-  ['kube/events.ts', 'warn', 0, 'Failed to write event', 'reason,object,err', 'ours: client-go retries and logs per attempt'],
+  ['kube/api/events.ts', 'info', 0, 'Event occurred', 'object,fieldPath,kind,apiVersion,type,reason,message', `${CG} tools/record/event.go:389`],
+  ['kube/api/events.ts', 'warn', 0, 'Failed to write event', 'reason,object,err', 'ours: client-go retries and logs per attempt'],
 
   // informers (ours: client-go's reflector lines differ in kind; these say what our informer does)
-  ['kube/informer.ts', 'info', 2, 'Server does not stream initial events; listing instead', 'resource', 'ours: informer'],
-  ['kube/informer.ts', 'info', 2, 'Watch resourceVersion too old, relisting', 'resource', 'ours: informer'],
-  ['kube/informer.ts', 'warn', 0, 'List/watch failed, retrying', 'resource,err,delayMs', 'ours: informer'],
+  ['kube/cache/informer.ts', 'info', 2, 'Server does not stream initial events; listing instead', 'resource', 'ours: informer'],
+  ['kube/cache/informer.ts', 'info', 2, 'Watch resourceVersion too old, relisting', 'resource', 'ours: informer'],
+  ['kube/cache/informer.ts', 'warn', 0, 'List/watch failed, retrying', 'resource,err,delayMs', 'ours: informer'],
   [
-    'kube/informer.ts',
+    'kube/cache/informer.ts',
     'warn',
     0,
     'List/watch forbidden, retrying quietly until it is allowed',
     'resource,err',
     'ours: informer without an access listener, once per run of refusals',
   ],
-  ['kube/informer.ts', 'info', 0, 'List/watch allowed again', 'resource', 'ours: informer without an access listener, after a refusal'],
+  ['kube/cache/informer.ts', 'info', 0, 'List/watch allowed again', 'resource', 'ours: informer without an access listener, after a refusal'],
   [
-    'kube/informer.ts',
+    'kube/cache/informer.ts',
     'warn',
     0,
     'Reading an object again failed, retrying',
     'resource,key,err,delayMs',
     'ours: informer refetch (--node-deployment: a claim whose PV arrived after it)',
   ],
-  ['kube/informer.ts', 'info', 2, 'Informer synced', 'resource,objects', 'ours: informer'],
-  ['kube/informer.ts', 'info', 2, 'Watch silent too long, restarting it', 'resource,inactivityMs', 'ours: informer'],
-  ['kube/informer.ts', 'error', 0, 'Skipping an object the informer cannot handle', 'resource,key,err', 'ours: malformed objects are skipped, not fatal'],
-  ['kube/informer.ts', 'error', 0, 'Informer event handler failed', 'resource,event,key,err', 'ours: a handler bug never stops the informer'],
+  ['kube/cache/informer.ts', 'info', 2, 'Informer synced', 'resource,objects', 'ours: informer'],
+  ['kube/cache/informer.ts', 'info', 2, 'Watch silent too long, restarting it', 'resource,inactivityMs', 'ours: informer'],
+  ['kube/cache/informer.ts', 'error', 0, 'Skipping an object the informer cannot handle', 'resource,key,err', 'ours: malformed objects are skipped, not fatal'],
+  ['kube/cache/informer.ts', 'error', 0, 'Informer event handler failed', 'resource,event,key,err', 'ours: a handler bug never stops the informer'],
   ['observability/http-server.ts', 'error', 0, 'Error gathering metric', 'metric,err', 'ours: /metrics'],
   ['observability/http-server.ts', 'error', 0, 'HTTP handler failed', 'path,err', 'ours: /metrics'],
   ['observability/http-server.ts', 'error', 0, 'HTTP server error', 'err', 'ours: /metrics'],
@@ -292,7 +292,7 @@ const TABLE: readonly Row[] = [
   ['resize/controller.ts', 'error', 0, 'Error syncing PVC', 'err', `${ER} pkg/controller/controller.go:328`],
   ['resize/reconcile.ts', 'info', 4, 'Started PVC processing for resize controller', 'key', `${ER} pkg/controller/controller.go:338`],
   [
-    'kube/volume-api.ts',
+    'kube/api/volume-api.ts',
     'info',
     3,
     'PVC is deleted or does not exist',
@@ -300,7 +300,7 @@ const TABLE: readonly Row[] = [
     `${ER} pkg/controller/controller.go:351, pkg/modifycontroller/controller.go:273`,
   ],
   [
-    'kube/volume-api.ts',
+    'kube/api/volume-api.ts',
     'info',
     4,
     'PV bound to PVC is not created yet',
