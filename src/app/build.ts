@@ -10,7 +10,7 @@ import { linkedSignal } from '../base/signals.js';
 import { discoverCapabilities, DriverNameError, GrpcCsiClient, type DriverCapabilities } from '../csi/client.js';
 import type { Config } from '../flags/config.js';
 import { withGate, type FeatureGates } from '../flags/feature-gates.js';
-import type { HttpKubeClient } from '../kube/api/client.js';
+import type { HttpKubeClient } from '../kube/wire/http-client.js';
 import { ApiClientFactory, ClientPurpose } from '../kube/wire/client-factory.js';
 import { leaseNamespace, type LeaderCallbacks } from '../kube/api/leader-election.js';
 import { requiredRules, type PermissionNeeds } from '../kube/api/required-permissions.js';

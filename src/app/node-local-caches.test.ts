@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { FakeApiServer } from '../../test/fakes/fake-apiserver.js';
 import { pv, pvc } from '../../test/support/builders.js';
 import { eventually } from '../../test/support/eventually.js';
-import { HttpKubeClient } from '../kube/api/client.js';
+import { HttpKubeClient } from '../kube/wire/http-client.js';
 import { Informer } from '../kube/cache/informer.js';
 import { objectKey } from '../kube/cache/keys.js';
 import { Resources } from '../kube/api/resources.js';

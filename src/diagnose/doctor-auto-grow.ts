@@ -6,7 +6,7 @@
 import { messageOf } from '../base/errors.js';
 import { readPolicy, type StorageClassView } from '../autogrow/policy.js';
 import type { Config } from '../flags/config.js';
-import type { HttpKubeClient } from '../kube/api/client.js';
+import type { HttpKubeClient } from '../kube/wire/http-client.js';
 import { isForbidden } from '../kube/api/errors.js';
 import type { ClientConfig } from '../kube/wire/kubeconfig.js';
 import { Resources } from '../kube/api/resources.js';

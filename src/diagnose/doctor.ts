@@ -10,7 +10,7 @@ import { messageOf } from '../base/errors.js';
 import { statSync } from 'node:fs';
 import { discoverCapabilities, GrpcCsiClient, type DriverCapabilities } from '../csi/client.js';
 import { parseCsiAddress } from '../csi/driver-channel.js';
-import type { HttpKubeClient } from '../kube/api/client.js';
+import type { HttpKubeClient } from '../kube/wire/http-client.js';
 import { ApiClientFactory, ClientPurpose } from '../kube/wire/client-factory.js';
 import { isForbidden, isNotFound } from '../kube/api/errors.js';
 import { leaseNameForDriver, leaseNamespace } from '../kube/api/leader-election.js';

@@ -12,7 +12,7 @@ import type { Logger } from '../observability/log/logger.js';
 import { createMetrics } from '../observability/metrics.js';
 import { explainClaim, type DriverFacts, type EventFacts, type Explanation, type StorageClassFacts } from './explain-decision.js';
 import type { Config } from '../flags/config.js';
-import type { HttpKubeClient } from '../kube/api/client.js';
+import type { HttpKubeClient } from '../kube/wire/http-client.js';
 import type { ClientConfig } from '../kube/wire/kubeconfig.js';
 import { readPolicy, type StorageClassView } from '../autogrow/policy.js';
 import { usageSourceFromFlags } from '../usage/source-from-flags.js';

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { ClaimUsage, PodClaimUsage, toPodClaimUsage } from './in-use.js';
 import { podHandlers } from './handlers.js';
 import { Informer } from '../kube/cache/informer.js';
-import { HttpKubeClient } from '../kube/api/client.js';
+import { HttpKubeClient } from '../kube/wire/http-client.js';
 import { objectKey } from '../kube/cache/keys.js';
 import { Resources } from '../kube/api/resources.js';
 import { createLogger } from '../observability/log/logger.js';

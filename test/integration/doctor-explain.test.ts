@@ -18,7 +18,7 @@ import { readPvc } from '../support/api-reads.js';
 import { runSubcommand, type Subcommand } from '../../src/diagnose/subcommands.js';
 import { runCli } from './cli-harness.js';
 import { identityWithRunnerRole, runnerRules } from '../cluster/rbac.js';
-import { HttpKubeClient } from '../../src/kube/api/client.js';
+import { HttpKubeClient } from '../../src/kube/wire/http-client.js';
 import { loadKubeConfig } from '../../src/kube/wire/kubeconfig.js';
 import { microTime } from '../../src/model/time.js';
 

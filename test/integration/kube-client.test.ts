@@ -7,7 +7,7 @@ import { after, before, test } from 'node:test';
 import { createNamespace, uniqueName } from '../cluster/fixtures.js';
 import { patchAs } from '../cluster/kube.js';
 import { adminClients, useCluster, type ClusterHandle, type KubeClients } from '../cluster/test-cluster.js';
-import { HttpKubeClient } from '../../src/kube/api/client.js';
+import { HttpKubeClient } from '../../src/kube/wire/http-client.js';
 import { KubeApiError, isConflict } from '../../src/kube/api/errors.js';
 import { ApiEventRecorder, EventType } from '../../src/kube/api/events.js';
 import { Informer } from '../../src/kube/cache/informer.js';

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { useCluster } from '../cluster/test-cluster.js';
 import { clientsFromKubeconfig } from '../cluster/kube.js';
 import { createNamespace } from '../cluster/fixtures.js';
-import { HttpKubeClient } from '../../src/kube/api/client.js';
+import { HttpKubeClient } from '../../src/kube/wire/http-client.js';
 import { loadKubeConfig } from '../../src/kube/wire/kubeconfig.js';
 import { checkPermissions } from '../../src/app/permission-check.js';
 import { requiredRules } from '../../src/kube/api/required-permissions.js';

@@ -8,7 +8,7 @@
 import type { Clock } from '../../base/clock.js';
 import type { Config } from '../../flags/config.js';
 import type { FeatureGates } from '../../flags/feature-gates.js';
-import type { HttpKubeClient } from '../../kube/api/client.js';
+import type { HttpKubeClient } from '../../kube/wire/http-client.js';
 import { ApiEventRecorder, type EventRecorder } from '../../kube/api/events.js';
 import { volumeApi, type VolumeApi } from '../../kube/api/volume-api.js';
 import type { VolumeScope } from '../../model/volume-scope.js';

@@ -4,7 +4,7 @@
 // replica's identity (kube/api/leader-election.ts). Settings client-go refuses end the start.
 import type { Config } from '../../flags/config.js';
 import type { FeatureGates } from '../../flags/feature-gates.js';
-import type { HttpKubeClient } from '../../kube/api/client.js';
+import type { HttpKubeClient } from '../../kube/wire/http-client.js';
 import { ClientPurpose, type ApiClientFactory } from '../../kube/wire/client-factory.js';
 import {
   LeaderElectionConfigError,

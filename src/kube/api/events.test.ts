@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { FakeApiServer } from '../../../test/fakes/fake-apiserver.js';
 import { createLogger, silentLogger } from '../../observability/log/logger.js';
-import { HttpKubeClient } from './client.js';
+import { HttpKubeClient } from '../wire/http-client.js';
 import { ApiEventRecorder, EventType } from './events.js';
 
 const EVENTS = 'v1/events';

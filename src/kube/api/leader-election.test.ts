@@ -7,7 +7,7 @@ import { MemoryLeases } from '../../../test/fakes/memory-leases.js';
 import { createLogger, silentLogger } from '../../observability/log/logger.js';
 import { createMetrics } from '../../observability/metrics.js';
 import { microTime } from '../../model/time.js';
-import { HttpKubeClient } from './client.js';
+import { HttpKubeClient } from '../wire/http-client.js';
 import { LeaderElectionConfigError, LeaderElector, leaderIdentity, leaseNameForDriver, leaseNamespace, sanitizeName } from './leader-election.js';
 
 const LEASES = 'coordination.k8s.io/v1/leases';

@@ -7,7 +7,7 @@ import { FakeApiServer, type RecordedRequest } from '../../../test/fakes/fake-ap
 import { eventually } from '../../../test/support/eventually.js';
 import { pvc } from '../../../test/support/builders.js';
 import { createLogger } from '../../observability/log/logger.js';
-import { HttpKubeClient } from '../api/client.js';
+import { HttpKubeClient } from '../wire/http-client.js';
 import { KubeApiError } from '../api/errors.js';
 import { Informer, type InformerAccessListener, type InformerOptions } from './informer.js';
 import type { KubeObject } from '../../model/objects.js';

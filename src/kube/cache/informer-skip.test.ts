@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { FakeApiServer } from '../../../test/fakes/fake-apiserver.js';
 import { eventually } from '../../../test/support/eventually.js';
 import { createLogger } from '../../observability/log/logger.js';
-import { HttpKubeClient } from '../api/client.js';
+import { HttpKubeClient } from '../wire/http-client.js';
 import { Informer, type InformerOptions } from './informer.js';
 import type { KubeObject } from '../../model/objects.js';
 import { objectKey } from './keys.js';

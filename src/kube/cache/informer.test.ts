@@ -4,7 +4,7 @@ import { FakeApiServer } from '../../../test/fakes/fake-apiserver.js';
 import { eventually } from '../../../test/support/eventually.js';
 import { pvc } from '../../../test/support/builders.js';
 import { createLogger } from '../../observability/log/logger.js';
-import { HttpKubeClient } from '../api/client.js';
+import { HttpKubeClient } from '../wire/http-client.js';
 import { Informer } from './informer.js';
 import type { KubeObject, Pvc } from '../../model/objects.js';
 import { objectKey } from './keys.js';

@@ -5,7 +5,7 @@
 // token bucket, so no purpose takes the tokens another needs. What a new client needs (a metrics
 // port, say) goes into the factory's options once and reaches every client.
 import type { RestClientMetrics } from '../../observability/rest-client.js';
-import { HttpKubeClient } from '../api/client.js';
+import { HttpKubeClient } from './http-client.js';
 import { loadKubeConfig, type ClientConfig } from './kubeconfig.js';
 import { clientRateLimit } from './rate-limiter.js';
 
