@@ -4,10 +4,10 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { FakeApiServer } from '../../../test/fakes/fake-apiserver.js';
-import { HttpKubeClient } from '../wire/http-client.js';
-import { isConflict, isNotFound, KubeApiError } from './errors.js';
-import { loadKubeConfig } from '../wire/kubeconfig.js';
-import { PatchType } from './patch.js';
+import { HttpKubeClient } from './http-client.js';
+import { isConflict, isNotFound, KubeApiError } from '../api/errors.js';
+import { loadKubeConfig } from './kubeconfig.js';
+import { PatchType } from '../api/patch.js';
 
 const PVCS = 'v1/persistentvolumeclaims';
 
