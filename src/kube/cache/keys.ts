@@ -8,3 +8,14 @@ export function objectKey(obj: KubeObject): string {
   const ns = obj.metadata?.namespace;
   return ns ? `${ns}/${name}` : name;
 }
+
+/** The key of an object that may be malformed (fuzzed or hand-written JSON); undefined when it has none. */
+export function safeKey(obj: KubeObject): string | undefined {
+  try {
+    const meta = obj.metadata;
+    if (typeof meta?.name !== 'string' || (meta.namespace !== undefined && typeof meta.namespace !== 'string')) return undefined;
+    return objectKey(obj);
+  } catch {
+    return undefined;
+  }
+}

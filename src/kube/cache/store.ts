@@ -36,6 +36,16 @@ export function compareResourceVersions(a: string | undefined, b: string | undef
   return 1;
 }
 
+/** The resourceVersion of an object that may be malformed; undefined when it has none of type string. */
+export function resourceVersionOf(obj: KubeObject): string | undefined {
+  try {
+    const rv = obj.metadata?.resourceVersion;
+    return typeof rv === 'string' ? rv : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 function isDecimal(s: string): boolean {
   for (let i = 0; i < s.length; i++) {
     const c = s.charCodeAt(i);
