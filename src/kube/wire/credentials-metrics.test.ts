@@ -87,8 +87,10 @@ test('exec plugin: each run counted by exit code and status; its certificate set
   const url = await server(t);
   const p = plugin(dir);
   const [first, second] = [selfSigned(), selfSigned()];
-  p.answer('a', { clientCertificateData: first.cert.toString(), clientKeyData: first.key.toString() });
-  p.answer('b', { clientCertificateData: second.cert.toString(), clientKeyData: second.key.toString() });
+  // Credentials that expire at once: the client runs the plugin again for each request.
+  const expirationTimestamp = new Date(Date.now() + 1_000).toISOString();
+  p.answer('a', { clientCertificateData: first.cert.toString(), clientKeyData: first.key.toString(), expirationTimestamp });
+  p.answer('b', { clientCertificateData: second.cert.toString(), clientKeyData: second.key.toString(), expirationTimestamp });
   p.use('a');
   const metrics = createMetrics();
   const c = client(t, execConfig(url, p.command), metrics);

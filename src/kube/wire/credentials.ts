@@ -1,6 +1,9 @@
 // Turning a ClientConfig into what a request needs right now: headers and TLS material. Files
-// (token, CA, client certificate) are read on every resolution, so rotated files are picked up;
-// exec credential plugins run with KUBERNETES_EXEC_INFO and their answer is kept until it expires.
+// (token, CA, client certificate) are read on every resolution, so rotated files are picked up, as
+// client-go's cached file token source reads its file again; exec credential plugins run with
+// KUBERNETES_EXEC_INFO and a client's CredentialSource keeps their answer, as client-go's exec
+// authenticator does, until shortly before its expirationTimestamp (for good without one) or until
+// the server refuses it.
 // A CA file is rotated as client-go 1.36+ rotates it (ClientsAllowCARotation): a file that cannot
 // be read, is empty or holds no certificate (a rotation caught half-way) leaves the CA last read
 // from it in use (docs/architecture.md, "The API server's connections"). Plugin runs are reported
@@ -10,6 +13,7 @@ import { X509Certificate } from 'node:crypto';
 import { readFile as readFileCallback } from 'node:fs';
 import { promisify } from 'node:util';
 import nodePath from 'node:path';
+import { monotonicMs } from '../../base/clock.js';
 import { CaReloadReason, ExecCallStatus, type CredentialEvents } from '../../observability/rest-client.js';
 import type { ClientConfig, ExecCredentialPlugin, Material } from './kubeconfig.js';
 
@@ -156,54 +160,91 @@ function execCertificate(pem: Buffer): ExecCertificate | undefined {
   }
 }
 
-/** `events`: where plugin runs are reported (an API client's metrics), if anywhere. */
-export async function resolveCredentials(config: ClientConfig, signal: AbortSignal, events?: CredentialEvents): Promise<ResolvedCredentials> {
-  const headers: Record<string, string> = {};
-  let cert = await read(config.clientCert);
-  let key = await read(config.clientKey);
-  let expiresAtMs: number | undefined;
-  let fromPlugin: ExecCertificate | undefined;
-  const auth = config.auth;
-  switch (auth.kind) {
-    case 'none':
-      break;
-    case 'token':
-      headers['Authorization'] = `Bearer ${auth.token}`;
-      break;
-    case 'tokenFile':
-      headers['Authorization'] = `Bearer ${(await readFile(auth.path, 'utf8')).trim()}`;
-      break;
-    case 'basic':
-      headers['Authorization'] = `Basic ${Buffer.from(`${auth.username}:${auth.password}`).toString('base64')}`;
-      break;
-    case 'exec': {
-      const status = await runExecPlugin(auth.plugin, signal, events);
-      if (status.token) headers['Authorization'] = `Bearer ${status.token}`;
-      if (status.clientCertificateData && status.clientKeyData) {
-        cert = Buffer.from(status.clientCertificateData);
-        key = Buffer.from(status.clientKeyData);
-        fromPlugin = execCertificate(cert);
+/** An exec plugin runs again this long before the expirationTimestamp of the credential it gave. */
+export const EXEC_REFRESH_MARGIN_MS = 10_000;
+
+/**
+ * One client's credentials over time. Every `resolve` reads the files again; an exec plugin's
+ * answer is kept until EXEC_REFRESH_MARGIN_MS before its expirationTimestamp, for good without
+ * one, and the plugin runs again sooner only when the server refused its credential (401).
+ * `events`: where plugin runs are reported (an API client's metrics), if anywhere.
+ */
+export class CredentialSource {
+  /** The plugin's last answer and the monotonicMs() from which it is run again (undefined: never by time). */
+  private exec: { status: ExecCredentialStatus; refreshAtMs: number | undefined } | undefined;
+
+  constructor(
+    private readonly config: ClientConfig,
+    private readonly events?: CredentialEvents,
+  ) {}
+
+  /** `refused`: the server answered 401 to the credential in use, so an exec plugin runs again. */
+  async resolve(signal: AbortSignal, refused = false): Promise<ResolvedCredentials> {
+    const { config } = this;
+    const headers: Record<string, string> = {};
+    let cert = await read(config.clientCert);
+    let key = await read(config.clientKey);
+    let expiresAtMs: number | undefined;
+    let fromPlugin: ExecCertificate | undefined;
+    const auth = config.auth;
+    switch (auth.kind) {
+      case 'none':
+        break;
+      case 'token':
+        headers['Authorization'] = `Bearer ${auth.token}`;
+        break;
+      case 'tokenFile':
+        headers['Authorization'] = `Bearer ${(await readFile(auth.path, 'utf8')).trim()}`;
+        break;
+      case 'basic':
+        headers['Authorization'] = `Basic ${Buffer.from(`${auth.username}:${auth.password}`).toString('base64')}`;
+        break;
+      case 'exec': {
+        const status = await this.execStatus(auth.plugin, signal, refused);
+        if (status.token) headers['Authorization'] = `Bearer ${status.token}`;
+        if (status.clientCertificateData && status.clientKeyData) {
+          cert = Buffer.from(status.clientCertificateData);
+          key = Buffer.from(status.clientKeyData);
+          fromPlugin = execCertificate(cert);
+        }
+        if (status.expirationTimestamp) expiresAtMs = Date.parse(status.expirationTimestamp);
+        break;
       }
-      if (status.expirationTimestamp) expiresAtMs = Date.parse(status.expirationTimestamp);
-      break;
+      default: {
+        const unknown: never = auth;
+        throw new Error(`unknown auth ${JSON.stringify(unknown)}`);
+      }
     }
-    default: {
-      const unknown: never = auth;
-      throw new Error(`unknown auth ${JSON.stringify(unknown)}`);
-    }
+    const { ca, read: caFileRead } = await readCa(config.ca);
+    return {
+      headers,
+      tls: {
+        ...(ca ? { ca } : {}),
+        ...(cert ? { cert } : {}),
+        ...(key ? { key } : {}),
+        rejectUnauthorized: !config.insecureSkipTlsVerify,
+        ...(config.tlsServerName ? { servername: config.tlsServerName } : {}),
+      },
+      ...(expiresAtMs !== undefined && !Number.isNaN(expiresAtMs) ? { expiresAtMs } : {}),
+      ...(fromPlugin ? { execCertificate: fromPlugin } : {}),
+      ...(caFileRead ? { caFileRead } : {}),
+    };
   }
-  const { ca, read: caFileRead } = await readCa(config.ca);
-  return {
-    headers,
-    tls: {
-      ...(ca ? { ca } : {}),
-      ...(cert ? { cert } : {}),
-      ...(key ? { key } : {}),
-      rejectUnauthorized: !config.insecureSkipTlsVerify,
-      ...(config.tlsServerName ? { servername: config.tlsServerName } : {}),
-    },
-    ...(expiresAtMs !== undefined && !Number.isNaN(expiresAtMs) ? { expiresAtMs } : {}),
-    ...(fromPlugin ? { execCertificate: fromPlugin } : {}),
-    ...(caFileRead ? { caFileRead } : {}),
-  };
+
+  /** The plugin's kept answer while it is fresh and was not refused, else a new run's. */
+  private async execStatus(plugin: ExecCredentialPlugin, signal: AbortSignal, refused: boolean): Promise<ExecCredentialStatus> {
+    const kept = this.exec;
+    if (kept !== undefined && !refused && (kept.refreshAtMs === undefined || monotonicMs() < kept.refreshAtMs)) return kept.status;
+    const status = await runExecPlugin(plugin, signal, this.events);
+    const expiresAtMs = status.expirationTimestamp ? Date.parse(status.expirationTimestamp) : Number.NaN;
+    // Measured on the monotonic clock from now, so a wall clock step neither keeps nor drops it early.
+    const refreshAtMs = Number.isNaN(expiresAtMs) ? undefined : monotonicMs() + (expiresAtMs - Date.now()) - EXEC_REFRESH_MARGIN_MS;
+    this.exec = { status, refreshAtMs };
+    return status;
+  }
+}
+
+/** Credentials resolved once, with nothing kept: an exec plugin runs every time. */
+export function resolveCredentials(config: ClientConfig, signal: AbortSignal, events?: CredentialEvents): Promise<ResolvedCredentials> {
+  return new CredentialSource(config, events).resolve(signal);
 }

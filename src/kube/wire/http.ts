@@ -19,7 +19,7 @@ import { linkedSignal } from '../../base/signals.js';
 import { ContentType } from '../api/content-type.js';
 import { KubeApiError, type RequestInfo } from '../api/errors.js';
 import { TokenBucket } from '../../base/token-bucket.js';
-import { resolveCredentials, type ExecCertificate, type ResolvedCredentials } from './credentials.js';
+import { CredentialSource, EXEC_REFRESH_MARGIN_MS, type ExecCertificate, type ResolvedCredentials } from './credentials.js';
 import { ApiConnections, type ServerTls } from './connections.js';
 import type { ClientConfig } from './kubeconfig.js';
 import { proxyEnvironment, proxyFor, redactedUrl } from './proxy.js';
@@ -52,7 +52,10 @@ export interface KubeHttpOptions {
   /** Per-request timeout for ordinary calls (not for watch streams). */
   requestTimeoutMs?: number;
   userAgent?: string;
-  /** How long resolved credentials are reused before reading them again (token and certificate rotation). */
+  /**
+   * How long resolved credentials are reused before reading their files again (token, CA and
+   * certificate rotation); an exec plugin's credential is kept until shortly before it expires.
+   */
   authRefreshMs?: number;
   /** Where HTTPS_PROXY, HTTP_PROXY and NO_PROXY are read (default process.env); unused with a kubeconfig proxy-url. */
   env?: NodeJS.ProcessEnv;
@@ -103,7 +106,9 @@ export class KubeHttp {
   private readonly host: string;
   private readonly port: number;
   private credentials: Credentials | undefined;
-  private pendingCredentials: Promise<Credentials> | undefined;
+  /** The resolution under way; `refused`: it runs an exec plugin again because the server refused its credential. */
+  private pendingCredentials: { promise: Promise<Credentials>; refused: boolean } | undefined;
+  private readonly credentialSource: CredentialSource;
   private closed = false;
   private readonly recorder: RestClientRecorder;
 
@@ -119,6 +124,7 @@ export class KubeHttp {
     this.host = this.server.hostname.startsWith('[') ? this.server.hostname.slice(1, -1) : this.server.hostname;
     this.port = Number(this.server.port || (secure ? 443 : 80));
     this.recorder = (options.metrics ?? noRestClientMetrics).client(urlHost(options.kubeConfig.server, this.server));
+    this.credentialSource = new CredentialSource(options.kubeConfig, this.recorder);
   }
 
   /** The token bucket's rate and size as given (a qps of 0 or less, or +Inf: no client-side limit). */
@@ -307,17 +313,32 @@ export class KubeHttp {
     return fresh ? current : undefined;
   }
 
-  private async resolveCredentials(force: boolean): Promise<Credentials> {
-    const current = force ? undefined : this.freshCredentials();
+  /**
+   * `refused`: the server answered 401, so the credential is resolved again and an exec plugin
+   * runs again. Callers at the same time share one resolution; a refusal waits for a resolution
+   * under way that would not run the plugin, then runs it (one at a time: each compares with the last).
+   */
+  private async resolveCredentials(refused: boolean): Promise<Credentials> {
+    const current = refused ? undefined : this.freshCredentials();
     if (current) return current;
-    this.pendingCredentials ??= this.loadCredentials().finally(() => {
-      this.pendingCredentials = undefined;
-    });
-    return this.pendingCredentials;
+    const pending = this.pendingCredentials;
+    if (pending && (pending.refused || !refused)) return pending.promise;
+    const after = pending?.promise.catch(() => undefined);
+    const load: { promise: Promise<Credentials>; refused: boolean } = {
+      refused,
+      promise: (async () => {
+        await after;
+        return this.loadCredentials(refused);
+      })().finally(() => {
+        if (this.pendingCredentials === load) this.pendingCredentials = undefined;
+      }),
+    };
+    this.pendingCredentials = load;
+    return load.promise;
   }
 
-  private async loadCredentials(): Promise<Credentials> {
-    const resolved = await resolveCredentials(this.options.kubeConfig, AbortSignal.timeout(60_000), this.recorder);
+  private async loadCredentials(refused: boolean): Promise<Credentials> {
+    const resolved = await this.credentialSource.resolve(AbortSignal.timeout(60_000), refused);
     const { tls } = resolved;
     const fingerprint = (values: unknown[]) => values.map((v) => (Buffer.isBuffer(v) ? v.toString('base64') : String(v))).join('|');
     const clientFingerprint = fingerprint([tls.cert, tls.key, tls.rejectUnauthorized, tls.servername]);
@@ -348,7 +369,7 @@ export class KubeHttp {
       });
     }
     // An exec credential is refreshed a little before it expires.
-    const expiresAtPerfMs = resolved.expiresAtMs === undefined ? undefined : monotonicMs() + (resolved.expiresAtMs - Date.now()) - 10_000;
+    const expiresAtPerfMs = resolved.expiresAtMs === undefined ? undefined : monotonicMs() + (resolved.expiresAtMs - Date.now()) - EXEC_REFRESH_MARGIN_MS;
     const headers = checkedHeaders({ ...resolved.headers, Accept: ContentType.Json, 'User-Agent': this.userAgent });
     const execCertificate = resolved.execCertificate;
     const creds: Credentials = {
