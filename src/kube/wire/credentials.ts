@@ -237,7 +237,7 @@ export class CredentialSource {
     if (kept !== undefined && !refused && (kept.refreshAtMs === undefined || monotonicMs() < kept.refreshAtMs)) return kept.status;
     const status = await runExecPlugin(plugin, signal, this.events);
     const expiresAtMs = status.expirationTimestamp ? Date.parse(status.expirationTimestamp) : Number.NaN;
-    // Measured on the monotonic clock from now, so a wall clock step neither keeps nor drops it early.
+    // Counted on the monotonic clock from now: a step of the wall clock neither keeps it nor drops it early.
     const refreshAtMs = Number.isNaN(expiresAtMs) ? undefined : monotonicMs() + (expiresAtMs - Date.now()) - EXEC_REFRESH_MARGIN_MS;
     this.exec = { status, refreshAtMs };
     return status;
