@@ -7,6 +7,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import { createSecureContext } from 'node:tls';
+import { UsageUnavailable } from './volume-usage.js';
 
 export interface TlsMaterial {
   readonly ca?: Buffer;
@@ -41,6 +42,13 @@ export const WireFailure = {
   Protocol: 'protocol',
 } as const;
 export type WireFailure = (typeof WireFailure)[keyof typeof WireFailure];
+
+/** Why a source's usage is unavailable when its GET failed this way. */
+export function unavailableBecause(failure: WireFailure): UsageUnavailable {
+  if (failure === WireFailure.Tls) return UsageUnavailable.Tls;
+  if (failure === WireFailure.Unreachable) return UsageUnavailable.Unreachable;
+  return UsageUnavailable.BadResponse;
+}
 
 export class HttpGetError extends Error {
   constructor(
