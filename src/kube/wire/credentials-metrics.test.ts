@@ -8,14 +8,15 @@ import assert from 'node:assert/strict';
 import { X509Certificate } from 'node:crypto';
 import fs from 'node:fs';
 import https from 'node:https';
-import type { AddressInfo } from 'node:net';
-import os from 'node:os';
 import path from 'node:path';
 import { KubeApiError } from '../api/errors.js';
 import { KubeHttp } from './http.js';
 import type { ClientConfig } from './kubeconfig.js';
 import { createMetrics, type Metrics } from '../../observability/metrics.js';
+import { listenOnLoopback, tempDir as tempDirFor } from '../../../test/support/loopback.js';
 import { selfSigned } from '../../../test/support/self-signed.js';
+
+const tempDir = (t: TestContext) => tempDirFor(t, 'rz-cred-metrics-');
 
 const serverTls = selfSigned();
 
@@ -23,21 +24,7 @@ async function server(t: TestContext): Promise<string> {
   const srv = https.createServer({ cert: serverTls.cert, key: serverTls.key }, (_req, res) => {
     res.writeHead(200, { 'Content-Type': 'application/json' }).end('{}');
   });
-  await new Promise<void>((resolve) => srv.listen(0, '127.0.0.1', resolve));
-  t.after(
-    () =>
-      new Promise<void>((resolve) => {
-        srv.closeAllConnections();
-        srv.close(() => resolve());
-      }),
-  );
-  return `https://127.0.0.1:${(srv.address() as AddressInfo).port}`;
-}
-
-function tempDir(t: TestContext): string {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rz-cred-metrics-'));
-  t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
-  return dir;
+  return `https://127.0.0.1:${await listenOnLoopback(t, srv)}`;
 }
 
 /** A client that resolves its credentials again for every request (authRefreshMs 0). */

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import type http from 'node:http';
 import https from 'node:https';
-import type { AddressInfo, Socket } from 'node:net';
+import type { Socket } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { ContentType } from '../api/content-type.js';
@@ -17,6 +17,7 @@ import { KubeApiError } from '../api/errors.js';
 import { KubeHttp, urlHost, type KubeHttpOptions } from './http.js';
 import type { ClientAuth } from './kubeconfig.js';
 import { createMetrics, type Metrics } from '../../observability/metrics.js';
+import { listenOnLoopback } from '../../../test/support/loopback.js';
 import { selfSigned } from '../../../test/support/self-signed.js';
 
 const tls = selfSigned();
@@ -27,15 +28,7 @@ async function server(t: TestContext, handle: (req: http.IncomingMessage, res: h
   const ids = new WeakMap<Socket, number>();
   const srv = https.createServer({ cert: tls.cert, key: tls.key }, (req, res) => handle(req, res, ids.get(req.socket) ?? 0));
   srv.on('secureConnection', (socket: Socket) => ids.set(socket, ++connections));
-  await new Promise<void>((resolve) => srv.listen(0, '127.0.0.1', resolve));
-  t.after(
-    () =>
-      new Promise<void>((resolve) => {
-        srv.closeAllConnections();
-        srv.close(() => resolve());
-      }),
-  );
-  const port = (srv.address() as AddressInfo).port;
+  const port = await listenOnLoopback(t, srv);
   return { url: `https://127.0.0.1:${port}`, host: `127.0.0.1:${port}` };
 }
 
