@@ -3,11 +3,10 @@
 // then without a restart. Other errors are still said at every retry.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { FakeApiServer, type RecordedRequest } from '../../../test/fakes/fake-apiserver.js';
+import { fakeApiWithClient, FakeApiServer, type RecordedRequest } from '../../../test/fakes/fake-apiserver.js';
 import { eventually } from '../../../test/support/eventually.js';
 import { pvc } from '../../../test/support/builders.js';
 import { createLogger } from '../../observability/log/logger.js';
-import { HttpKubeClient } from '../wire/http-client.js';
 import { KubeApiError } from '../api/errors.js';
 import { Informer, type InformerAccessListener, type InformerOptions } from './informer.js';
 import type { KubeObject } from '../../model/objects.js';
@@ -49,12 +48,10 @@ async function start(
   opts: Partial<InformerOptions<KubeObject>> = {},
   before?: (s: FakeApiServer) => void,
 ): Promise<{ server: FakeApiServer; informer: Informer; lines: string[] }> {
-  const server = await new FakeApiServer().start();
-  t.after(() => server.close());
-  server.put(PVCS, pvc({ name: 'a' }));
-  before?.(server);
-  const client = new HttpKubeClient({ kubeConfig: server.kubeConfig(), qps: 0, burst: 1 });
-  t.after(() => client.close());
+  const { server, client } = await fakeApiWithClient(t, (s) => {
+    s.put(PVCS, pvc({ name: 'a' }));
+    before?.(s);
+  });
   const lines: string[] = [];
   const informer = new Informer({
     listWatcher: client.listWatcher(Resources.persistentVolumeClaims),

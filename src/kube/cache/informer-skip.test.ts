@@ -2,10 +2,9 @@
 // never keeps the informer from syncing (list, watch-list) or stalls the watch after it.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { FakeApiServer } from '../../../test/fakes/fake-apiserver.js';
+import { fakeApiWithClient, type FakeApiServer } from '../../../test/fakes/fake-apiserver.js';
 import { eventually } from '../../../test/support/eventually.js';
 import { createLogger } from '../../observability/log/logger.js';
-import { HttpKubeClient } from '../wire/http-client.js';
 import { Informer, type InformerOptions } from './informer.js';
 import type { KubeObject } from '../../model/objects.js';
 import { objectKey } from './keys.js';
@@ -27,11 +26,7 @@ function pickyTransform(obj: KubeObject): KubeObject {
 const failures = (logs: string[]) => logs.filter((l) => l.includes('"List/watch failed, retrying"')).length;
 
 async function setup(t: { after: (fn: () => unknown) => void }, opts: Partial<InformerOptions<KubeObject>>, before: (s: FakeApiServer) => void) {
-  const server = await new FakeApiServer().start();
-  t.after(() => server.close());
-  before(server);
-  const client = new HttpKubeClient({ kubeConfig: server.kubeConfig(), qps: 0, burst: 1 });
-  t.after(() => client.close());
+  const { server, client } = await fakeApiWithClient(t, before);
   const logs: string[] = [];
   const skipped: string[] = [];
   const informer = new Informer<KubeObject>({

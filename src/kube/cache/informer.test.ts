@@ -1,10 +1,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { FakeApiServer } from '../../../test/fakes/fake-apiserver.js';
+import { fakeApiWithClient, type FakeApiServer } from '../../../test/fakes/fake-apiserver.js';
 import { eventually } from '../../../test/support/eventually.js';
 import { pvc } from '../../../test/support/builders.js';
 import { createLogger } from '../../observability/log/logger.js';
-import { HttpKubeClient } from '../wire/http-client.js';
 import { Informer } from './informer.js';
 import type { KubeObject, Pvc } from '../../model/objects.js';
 import { objectKey } from './keys.js';
@@ -29,11 +28,7 @@ async function setup(
   opts: Partial<ConstructorParameters<typeof Informer>[0]> = {},
   before?: (s: FakeApiServer) => void,
 ): Promise<Setup> {
-  const server = await new FakeApiServer().start();
-  t.after(() => server.close());
-  before?.(server);
-  const client = new HttpKubeClient({ kubeConfig: server.kubeConfig(), qps: 0, burst: 1 });
-  t.after(() => client.close());
+  const { server, client } = await fakeApiWithClient(t, before);
   const lines: string[] = [];
   const informer = new Informer({
     listWatcher: client.listWatcher(Resources.persistentVolumeClaims),
