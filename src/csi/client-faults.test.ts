@@ -16,6 +16,7 @@ import { encodeFrame, Flag, FrameType, grpcFrame, literalHeaderBlock } from '../
 import { eventually } from '../../test/support/eventually.js';
 import { GrpcCsiClient } from './client.js';
 import { CsiError } from './errors.js';
+import { failure } from '../../test/support/csi-failure.js';
 import { ControllerGetCapabilitiesResponseSchema, ControllerServiceCapability_RPC_Type } from './proto/gen/csi_pb.js';
 
 const never = new AbortController().signal;
@@ -51,17 +52,6 @@ async function h2Driver(t: After, handler: GrpcH2Handler): Promise<GrpcH2Server>
   const server = await GrpcH2Server.start(handler);
   t.after(() => server.stop());
   return server;
-}
-
-/** Waits for a call that must fail; returns its CsiError. */
-async function failure(promise: Promise<unknown>): Promise<CsiError> {
-  try {
-    await promise;
-  } catch (err) {
-    assert.ok(err instanceof CsiError, `not a CsiError: ${String(err)}`);
-    return err;
-  }
-  assert.fail('the call succeeded');
 }
 
 const capabilitiesAnswer = toBinary(
