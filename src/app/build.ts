@@ -1,5 +1,5 @@
 // The composition root (§1 steps 6–18). `startApp` does what every replica does before leader
-// election: the API clients (kube/client-factory.ts), VolumeAttributesClass discovery, the CSI
+// election: the API clients (kube/wire/client-factory.ts), VolumeAttributesClass discovery, the CSI
 // connection, driver name and capabilities, the back-end choice. `assemble` then connects what the
 // builders in build/ make (the shared informers, each controller, the resize-state gauges, and on
 // demand the RBAC check's and the elector's clients) into the App the process runner drives;
@@ -10,14 +10,14 @@ import { linkedSignal } from '../base/signals.js';
 import { discoverCapabilities, DriverNameError, GrpcCsiClient, type DriverCapabilities } from '../csi/client.js';
 import type { Config } from '../flags/config.js';
 import { withGate, type FeatureGates } from '../flags/feature-gates.js';
-import type { HttpKubeClient } from '../kube/client.js';
-import { ApiClientFactory, ClientPurpose } from '../kube/client-factory.js';
-import { leaseNamespace, type LeaderCallbacks } from '../kube/leader-election.js';
-import { requiredRules, type PermissionNeeds } from '../kube/required-permissions.js';
-import { ClientRateLimitError } from '../kube/rate-limiter.js';
+import type { HttpKubeClient } from '../kube/wire/http-client.js';
+import { ApiClientFactory, ClientPurpose } from '../kube/wire/client-factory.js';
+import { leaseNamespace, type LeaderCallbacks } from '../kube/api/leader-election.js';
+import { requiredRules, type PermissionNeeds } from '../kube/api/required-permissions.js';
+import { ClientRateLimitError } from '../kube/wire/rate-limiter.js';
 import type { KubeObject } from '../model/objects.js';
 import { everyVolume, type VolumeScope } from '../model/volume-scope.js';
-import type { Logger } from '../observability/logger.js';
+import type { Logger } from '../observability/log/logger.js';
 import type { Metrics } from '../observability/metrics.js';
 import { ControllerKit } from './build/controller-kit.js';
 import { autoGrowRuns, buildAutoGrow } from './build/auto-grow.js';

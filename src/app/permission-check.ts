@@ -5,10 +5,10 @@
 // while it is missing (permission-notices.ts: a rule an informer already found refused is not said
 // again). The check never stops startup: a server that refuses the review itself is logged and
 // ignored.
-import type { KubeClient } from '../kube/client.js';
-import { ClientPurpose, type ApiClientFactory } from '../kube/client-factory.js';
-import { permissionsOf, requiredRules, type PermissionNeeds, type RequiredRule } from '../kube/required-permissions.js';
-import type { Logger } from '../observability/logger.js';
+import type { KubeClient } from '../kube/api/client.js';
+import { ClientPurpose, type ApiClientFactory } from '../kube/wire/client-factory.js';
+import { permissionsOf, requiredRules, type PermissionNeeds, type RequiredRule } from '../kube/api/required-permissions.js';
+import type { Logger } from '../observability/log/logger.js';
 import { PermissionNotices } from './permission-notices.js';
 
 export interface MissingRule {

@@ -1,9 +1,9 @@
 // A missing rule is said once whoever finds it, with what stops; granted only after it was said missing.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { KubeApiError } from '../kube/errors.js';
-import { requiredRules, type RequiredRule } from '../kube/required-permissions.js';
-import { createLogger } from '../observability/logger.js';
+import { KubeApiError } from '../kube/api/errors.js';
+import { requiredRules, type RequiredRule } from '../kube/api/required-permissions.js';
+import { createLogger } from '../observability/log/logger.js';
 import { PermissionNotices } from './permission-notices.js';
 
 const rules = requiredRules({ pods: true, volumeAttributesClasses: true, leaseNamespace: undefined });

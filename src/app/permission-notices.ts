@@ -1,10 +1,10 @@
 // What the sidecar says about a missing RBAC rule, said once per rule: whichever finds it first, an
 // informer whose list or watch the server refused or the startup check's review, logs it with
-// what stops while it is missing (kube/required-permissions.ts); the other stays silent. When an
+// what stops while it is missing (kube/api/required-permissions.ts); the other stays silent. When an
 // informer refused for want of a rule is accepted again, the rule is said granted and what starts
 // again. Keyed by the rule, not the verb: the rule is what an operator adds (docs/behavior.md §6.3).
-import { describeRule, RULE_EFFECTS, ruleKey, type RequiredRule } from '../kube/required-permissions.js';
-import type { Logger } from '../observability/logger.js';
+import { describeRule, RULE_EFFECTS, ruleKey, type RequiredRule } from '../kube/api/required-permissions.js';
+import type { Logger } from '../observability/log/logger.js';
 
 export class PermissionNotices {
   /** The keys of the rules said missing and not said granted since. */

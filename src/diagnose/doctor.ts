@@ -10,20 +10,20 @@ import { messageOf } from '../base/errors.js';
 import { statSync } from 'node:fs';
 import { discoverCapabilities, GrpcCsiClient, type DriverCapabilities } from '../csi/client.js';
 import { parseCsiAddress } from '../csi/driver-channel.js';
-import type { HttpKubeClient } from '../kube/client.js';
-import { ApiClientFactory, ClientPurpose } from '../kube/client-factory.js';
-import { isForbidden, isNotFound } from '../kube/errors.js';
-import { leaseNameForDriver, leaseNamespace } from '../kube/leader-election.js';
-import { Resources } from '../kube/resources.js';
+import type { HttpKubeClient } from '../kube/wire/http-client.js';
+import { ApiClientFactory, ClientPurpose } from '../kube/wire/client-factory.js';
+import { isForbidden, isNotFound } from '../kube/api/errors.js';
+import { leaseNameForDriver, leaseNamespace } from '../kube/api/leader-election.js';
+import { Resources } from '../kube/api/resources.js';
 import type { Pv, Pvc } from '../model/objects.js';
-import type { Logger } from '../observability/logger.js';
+import type { Logger } from '../observability/log/logger.js';
 import { createMetrics } from '../observability/metrics.js';
 import { formatAge } from './age.js';
 import { CLAIM_STATE_TEXT, claimTable, type ClaimRow } from './claim-progress.js';
 import type { Check, DoctorReport } from './doctor-report.js';
 import type { Config } from '../flags/config.js';
-import { describeRule, permissionsOf, requiredRules, RULE_EFFECTS, Stops, type RequiredRule } from '../kube/required-permissions.js';
-import type { ClientConfig } from '../kube/kubeconfig.js';
+import { describeRule, permissionsOf, requiredRules, RULE_EFFECTS, Stops, type RequiredRule } from '../kube/api/required-permissions.js';
+import type { ClientConfig } from '../kube/wire/kubeconfig.js';
 import { checkAutoGrow } from './doctor-auto-grow.js';
 
 export interface DoctorOptions {

@@ -73,47 +73,7 @@ export function createMetrics(): Metrics {
     registers: [registry],
   });
 
-  const workqueue: WorkqueueMetrics = {
-    depth: new Gauge({ name: 'workqueue_depth', help: '[BETA] Current depth of workqueue', labelNames: ['name'] as const, registers: [registry] }),
-    adds: new Counter({
-      name: 'workqueue_adds_total',
-      help: '[BETA] Total number of adds handled by workqueue',
-      labelNames: ['name'] as const,
-      registers: [registry],
-    }),
-    queueDuration: new Histogram({
-      name: 'workqueue_queue_duration_seconds',
-      help: '[BETA] How long in seconds an item stays in workqueue before being requested.',
-      labelNames: ['name'] as const,
-      buckets: WORKQUEUE_BUCKETS,
-      registers: [registry],
-    }),
-    workDuration: new Histogram({
-      name: 'workqueue_work_duration_seconds',
-      help: '[BETA] How long in seconds processing an item from workqueue takes.',
-      labelNames: ['name'] as const,
-      buckets: WORKQUEUE_BUCKETS,
-      registers: [registry],
-    }),
-    unfinishedWorkSeconds: new Gauge({
-      name: 'workqueue_unfinished_work_seconds',
-      help: "[BETA] How many seconds of work has done that is in progress and hasn't been observed by work_duration. Large values indicate stuck threads. One can deduce the number of stuck threads by observing the rate at which this increases.",
-      labelNames: ['name'] as const,
-      registers: [registry],
-    }),
-    longestRunningProcessorSeconds: new Gauge({
-      name: 'workqueue_longest_running_processor_seconds',
-      help: '[BETA] How many seconds has the longest running processor for workqueue been running.',
-      labelNames: ['name'] as const,
-      registers: [registry],
-    }),
-    retries: new Counter({
-      name: 'workqueue_retries_total',
-      help: '[BETA] Total number of retries handled by workqueue',
-      labelNames: ['name'] as const,
-      registers: [registry],
-    }),
-  };
+  const workqueue = createWorkqueueMetrics(registry);
 
   const leaderElectionMasterStatus = new Gauge({
     name: 'leader_election_master_status',
@@ -155,6 +115,51 @@ export function createMetrics(): Metrics {
     informerRefusals,
     operations,
     restClient,
+  };
+}
+
+/** client-go's workqueue families as component-base registers them, one child per queue name. */
+function createWorkqueueMetrics(registry: Registry): WorkqueueMetrics {
+  return {
+    depth: new Gauge({ name: 'workqueue_depth', help: '[BETA] Current depth of workqueue', labelNames: ['name'] as const, registers: [registry] }),
+    adds: new Counter({
+      name: 'workqueue_adds_total',
+      help: '[BETA] Total number of adds handled by workqueue',
+      labelNames: ['name'] as const,
+      registers: [registry],
+    }),
+    queueDuration: new Histogram({
+      name: 'workqueue_queue_duration_seconds',
+      help: '[BETA] How long in seconds an item stays in workqueue before being requested.',
+      labelNames: ['name'] as const,
+      buckets: WORKQUEUE_BUCKETS,
+      registers: [registry],
+    }),
+    workDuration: new Histogram({
+      name: 'workqueue_work_duration_seconds',
+      help: '[BETA] How long in seconds processing an item from workqueue takes.',
+      labelNames: ['name'] as const,
+      buckets: WORKQUEUE_BUCKETS,
+      registers: [registry],
+    }),
+    unfinishedWorkSeconds: new Gauge({
+      name: 'workqueue_unfinished_work_seconds',
+      help: "[BETA] How many seconds of work has done that is in progress and hasn't been observed by work_duration. Large values indicate stuck threads. One can deduce the number of stuck threads by observing the rate at which this increases.",
+      labelNames: ['name'] as const,
+      registers: [registry],
+    }),
+    longestRunningProcessorSeconds: new Gauge({
+      name: 'workqueue_longest_running_processor_seconds',
+      help: '[BETA] How many seconds has the longest running processor for workqueue been running.',
+      labelNames: ['name'] as const,
+      registers: [registry],
+    }),
+    retries: new Counter({
+      name: 'workqueue_retries_total',
+      help: '[BETA] Total number of retries handled by workqueue',
+      labelNames: ['name'] as const,
+      registers: [registry],
+    }),
   };
 }
 
@@ -303,7 +308,12 @@ function registerRestClientMetrics(registry: Registry): PromRestClientMetrics {
       this.set(restClient.execCertificateTtlSeconds());
     },
   });
-  // Never set or incremented: our clients share no transport cache and start no rotation goroutines.
+  registerUnusedTransportFamilies(registers);
+  return restClient;
+}
+
+/** Registered, never set or incremented: our clients share no transport cache and start no rotation goroutines. */
+function registerUnusedTransportFamilies(registers: Registry[]): void {
   new Gauge({ name: 'rest_client_transport_cache_entries', help: '[ALPHA] Number of transport entries in the internal cache.', registers });
   new Counter({
     name: 'rest_client_transport_cert_rotation_gc_calls_total',
@@ -316,5 +326,4 @@ function registerRestClientMetrics(registry: Registry): PromRestClientMetrics {
     labelNames: ['result'] as const,
     registers,
   });
-  return restClient;
 }

@@ -24,10 +24,10 @@ import { parseConfig } from '../../src/flags/config.js';
 import { runExplain } from '../../src/diagnose/explain-facts.js';
 import { runDoctor } from '../../src/diagnose/doctor.js';
 import { checkPermissions } from '../../src/app/permission-check.js';
-import { HttpKubeClient } from '../../src/kube/client.js';
-import { loadKubeConfig } from '../../src/kube/kubeconfig.js';
+import { HttpKubeClient } from '../../src/kube/wire/http-client.js';
+import { loadKubeConfig } from '../../src/kube/wire/kubeconfig.js';
 import { renderExplanation } from '../../src/diagnose/explain-report.js';
-import { createLogger, silentLogger } from '../../src/observability/logger.js';
+import { createLogger, silentLogger } from '../../src/observability/log/logger.js';
 import { formatBytes } from '../../src/model/quantity.js';
 
 const cluster = await useCluster();

@@ -5,21 +5,30 @@
 // against the scripted driver, not written by hand.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { status as GrpcStatus } from '@grpc/grpc-js';
 import { useCluster } from '../cluster/test-cluster.js';
 import { clientsFromKubeconfig, patchAs } from '../cluster/kube.js';
-import { createNamespace, createStorageClass, deletePv, deletePvc, provisionVolume, requestPvcSize, uniqueName } from '../cluster/fixtures.js';
+import {
+  createNamespace,
+  kubeconfigWithoutRules,
+  createStorageClass,
+  deletePv,
+  deletePvc,
+  provisionVolume,
+  requestPvcSize,
+  uniqueName,
+} from '../cluster/fixtures.js';
 import { eventually } from '../support/in-process-resizer.js';
 import { faultScenario, GiB } from '../support/fault-scenario.js';
 import { readPvc } from '../support/api-reads.js';
 import { runSubcommand, type Subcommand } from '../../src/diagnose/subcommands.js';
 import { runCli } from './cli-harness.js';
 import { identityWithRunnerRole, runnerRules } from '../cluster/rbac.js';
-import { HttpKubeClient } from '../../src/kube/client.js';
-import { loadKubeConfig } from '../../src/kube/kubeconfig.js';
+import { HttpKubeClient } from '../../src/kube/wire/http-client.js';
+import { loadKubeConfig } from '../../src/kube/wire/kubeconfig.js';
 import { microTime } from '../../src/model/time.js';
 
 const cluster = await useCluster();
@@ -202,16 +211,7 @@ test('the wrong socket: doctor fails and says where it looked (real CLI, exit 1)
 
 test('missing RBAC: doctor names every missing rule and what it disables; explain says it cannot read the claim', async (t) => {
   const namespace = await createNamespace(admin, 'rz-doctor-rbac');
-  await admin.core.createNamespacedServiceAccount({ namespace, body: { metadata: { name: 'no-rules' } } });
-  const token = await admin.core.createNamespacedServiceAccountToken({
-    namespace,
-    name: 'no-rules',
-    body: { spec: { audiences: [], expirationSeconds: 600 } },
-  });
-  const kubeconfig = JSON.parse(readFileSync(cluster.resizerKubeconfigPath, 'utf8')) as { users: { user: { token: string } }[] };
-  kubeconfig.users[0]!.user.token = token.status!.token!;
-  const path = join(mkdtempSync(join(tmpdir(), 'rz-doctor-')), 'kubeconfig');
-  writeFileSync(path, JSON.stringify(kubeconfig));
+  const path = await kubeconfigWithoutRules(admin, cluster.resizerKubeconfigPath, namespace, 'rz-doctor-');
   t.after(() =>
     admin.core.deleteNamespace({ name: namespace }).then(
       () => undefined,

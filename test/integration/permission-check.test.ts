@@ -2,17 +2,14 @@
 // an identity without the rules gets one line per missing rule, naming it and what stops without it.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { useCluster } from '../cluster/test-cluster.js';
 import { clientsFromKubeconfig } from '../cluster/kube.js';
-import { createNamespace } from '../cluster/fixtures.js';
-import { HttpKubeClient } from '../../src/kube/client.js';
-import { loadKubeConfig } from '../../src/kube/kubeconfig.js';
+import { createNamespace, kubeconfigWithoutRules } from '../cluster/fixtures.js';
+import { HttpKubeClient } from '../../src/kube/wire/http-client.js';
+import { loadKubeConfig } from '../../src/kube/wire/kubeconfig.js';
 import { checkPermissions } from '../../src/app/permission-check.js';
-import { requiredRules } from '../../src/kube/required-permissions.js';
-import { createLogger } from '../../src/observability/logger.js';
+import { requiredRules } from '../../src/kube/api/required-permissions.js';
+import { createLogger } from '../../src/observability/log/logger.js';
 
 const cluster = await useCluster();
 const admin = clientsFromKubeconfig(cluster.adminKubeconfigPath);
@@ -34,16 +31,7 @@ test('the csi-resizer identity of deploy/kubernetes/rbac.yaml has every permissi
 
 test('an identity without the rules: one line per missing rule, naming it and what stops; an error where resizes stop', async (t) => {
   const namespace = await createNamespace(admin, 'rz-rbac');
-  await admin.core.createNamespacedServiceAccount({ namespace, body: { metadata: { name: 'no-rules' } } });
-  const token = await admin.core.createNamespacedServiceAccountToken({
-    namespace,
-    name: 'no-rules',
-    body: { spec: { audiences: [], expirationSeconds: 600 } },
-  });
-  const kubeconfig = JSON.parse(readFileSync(cluster.resizerKubeconfigPath, 'utf8')) as { users: { user: { token: string } }[] };
-  kubeconfig.users[0]!.user.token = token.status!.token;
-  const path = join(mkdtempSync(join(tmpdir(), 'rz-rbac-')), 'kubeconfig');
-  writeFileSync(path, JSON.stringify(kubeconfig));
+  const path = await kubeconfigWithoutRules(admin, cluster.resizerKubeconfigPath, namespace, 'rz-rbac-');
   const client = await clientFor(path);
   t.after(() => client.close());
 

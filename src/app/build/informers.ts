@@ -7,14 +7,14 @@
 // said again when the rule is granted (app/permission-notices.ts); for start-up, an informer so
 // refused counts as settled, so the RBAC check and the process collectors do not wait for it.
 import { abortable } from '../../base/signals.js';
-import type { KubeClient } from '../../kube/client.js';
-import { Informer, type InformerAccessListener, type InformerOptions } from '../../kube/informer.js';
-import { listWatchRule, type RequiredRule } from '../../kube/required-permissions.js';
-import { Resources, type ResourceRef } from '../../kube/resources.js';
-import { StringPool } from '../../kube/string-pool.js';
+import type { KubeClient } from '../../kube/api/client.js';
+import { Informer, type InformerAccessListener, type InformerOptions } from '../../kube/cache/informer.js';
+import { listWatchRule, type RequiredRule } from '../../kube/api/required-permissions.js';
+import { Resources, type ResourceRef } from '../../kube/api/resources.js';
+import { StringPool } from '../../kube/cache/string-pool.js';
 import type { KubeObject, Pv, Pvc } from '../../model/objects.js';
 import type { VolumeScope } from '../../model/volume-scope.js';
-import type { Logger } from '../../observability/logger.js';
+import type { Logger } from '../../observability/log/logger.js';
 import type { Metrics } from '../../observability/metrics.js';
 import { NodeLocalCaches } from '../node-local-caches.js';
 import { NodeVolumeScope } from '../node-volume-scope.js';
