@@ -182,22 +182,9 @@ async function run(options: ProcessRunnerOptions, lifecycle: Lifecycle, endAtOnc
 
   let server: DiagnosticsServer | undefined;
   if (address !== '') {
-    // The health path only with --http-endpoint, never with the deprecated --metrics-address.
-    const leaderElector = elector;
-    const leaderHealth = leaderElector && config.httpEndpoint !== '' ? () => leaderElector.healthCheck(LEADER_HEALTH_TOLERANCE_MS) : undefined;
-    try {
-      log.info('ServeMux listening', { address });
-      server = await parts.startHttpServer({
-        address,
-        metricsPath: config.metricsPath,
-        registry: metrics.registry,
-        leaderHealth,
-        beforeScrape: registerProcessMetrics,
-        log,
-      });
-    } catch (error) {
-      return { kind: 'httpServerFailed', error, address, metricsPath: config.metricsPath };
-    }
+    const served = await serveDiagnostics(parts, { config, log, address, registry: metrics.registry, elector, beforeScrape: registerProcessMetrics });
+    if ('kind' in served) return served;
+    server = served.server;
   }
 
   const electorDone = elector?.run(lifecycle.rootSignal);
@@ -217,6 +204,30 @@ async function run(options: ProcessRunnerOptions, lifecycle: Lifecycle, endAtOnc
   await server?.close();
   app.close();
   return reason === 'signal' ? { kind: 'stopped' } : { kind: 'leadershipLost' };
+}
+
+/** The metrics and health endpoint; a failure to listen ends the process as upstream's does. */
+async function serveDiagnostics(
+  parts: ProcessParts,
+  o: { config: Config; log: Logger; address: string; registry: Metrics['registry']; elector: Elector | undefined; beforeScrape: () => Promise<void> },
+): Promise<{ server: DiagnosticsServer } | ProcessEnd> {
+  // The health path only with --http-endpoint, never with the deprecated --metrics-address.
+  const leaderElector = o.elector;
+  const leaderHealth = leaderElector && o.config.httpEndpoint !== '' ? () => leaderElector.healthCheck(LEADER_HEALTH_TOLERANCE_MS) : undefined;
+  try {
+    o.log.info('ServeMux listening', { address: o.address });
+    const server = await parts.startHttpServer({
+      address: o.address,
+      metricsPath: o.config.metricsPath,
+      registry: o.registry,
+      leaderHealth,
+      beforeScrape: o.beforeScrape,
+      log: o.log,
+    });
+    return { server };
+  } catch (error) {
+    return { kind: 'httpServerFailed', error, address: o.address, metricsPath: o.config.metricsPath };
+  }
 }
 
 /**

@@ -13,6 +13,7 @@ import { createMetrics } from '../observability/metrics.js';
 import { explainClaim, type DriverFacts, type EventFacts, type Explanation, type StorageClassFacts } from './explain-decision.js';
 import type { Config } from '../flags/config.js';
 import type { HttpKubeClient } from '../kube/wire/http-client.js';
+import type { KubeClient } from '../kube/api/client.js';
 import type { ClientConfig } from '../kube/wire/kubeconfig.js';
 import { readPolicy, type StorageClassView } from '../autogrow/policy.js';
 import { usageSourceFromFlags } from '../usage/source-from-flags.js';
@@ -107,37 +108,13 @@ export async function runExplain(
       }
     }
 
-    let events: EventFacts[] = [];
-    try {
-      const list = await kube.listWatcher(Resources.events).list(
-        {
-          namespace,
-          fieldSelector: `involvedObject.kind=PersistentVolumeClaim,involvedObject.name=${name}`,
-        },
-        signal,
-      );
-      events = (list.items as unknown as KubeEvent[])
-        .filter((e) => !pvc || (e as { involvedObject?: { uid?: string } }).involvedObject?.uid === pvc.metadata.uid)
-        .map((e) => ({ type: e.type ?? '', reason: e.reason ?? '', message: e.message ?? '', at: eventTime(e), count: e.series?.count ?? e.count ?? 1 }))
-        .sort((a, b) => (a.at?.getTime() ?? 0) - (b.at?.getTime() ?? 0));
-    } catch (err) {
-      unknown.push(`events: ${messageOf(err)}`);
-    }
-
-    let usedBy: string[] | undefined;
-    let usingPods: PodLike[] = [];
-    try {
-      const pods = (await kube.listWatcher(Resources.pods).list({ namespace }, signal)).items as unknown as PodLike[];
-      usingPods = pods
-        .filter((p) => p.status?.phase !== 'Succeeded' && p.status?.phase !== 'Failed')
-        .filter((p) => p.spec?.volumes?.some((v) => v.persistentVolumeClaim?.claimName === name));
-      usedBy = usingPods.map((p) => p.metadata.name);
-    } catch (err) {
-      unknown.push(`pods using the claim: ${messageOf(err)}`);
-    }
-
+    const events = await claimEvents(kube, namespace, name, pvc, unknown, signal);
+    const usingPods = await podsUsingClaim(kube, namespace, name, unknown, signal);
+    const usedBy = usingPods?.map((p) => p.metadata.name);
     const driver = await driverFacts(options, pv, unknown, signal);
-    const autoGrow = pvc ? await autoGrowFacts({ config, kubeConfig, kube, key, pvc, storageClass: classView, pods: usingPods, unknown }, signal) : undefined;
+    const autoGrow = pvc
+      ? await autoGrowFacts({ config, kubeConfig, kube, key, pvc, storageClass: classView, pods: usingPods ?? [], unknown }, signal)
+      : undefined;
     const explanation = explainClaim({
       key,
       pvc: pvc ?? undefined,
@@ -154,6 +131,35 @@ export async function runExplain(
     return { key, explanation, unknown };
   } finally {
     kube.close();
+  }
+}
+
+/** The claim's events, oldest first; events of an earlier claim of the same name are left out. */
+async function claimEvents(kube: KubeClient, namespace: string, name: string, pvc: Pvc | null, unknown: string[], signal: AbortSignal): Promise<EventFacts[]> {
+  try {
+    const list = await kube
+      .listWatcher(Resources.events)
+      .list({ namespace, fieldSelector: `involvedObject.kind=PersistentVolumeClaim,involvedObject.name=${name}` }, signal);
+    return (list.items as unknown as KubeEvent[])
+      .filter((e) => !pvc || (e as { involvedObject?: { uid?: string } }).involvedObject?.uid === pvc.metadata.uid)
+      .map((e) => ({ type: e.type ?? '', reason: e.reason ?? '', message: e.message ?? '', at: eventTime(e), count: e.series?.count ?? e.count ?? 1 }))
+      .sort((a, b) => (a.at?.getTime() ?? 0) - (b.at?.getTime() ?? 0));
+  } catch (err) {
+    unknown.push(`events: ${messageOf(err)}`);
+    return [];
+  }
+}
+
+/** Running or pending pods that mount the claim; undefined when they cannot be listed. */
+async function podsUsingClaim(kube: KubeClient, namespace: string, name: string, unknown: string[], signal: AbortSignal): Promise<PodLike[] | undefined> {
+  try {
+    const pods = (await kube.listWatcher(Resources.pods).list({ namespace }, signal)).items as unknown as PodLike[];
+    return pods
+      .filter((p) => p.status?.phase !== 'Succeeded' && p.status?.phase !== 'Failed')
+      .filter((p) => p.spec?.volumes?.some((v) => v.persistentVolumeClaim?.claimName === name));
+  } catch (err) {
+    unknown.push(`pods using the claim: ${messageOf(err)}`);
+    return undefined;
   }
 }
 

@@ -78,12 +78,7 @@ function defineFlags(flags: FlagSet): (positionalArgs: readonly string[]) => Com
   const timeouts = defineTimeoutFlags(flags);
   const workers = flags.int('workers', 10, 'Concurrency to process multiple resize requests');
   const resync = flags.durationMs('resync-period', 10 * 60_000, 'Resync period for cache');
-  const retryStart = flags.durationMs(
-    'retry-interval-start',
-    1_000,
-    'Initial retry interval of failed volume resize. It exponentially increases with each failure, up to retry-interval-max.',
-  );
-  const retryMax = flags.durationMs('retry-interval-max', 5 * 60_000, 'Maximum retry interval of failed volume resize.');
+  const retries = defineRetryFlags(flags);
   const inUse = flags.bool(
     'handle-volume-inuse-error',
     true,
@@ -129,8 +124,7 @@ function defineFlags(flags: FlagSet): (positionalArgs: readonly string[]) => Com
       ...timeouts(),
       workers: workers.value,
       resyncPeriodMs: resync.value,
-      retryIntervalStartMs: retryStart.value,
-      retryIntervalMaxMs: retryMax.value,
+      ...retries(),
       handleVolumeInUseError: inUse.value,
       extraModifyMetadata: extraModify.value,
       leaderElection: leaderElection.value,
@@ -146,6 +140,17 @@ function defineFlags(flags: FlagSet): (positionalArgs: readonly string[]) => Com
       positionalArgs: Object.freeze([...positionalArgs]),
     });
   };
+}
+
+/** --retry-interval-start and --retry-interval-max: the failed-resize backoff's bounds. */
+function defineRetryFlags(flags: FlagSet): () => Pick<CommandLine, 'retryIntervalStartMs' | 'retryIntervalMaxMs'> {
+  const start = flags.durationMs(
+    'retry-interval-start',
+    1_000,
+    'Initial retry interval of failed volume resize. It exponentially increases with each failure, up to retry-interval-max.',
+  );
+  const max = flags.durationMs('retry-interval-max', 5 * 60_000, 'Maximum retry interval of failed volume resize.');
+  return () => ({ retryIntervalStartMs: start.value, retryIntervalMaxMs: max.value });
 }
 
 /** --timeout, --resize-timeout and --modify-timeout, and the per-call timeouts they give. */
