@@ -211,6 +211,28 @@ export async function provisionVolume(clients: KubeClients, csiAddress: string, 
  * storageclass that provisions the pvc must support resize"; `retryUntilAdmittedMs` retries that
  * refusal (use it only where the resize is expected to be admitted).
  */
+/**
+ * A namespace and an expandable StorageClass of the cluster's mock driver, and a maker of 1Gi
+ * claims in them (bound PV and PVC, volume created on the driver).
+ */
+export async function expandableClaims(
+  clients: KubeClients,
+  cluster: { readonly csiAddress: string; readonly driverName: string; readonly csiProtoPath: string },
+  namespacePrefix?: string,
+): Promise<{ namespace: string; provision: () => Promise<Provisioned> }> {
+  const namespace = await createNamespace(clients, namespacePrefix);
+  const sc = await createStorageClass(clients, { provisioner: cluster.driverName, allowVolumeExpansion: true });
+  const provision = () =>
+    provisionVolume(clients, cluster.csiAddress, {
+      namespace,
+      size: '1Gi',
+      storageClassName: sc.metadata!.name!,
+      driverName: cluster.driverName,
+      csiProtoPath: cluster.csiProtoPath,
+    });
+  return { namespace, provision };
+}
+
 export async function requestPvcSize(
   clients: KubeClients,
   namespace: string,

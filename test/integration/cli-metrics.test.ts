@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import type * as k8s from '@kubernetes/client-node';
 import { freePort } from '../cluster/cluster.js';
 import { csiTestClient } from '../cluster/csi-proto.js';
-import { createNamespace, createStorageClass, provisionVolume, quantityBytes, requestPvcSize } from '../cluster/fixtures.js';
+import { expandableClaims, quantityBytes, requestPvcSize } from '../cluster/fixtures.js';
 import { adminClients, useCluster } from '../cluster/test-cluster.js';
 import { CliProcess } from './cli-harness.js';
 import { eventually } from '../support/eventually.js';
@@ -29,16 +29,7 @@ test('metrics after real resizes: operations, work queue and resize-state gauges
   const cluster = await useCluster();
   const admin = adminClients(cluster);
   const driver = cluster.driverName;
-  const namespace = await createNamespace(admin);
-  const sc = await createStorageClass(admin, { provisioner: driver, allowVolumeExpansion: true });
-  const provision = () =>
-    provisionVolume(admin, cluster.csiAddress, {
-      namespace,
-      size: '1Gi',
-      storageClassName: sc.metadata!.name!,
-      driverName: driver,
-      csiProtoPath: cluster.csiProtoPath,
-    });
+  const { namespace, provision } = await expandableClaims(admin, cluster);
   const [grows, refused] = await Promise.all([provision(), provision()]);
   // The driver's volume behind "refused" is grown out of band to 3Gi: asking for 2Gi is then a
   // shrink for the driver, which answers InvalidArgument (infeasible).

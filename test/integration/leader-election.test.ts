@@ -5,7 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { freePort } from '../cluster/cluster.js';
-import { createNamespace, createStorageClass, provisionVolume, requestPvcSize, type Provisioned } from '../cluster/fixtures.js';
+import { expandableClaims, requestPvcSize, type Provisioned } from '../cluster/fixtures.js';
 import { adminClients, useCluster } from '../cluster/test-cluster.js';
 import { CliProcess } from './cli-harness.js';
 import { eventually } from '../support/eventually.js';
@@ -21,16 +21,7 @@ test('two replicas: one leader, hand-over on SIGKILL and SIGTERM, no double expa
   const admin = adminClients(cluster);
   const driver = cluster.driverName;
   const leaseName = `external-resizer-${driver.replace(/[^a-zA-Z0-9-]/g, '-')}`;
-  const namespace = await createNamespace(admin);
-  const sc = await createStorageClass(admin, { provisioner: driver, allowVolumeExpansion: true });
-  const provision = () =>
-    provisionVolume(admin, cluster.csiAddress, {
-      namespace,
-      size: '1Gi',
-      storageClassName: sc.metadata!.name!,
-      driverName: driver,
-      csiProtoPath: cluster.csiProtoPath,
-    });
+  const { namespace, provision } = await expandableClaims(admin, cluster);
 
   const replicas: CliProcess[] = [];
   const ports = new Map<CliProcess, number>();

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { componentsEnvPath, parseEnvFile, repoRoot } from '../cluster/components.js';
-import { createNamespace, createStorageClass, provisionVolume, requestPvcSize, type Provisioned } from '../cluster/fixtures.js';
+import { expandableClaims, requestPvcSize, type Provisioned } from '../cluster/fixtures.js';
 import { adminClients, useCluster } from '../cluster/test-cluster.js';
 import { CliProcess } from '../integration/cli-harness.js';
 import { eventually } from '../support/eventually.js';
@@ -74,16 +74,7 @@ test('rolling update: upstream and csi-resizer replicas share the Lease and hand
   const leaseName = `external-resizer-${driver.replace(/[^a-zA-Z0-9-]/g, '-')}`;
   const holder = async () =>
     (await admin.coordination.readNamespacedLease({ namespace: 'default', name: leaseName }).catch(() => undefined))?.spec?.holderIdentity ?? '';
-  const namespace = await createNamespace(admin, 'rz-mixed');
-  const sc = await createStorageClass(admin, { provisioner: driver, allowVolumeExpansion: true });
-  const provision = () =>
-    provisionVolume(admin, cluster.csiAddress, {
-      namespace,
-      size: '1Gi',
-      storageClassName: sc.metadata!.name!,
-      driverName: driver,
-      csiProtoPath: cluster.csiProtoPath,
-    });
+  const { namespace, provision } = await expandableClaims(admin, cluster, 'rz-mixed');
 
   // The same flags for both, as one Deployment's args would be, with the per-call timeouts a
   // v2.3 manifest may carry (longer than any call here takes).
