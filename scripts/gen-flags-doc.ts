@@ -22,7 +22,7 @@ export function renderFlagsPage(): string {
     '',
     'Every flag of `csi-resizer` (and of its `doctor` and `explain` subcommands, which add',
     '`--output text|json`), as `csi-resizer -h` prints it: the type word, the default when it is not',
-    "the type's zero value, and the help text, which is upstream v2.2's. Flags take Go's `flag` syntax",
+    "the type's zero value, and the help text, which is upstream v2.3.0's. Flags take Go's `flag` syntax",
     '(`-name` or `--name`, `--name=value` or `--name value`, booleans only as `--name` or',
     '`--name=false`, the last occurrence wins); how values are read, the exit codes and the logging',
     'flags are in [command-line.md](command-line.md).',
