@@ -9,7 +9,10 @@
 //     and a refused registration ends the process with an error, as the real sidecar does, so the
 //     pod restarts and registers again.
 //
-// No health port, no mode flags; the flags the e2e manifests pass are accepted.
+// With --http-endpoint (Kubernetes 1.37's manifests pass it for the container's liveness probe) it
+// serves /healthz as the real sidecar does: 200 while the registration socket exists, 500 once it
+// is gone or kubelet refused the registration. No mode flags; the flags the e2e manifests pass are
+// accepted.
 package main
 
 import (
@@ -17,10 +20,12 @@ import (
 	"flag"
 	"fmt"
 	"net"
+	"net/http"
 	"os"
 	"os/signal"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -36,6 +41,7 @@ type registrar struct {
 	driverName  string
 	kubeletPath string
 	failed      chan error
+	refused     atomic.Bool
 }
 
 func (r *registrar) GetInfo(ctx context.Context, req *registration.InfoRequest) (*registration.PluginInfo, error) {
@@ -51,6 +57,7 @@ func (r *registrar) GetInfo(ctx context.Context, req *registration.InfoRequest) 
 func (r *registrar) NotifyRegistrationStatus(ctx context.Context, status *registration.RegistrationStatus) (*registration.RegistrationStatusResponse, error) {
 	klog.Infof("registration status: registered=%t error=%q", status.PluginRegistered, status.Error)
 	if !status.PluginRegistered {
+		r.refused.Store(true)
 		r.failed <- fmt.Errorf("kubelet refused the registration of %s: %s", r.driverName, status.Error)
 	}
 	return &registration.RegistrationStatusResponse{}, nil
@@ -62,6 +69,7 @@ func main() {
 	kubeletPath := flag.String("kubelet-registration-path", "", "the driver's socket as kubelet sees it on the node (required)")
 	pluginDir := flag.String("plugin-registration-path", "/registration", "kubelet's plugin registration directory, as mounted in this container")
 	timeout := flag.Duration("timeout", time.Second, "timeout of each call to the CSI driver")
+	httpEndpoint := flag.String("http-endpoint", "", "host:port of /healthz (off when empty)")
 	flag.Parse()
 	if *kubeletPath == "" {
 		klog.Fatal("--kubelet-registration-path is required")
@@ -93,6 +101,9 @@ func main() {
 		}
 	}()
 	klog.Infof("registration server listening on %s", socket)
+	if *httpEndpoint != "" {
+		go serveHealth(*httpEndpoint, socket, r)
+	}
 
 	select {
 	case <-ctx.Done():
@@ -132,5 +143,26 @@ func driverName(ctx context.Context, address string, timeout time.Duration) (str
 			return "", ctx.Err()
 		case <-time.After(time.Second):
 		}
+	}
+}
+
+// serveHealth answers /healthz: the registration socket must exist and kubelet must not have
+// refused the registration.
+func serveHealth(address, socket string, r *registrar) {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
+		if _, err := os.Stat(socket); err != nil {
+			http.Error(w, fmt.Sprintf("registration socket: %v", err), http.StatusInternalServerError)
+			return
+		}
+		if r.refused.Load() {
+			http.Error(w, "kubelet refused the registration", http.StatusInternalServerError)
+			return
+		}
+		_, _ = w.Write([]byte("ok"))
+	})
+	klog.Infof("serving /healthz on %s", address)
+	if err := http.ListenAndServe(address, mux); err != nil {
+		klog.Fatalf("serving /healthz on %s: %v", address, err)
 	}
 }
