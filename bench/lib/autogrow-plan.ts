@@ -41,7 +41,8 @@ export function planNodes(shape: AutoGrowShape): NodePlan[] {
   if (!Number.isInteger(shape.kubelets) || shape.kubelets < 1) throw new Error(`kubelets must be a positive integer, got ${shape.kubelets}`);
   const nodes: NodePlan[] = Array.from({ length: shape.kubelets }, (_, i) => ({ name: nodeName(i), optedIn: [], plain: [] }));
   const takers = nodes.filter((_, i) => !isEmptyNode(shape, i));
-  if (takers.length === 0 && shape.claims > 0) throw new Error(`with ${shape.kubelets} kubelets and every ${shape.emptyEvery}-th empty, no node takes opted-in claims`);
+  if (takers.length === 0 && shape.claims > 0)
+    throw new Error(`with ${shape.kubelets} kubelets and every ${shape.emptyEvery}-th empty, no node takes opted-in claims`);
   for (let j = 0; j < shape.claims; j++) takers[j % takers.length]!.optedIn.push(j);
   let plain = 0;
   for (const node of nodes) for (let k = 0; k < shape.plainPerNode; k++) node.plain.push(plain++);

@@ -25,7 +25,13 @@ export class KubeletFleet {
   ) {}
 
   /** Starts one stand-in per node, `concurrency` at a time; on a failure the ones started are closed. */
-  static async start(o: { nodes: readonly FleetNode[]; fillerPods: number; reviewerKubeconfigPath: string; dir: string; concurrency: number }): Promise<KubeletFleet> {
+  static async start(o: {
+    nodes: readonly FleetNode[];
+    fillerPods: number;
+    reviewerKubeconfigPath: string;
+    dir: string;
+    concurrency: number;
+  }): Promise<KubeletFleet> {
     const tls = selfSigned('IP:127.0.0.1');
     const caPath = join(o.dir, 'kubelet-ca.crt');
     writeFileSync(caPath, tls.cert);
@@ -34,7 +40,13 @@ export class KubeletFleet {
     const fleet = new KubeletFleet(kubelets, volumes, caPath);
     try {
       await pool(o.nodes, o.concurrency, async (n) => {
-        const k = await FakeKubelet.start({ nodeName: n.name, reviewerKubeconfigPath: o.reviewerKubeconfigPath, tls, volumes: n.volumes, fillerPods: o.fillerPods });
+        const k = await FakeKubelet.start({
+          nodeName: n.name,
+          reviewerKubeconfigPath: o.reviewerKubeconfigPath,
+          tls,
+          volumes: n.volumes,
+          fillerPods: o.fillerPods,
+        });
         kubelets.set(n.name, k);
         volumes.set(n.name, [...n.volumes]);
       });

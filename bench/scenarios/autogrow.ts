@@ -164,7 +164,13 @@ async function prepare(ctx: Ctx, cleanups: Array<() => Promise<void>>): Promise<
     ],
   }));
   const dir = mkdtempSync(join(ctx.cluster.dir, 'kubelets-'));
-  const fleet = await KubeletFleet.start({ nodes: fleetNodes, fillerPods: FILLER_PODS, reviewerKubeconfigPath: ctx.cluster.adminKubeconfigPath, dir, concurrency: 8 });
+  const fleet = await KubeletFleet.start({
+    nodes: fleetNodes,
+    fillerPods: FILLER_PODS,
+    reviewerKubeconfigPath: ctx.cluster.adminKubeconfigPath,
+    dir,
+    concurrency: 8,
+  });
   cleanups.push(() => fleet.close());
   await fleet.registerNodes(ctx.api, ctx.opts.concurrency);
   cleanups.push(() => fleet.deleteNodes(ctx.api, ctx.opts.concurrency));
@@ -195,7 +201,8 @@ async function prepare(ctx: Ctx, cleanups: Array<() => Promise<void>>): Promise<
     claims: nodeOfPlain.map((_, k) => plainClaim(k)),
     nodeOf: (k) => nodeOfPlain[k]!,
   });
-  if (optedInPods < claims || plainPods < nodeOfPlain.length) throw new Error(`only ${optedInPods + plainPods} of ${claims + nodeOfPlain.length} pods were created in time`);
+  if (optedInPods < claims || plainPods < nodeOfPlain.length)
+    throw new Error(`only ${optedInPods + plainPods} of ${claims + nodeOfPlain.length} pods were created in time`);
   await admissionSeesClass(ctx.api, ws.ns, optedInClaim(0));
   const requests = await RequestLog.start(ctx.api, ws.ns);
   cleanups.push(async () => requests.stop());
@@ -210,21 +217,37 @@ async function prepare(ctx: Ctx, cleanups: Array<() => Promise<void>>): Promise<
 
 interface Window {
   cpuSeconds: number;
+  /** Means over the window: VmRSS, and its anonymous and file-backed parts. */
   rssMiB: number;
+  rssAnonMiB: number;
+  rssFileMiB: number;
   hwmMiB: number;
 }
 
-/** CPU over `ms` and the mean of VmRSS sampled every 250 ms over it. */
+/** CPU over `ms`, and the means of VmRSS and its parts sampled every 250 ms over it. */
 async function measureWindow(r: RunningResizer, ms: number): Promise<Window> {
   const before = r.sample();
   const until = Date.now() + ms;
   const rss: number[] = [];
+  const anon: number[] = [];
+  const file: number[] = [];
   while (Date.now() < until) {
-    rss.push(r.sample().rssKiB / 1024);
+    const p = r.sample();
+    rss.push(p.rssKiB / 1024);
+    anon.push(p.rssAnonKiB / 1024);
+    file.push(p.rssFileKiB / 1024);
     await sleep(Math.min(250, Math.max(0, until - Date.now())));
   }
   const after = r.sample();
-  return { cpuSeconds: after.cpuSeconds - before.cpuSeconds, rssMiB: mean(rss), hwmMiB: after.hwmKiB / 1024 };
+  return { cpuSeconds: after.cpuSeconds - before.cpuSeconds, rssMiB: mean(rss), rssAnonMiB: mean(anon), rssFileMiB: mean(file), hwmMiB: after.hwmKiB / 1024 };
+}
+
+/** The memory figures of one window, for auto-grow `mode`. */
+function addMemoryFigures(ctx: Ctx, scenario: string, mode: 'on' | 'off', w: Window): void {
+  ctx.figures.add(scenario, `RSS, auto-grow ${mode}`, 'MiB', 'lower', 'ours', w.rssMiB);
+  ctx.figures.add(scenario, `  anonymous, auto-grow ${mode}`, 'MiB', 'lower', 'ours', w.rssAnonMiB);
+  ctx.figures.add(scenario, `  file-backed, auto-grow ${mode}`, 'MiB', 'lower', 'ours', w.rssFileMiB);
+  ctx.figures.add(scenario, `peak RSS (VmHWM), auto-grow ${mode}`, 'MiB', 'lower', 'ours', w.hwmMiB);
 }
 
 async function offRun(ctx: Ctx, s: Setup, scenario: string): Promise<Window> {
@@ -233,31 +256,43 @@ async function offRun(ctx: Ctx, s: Setup, scenario: string): Promise<Window> {
   const r = start(ctx, 'ours', flags(ctx, DEFAULT_FLAGS), 'autogrow-off');
   try {
     await syncViaCanary(ctx, s.ws, r);
-    await sleep(2000);
+    // As long after sync as the on run's window starts (its first poll follows the sync at once).
+    await sleep(intervalMs / 2);
     const w = await measureWindow(r, WINDOW_INTERVALS * intervalMs);
     const requests = total(s.fleet.requestsPerNode()) - asked;
-    ctx.figures.add(scenario, 'RSS, auto-grow off', 'MiB', 'lower', 'ours', w.rssMiB);
-    ctx.figures.add(scenario, 'peak RSS (VmHWM), auto-grow off', 'MiB', 'lower', 'ours', w.hwmMiB);
+    addMemoryFigures(ctx, scenario, 'off', w);
     ctx.figures.add(scenario, 'CPU per interval, auto-grow off', 'cpu-ms', 'lower', 'ours', (w.cpuSeconds * 1000) / WINDOW_INTERVALS);
     ctx.figures.add(scenario, 'kubelet requests, auto-grow off', 'count', 'lower', 'ours', requests);
-    ctx.log(`  off: RSS ${w.rssMiB.toFixed(1)} MiB (hwm ${w.hwmMiB.toFixed(1)}), ${(w.cpuSeconds * 1000).toFixed(0)} cpu-ms over ${WINDOW_INTERVALS} intervals, ${requests} kubelet requests`);
+    ctx.log(
+      `  off: RSS ${w.rssMiB.toFixed(1)} MiB (anon ${w.rssAnonMiB.toFixed(1)}, file ${w.rssFileMiB.toFixed(1)}, hwm ${w.hwmMiB.toFixed(1)}), ${(w.cpuSeconds * 1000).toFixed(0)} cpu-ms over ${WINDOW_INTERVALS} intervals, ${requests} kubelet requests`,
+    );
     return w;
   } finally {
     await r.stop();
   }
 }
 
-async function onRun(ctx: Ctx, s: Setup, scenario: string, run: number): Promise<{ window: Window & { polls: number }; reactions: Reaction[]; missed: number }> {
+async function onRun(
+  ctx: Ctx,
+  s: Setup,
+  scenario: string,
+  run: number,
+): Promise<{ window: Window & { polls: number }; reactions: Reaction[]; missed: number }> {
   const { intervalS, crossings } = ctx.opts.autoGrow;
   const intervalMs = intervalS * 1000;
   const startPolls = pollsSeen(s.fleet.requestsPerNode(), s.optedInNodes);
   const startEmpty = requestsToEmptyNodes(s.fleet.requestsPerNode(), s.emptyNodes);
   const startFailed = s.fleet.failedRequests();
   const startAsked = askedOf(s.fleet.requestsPerNode(), s.optedInNodes);
-  const r = start(ctx, 'ours', {
-    ...flags(ctx, DEFAULT_FLAGS),
-    extraArgs: ['--auto-grow', `--auto-grow-interval=${intervalS}s`, `--kubelet-certificate-authority=${s.fleet.caPath}`],
-  }, 'autogrow-on');
+  const r = start(
+    ctx,
+    'ours',
+    {
+      ...flags(ctx, DEFAULT_FLAGS),
+      extraArgs: ['--auto-grow', `--auto-grow-interval=${intervalS}s`, `--kubelet-certificate-authority=${s.fleet.caPath}`],
+    },
+    'autogrow-on',
+  );
   try {
     await syncViaCanary(ctx, s.ws, r);
     await waitPolls(s, startPolls + 1, intervalMs + 60_000, r);
@@ -270,12 +305,11 @@ async function onRun(ctx: Ctx, s: Setup, scenario: string, run: number): Promise
     const polls = pollsSeen(s.fleet.requestsPerNode(), s.optedInNodes) - polls0;
     ctx.audit.poll();
     const api = ctx.audit.countBetween(wallStart, Date.now());
-    ctx.figures.add(scenario, 'RSS, auto-grow on', 'MiB', 'lower', 'ours', w.rssMiB);
-    ctx.figures.add(scenario, 'peak RSS (VmHWM), auto-grow on', 'MiB', 'lower', 'ours', w.hwmMiB);
+    addMemoryFigures(ctx, scenario, 'on', w);
     ctx.figures.add(scenario, 'CPU per interval, auto-grow on', 'cpu-ms', 'lower', 'ours', (w.cpuSeconds * 1000) / WINDOW_INTERVALS);
     ctx.figures.add(scenario, 'API requests per poll cycle', 'req', 'lower', 'ours', polls > 0 ? api.total / polls : NaN);
     ctx.log(
-      `  on: RSS ${w.rssMiB.toFixed(1)} MiB (hwm ${w.hwmMiB.toFixed(1)}), ${(w.cpuSeconds * 1000).toFixed(0)} cpu-ms over ${WINDOW_INTERVALS} intervals, ` +
+      `  on: RSS ${w.rssMiB.toFixed(1)} MiB (anon ${w.rssAnonMiB.toFixed(1)}, file ${w.rssFileMiB.toFixed(1)}, hwm ${w.hwmMiB.toFixed(1)}), ${(w.cpuSeconds * 1000).toFixed(0)} cpu-ms over ${WINDOW_INTERVALS} intervals, ` +
         `${polls} polls, ${api.total} API requests ${JSON.stringify(api.byKind)}`,
     );
 
@@ -422,7 +456,12 @@ async function admissionSeesClass(api: Api, ns: string, claim: string): Promise<
   const until = Date.now() + 60_000;
   for (;;) {
     try {
-      await api.call('PATCH', `/api/v1/namespaces/${ns}/persistentvolumeclaims/${claim}?dryRun=All`, { spec: { resources: { requests: { storage: `${CLAIM_GI + 1}Gi` } } } }, 'application/merge-patch+json');
+      await api.call(
+        'PATCH',
+        `/api/v1/namespaces/${ns}/persistentvolumeclaims/${claim}?dryRun=All`,
+        { spec: { resources: { requests: { storage: `${CLAIM_GI + 1}Gi` } } } },
+        'application/merge-patch+json',
+      );
       return;
     } catch (err) {
       if ((err as { status?: number }).status !== 403 || Date.now() > until) throw err;

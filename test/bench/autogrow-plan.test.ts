@@ -31,7 +31,10 @@ test('2000 claims over 100 kubelets: every fifth node has no opted-in claim, the
   assert.ok(takers.every((n) => n.optedIn.length === 25));
   // Each claim on exactly one node; plain claims numbered apart from opted-in ones.
   const all = nodes.flatMap((n) => n.optedIn).sort((a, b) => a - b);
-  assert.deepEqual(all, Array.from({ length: 2000 }, (_, j) => j));
+  assert.deepEqual(
+    all,
+    Array.from({ length: 2000 }, (_, j) => j),
+  );
   assert.equal(new Set(nodes.flatMap((n) => n.plain)).size, 500);
   assert.equal(new Set(nodes.map((n) => n.name)).size, 100);
 });
