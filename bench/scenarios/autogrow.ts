@@ -74,46 +74,28 @@ export async function autogrow(ctx: Ctx): Promise<void> {
   const cleanups: Array<() => Promise<void>> = [];
   try {
     const setup = await prepare(ctx, cleanups);
-    const offCpu: number[] = [];
-    const onCpuPerPoll: number[] = [];
-    const offRss: number[] = [];
-    const onRss: number[] = [];
     const reactions: Reaction[] = [];
     let missed = 0;
+    let offRequests = 0;
     for (let round = 1; round <= ctx.opts.rounds; round++) {
-      const order = round % 2 === 1 ? (['off', 'on'] as const) : (['on', 'off'] as const);
-      let off: Window | undefined;
-      let on: (Window & { polls: number }) | undefined;
-      for (const mode of order) {
-        if (mode === 'off') {
-          off = await offRun(ctx, setup, scenario);
-          offCpu.push(off.cpuSeconds);
-          offRss.push(off.rssMiB);
-        } else {
-          const r = await onRun(ctx, setup, scenario, round - 1);
-          on = r.window;
-          onRss.push(on.rssMiB);
-          reactions.push(...r.reactions);
-          missed += r.missed;
-        }
-      }
-      // Per poll cycle: the on window's CPU less what the same window costs with auto-grow off, per poll.
-      const perPoll = on && off && on.polls > 0 ? (on.cpuSeconds - off.cpuSeconds) / on.polls : NaN;
-      onCpuPerPoll.push(perPoll);
-      ctx.figures.add(scenario, 'CPU per poll cycle (on less off)', 'cpu-ms', 'lower', 'ours', perPoll * 1000);
-      ctx.figures.add(scenario, 'RSS on less off', 'MiB', 'lower', 'ours', (on?.rssMiB ?? NaN) - (off?.rssMiB ?? NaN));
-      ctx.log(
-        `  round ${round}: CPU per poll ${(perPoll * 1000).toFixed(0)} ms, RSS on ${on?.rssMiB.toFixed(1)} MiB, off ${off?.rssMiB.toFixed(1)} MiB, loadavg ${loadavg()}`,
-      );
+      const r = await runRound(ctx, setup, scenario, round);
+      reactions.push(...r.reactions);
+      missed += r.missed;
+      offRequests += r.offRequests;
     }
-    const s = reactionSummary(reactions);
     for (const r of reactions) {
       ctx.figures.add(scenario, 'threshold crossed to request written, p50', 's', 'lower', 'ours', r.totalMs / 1000, 'median');
       ctx.figures.add(scenario, 'threshold crossed to request written, p99', 's', 'lower', 'ours', r.totalMs / 1000, 'p99');
       ctx.figures.add(scenario, 'poll to request written, p50', 's', 'lower', 'ours', r.fromPollMs / 1000, 'median');
       ctx.figures.add(scenario, 'poll to request written, p99', 's', 'lower', 'ours', r.fromPollMs / 1000, 'p99');
     }
+    // Totals over every run: each target is none at all.
+    const perNode = setup.fleet.requestsPerNode();
     ctx.figures.add(scenario, 'crossings not written in time', 'count', 'lower', 'ours', missed);
+    ctx.figures.add(scenario, 'kubelet requests to nodes without an opted-in claim', 'count', 'lower', 'ours', requestsToEmptyNodes(perNode, setup.emptyNodes));
+    ctx.figures.add(scenario, 'kubelet requests, auto-grow off', 'count', 'lower', 'ours', offRequests);
+    ctx.figures.add(scenario, 'kubelet requests refused or failed', 'count', 'lower', 'ours', setup.fleet.failedRequests());
+    const s = reactionSummary(reactions);
     ctx.log(
       `  ${reactions.length} crossings written (${missed} not): p50 ${s.p50.toFixed(1)} s, p99 ${s.p99.toFixed(1)} s (target ${intervalS + 5} s); ` +
         `poll to write p50 ${s.fromPollP50.toFixed(2)} s, p99 ${s.fromPollP99.toFixed(2)} s`,
@@ -122,6 +104,26 @@ export async function autogrow(ctx: Ctx): Promise<void> {
   } finally {
     for (const c of cleanups.reverse()) await c().catch((err: unknown) => ctx.log(`  auto-grow cleanup: ${String(err)}`));
   }
+}
+
+/** One off run and one on run (off first in odd rounds), and the figures that compare them. */
+async function runRound(ctx: Ctx, setup: Setup, scenario: string, round: number): Promise<{ reactions: Reaction[]; missed: number; offRequests: number }> {
+  const order = round % 2 === 1 ? (['off', 'on'] as const) : (['on', 'off'] as const);
+  let off: (Window & { requests: number }) | undefined;
+  let on: Awaited<ReturnType<typeof onRun>> | undefined;
+  for (const mode of order) {
+    if (mode === 'off') off = await offRun(ctx, setup, scenario);
+    else on = await onRun(ctx, setup, scenario, round - 1);
+  }
+  if (!on || !off) throw new Error('a round runs both');
+  // Per poll cycle: the on window's CPU less what the same window costs with auto-grow off, per poll.
+  const perPoll = on.window.polls > 0 ? (on.window.cpuSeconds - off.cpuSeconds) / on.window.polls : NaN;
+  ctx.figures.add(scenario, 'CPU per poll cycle (on less off)', 'cpu-ms', 'lower', 'ours', perPoll * 1000);
+  ctx.figures.add(scenario, 'RSS on less off', 'MiB', 'lower', 'ours', on.window.rssMiB - off.rssMiB);
+  ctx.log(
+    `  round ${round}: CPU per poll ${(perPoll * 1000).toFixed(0)} ms, RSS on ${on.window.rssMiB.toFixed(1)} MiB, off ${off.rssMiB.toFixed(1)} MiB, loadavg ${loadavg()}`,
+  );
+  return { reactions: on.reactions, missed: on.missed, offRequests: off.requests };
 }
 
 /** The class, the RBAC component, the stand-ins and their Nodes, the claims and their pods. Not timed. */
@@ -175,7 +177,23 @@ async function prepare(ctx: Ctx, cleanups: Array<() => Promise<void>>): Promise<
   await fleet.registerNodes(ctx.api, ctx.opts.concurrency);
   cleanups.push(() => fleet.deleteNodes(ctx.api, ctx.opts.concurrency));
 
-  const common = { ns: ws.ns, sizeGi: CLAIM_GI, driverName: ctx.cluster.driverName, concurrency: ctx.opts.concurrency, deadlineMs: 20 * 60_000 };
+  await claimsAndPods(ctx, ws.ns, nodeOfClaim, nodeOfPlain);
+  await admissionSeesClass(ctx.api, ws.ns, optedInClaim(0));
+  const requests = await RequestLog.start(ctx.api, ws.ns);
+  cleanups.push(async () => requests.stop());
+  const optedInNodes = nodes.filter((_, i) => !isEmptyNode(shape, i)).map((n) => n.name);
+  const emptyNodes = nodes.filter((_, i) => isEmptyNode(shape, i)).map((n) => n.name);
+  ctx.log(
+    `  ${kubelets} kubelet stand-ins (${emptyNodes.length} without opted-in claims), ${claims} opted-in + ${nodeOfPlain.length} plain claims and their pods, ` +
+      `${FILLER_PODS} pods without claims per node: ${((Date.now() - t0) / 1000).toFixed(0)}s (not timed)`,
+  );
+  return { ws, shape, nodes, fleet, requests, optedInNodes, emptyNodes, nodeOfClaim };
+}
+
+/** The opted-in claims (on the driver, with a limit) and the plain ones, each mounted by a pod on its node. */
+async function claimsAndPods(ctx: Ctx, ns: string, nodeOfClaim: readonly string[], nodeOfPlain: readonly string[]): Promise<void> {
+  const claims = nodeOfClaim.length;
+  const common = { ns, sizeGi: CLAIM_GI, driverName: ctx.cluster.driverName, concurrency: ctx.opts.concurrency, deadlineMs: 20 * 60_000 };
   await provisionBulk(ctx.api, {
     ...common,
     count: claims,
@@ -186,7 +204,7 @@ async function prepare(ctx: Ctx, cleanups: Array<() => Promise<void>>): Promise<
     progress: (d) => ctx.log(`  ${d}/${claims} opted-in claims`),
   });
   await provisionBulk(ctx.api, { ...common, count: nodeOfPlain.length, prefix: 'plain', storageClass: ctx.storageClass });
-  const podOptions = { ns: ws.ns, concurrency: ctx.opts.concurrency, deadlineMs: 20 * 60_000 };
+  const podOptions = { ns, concurrency: ctx.opts.concurrency, deadlineMs: 20 * 60_000 };
   const optedInPods = await createPods(ctx.api, {
     ...podOptions,
     count: claims,
@@ -203,16 +221,6 @@ async function prepare(ctx: Ctx, cleanups: Array<() => Promise<void>>): Promise<
   });
   if (optedInPods < claims || plainPods < nodeOfPlain.length)
     throw new Error(`only ${optedInPods + plainPods} of ${claims + nodeOfPlain.length} pods were created in time`);
-  await admissionSeesClass(ctx.api, ws.ns, optedInClaim(0));
-  const requests = await RequestLog.start(ctx.api, ws.ns);
-  cleanups.push(async () => requests.stop());
-  const optedInNodes = nodes.filter((_, i) => !isEmptyNode(shape, i)).map((n) => n.name);
-  const emptyNodes = nodes.filter((_, i) => isEmptyNode(shape, i)).map((n) => n.name);
-  ctx.log(
-    `  ${kubelets} kubelet stand-ins (${emptyNodes.length} without opted-in claims), ${claims} opted-in + ${nodeOfPlain.length} plain claims and their pods, ` +
-      `${FILLER_PODS} pods without claims per node: ${((Date.now() - t0) / 1000).toFixed(0)}s (not timed)`,
-  );
-  return { ws, shape, nodes, fleet, requests, optedInNodes, emptyNodes, nodeOfClaim };
 }
 
 interface Window {
@@ -250,7 +258,7 @@ function addMemoryFigures(ctx: Ctx, scenario: string, mode: 'on' | 'off', w: Win
   ctx.figures.add(scenario, `peak RSS (VmHWM), auto-grow ${mode}`, 'MiB', 'lower', 'ours', w.hwmMiB);
 }
 
-async function offRun(ctx: Ctx, s: Setup, scenario: string): Promise<Window> {
+async function offRun(ctx: Ctx, s: Setup, scenario: string): Promise<Window & { requests: number }> {
   const intervalMs = ctx.opts.autoGrow.intervalS * 1000;
   const asked = total(s.fleet.requestsPerNode());
   const r = start(ctx, 'ours', flags(ctx, DEFAULT_FLAGS), 'autogrow-off');
@@ -262,11 +270,10 @@ async function offRun(ctx: Ctx, s: Setup, scenario: string): Promise<Window> {
     const requests = total(s.fleet.requestsPerNode()) - asked;
     addMemoryFigures(ctx, scenario, 'off', w);
     ctx.figures.add(scenario, 'CPU per interval, auto-grow off', 'cpu-ms', 'lower', 'ours', (w.cpuSeconds * 1000) / WINDOW_INTERVALS);
-    ctx.figures.add(scenario, 'kubelet requests, auto-grow off', 'count', 'lower', 'ours', requests);
     ctx.log(
       `  off: RSS ${w.rssMiB.toFixed(1)} MiB (anon ${w.rssAnonMiB.toFixed(1)}, file ${w.rssFileMiB.toFixed(1)}, hwm ${w.hwmMiB.toFixed(1)}), ${(w.cpuSeconds * 1000).toFixed(0)} cpu-ms over ${WINDOW_INTERVALS} intervals, ${requests} kubelet requests`,
     );
-    return w;
+    return { ...w, requests };
   } finally {
     await r.stop();
   }
@@ -282,7 +289,6 @@ async function onRun(
   const intervalMs = intervalS * 1000;
   const startPolls = pollsSeen(s.fleet.requestsPerNode(), s.optedInNodes);
   const startEmpty = requestsToEmptyNodes(s.fleet.requestsPerNode(), s.emptyNodes);
-  const startFailed = s.fleet.failedRequests();
   const startAsked = askedOf(s.fleet.requestsPerNode(), s.optedInNodes);
   const r = start(
     ctx,
@@ -319,9 +325,8 @@ async function onRun(
     const allPolls = pollsSeen(perNode, s.optedInNodes) - startPolls;
     const empty = requestsToEmptyNodes(perNode, s.emptyNodes) - startEmpty;
     const asked = askedOf(perNode, s.optedInNodes) - startAsked;
-    ctx.figures.add(scenario, 'kubelet requests to nodes without an opted-in claim', 'count', 'lower', 'ours', empty);
     ctx.figures.add(scenario, 'kubelet requests per poll', 'req', 'lower', 'ours', allPolls > 0 ? asked / allPolls : NaN);
-    ctx.figures.add(scenario, 'kubelet requests refused or failed', 'count', 'lower', 'ours', s.fleet.failedRequests() - startFailed);
+    ctx.log(`  on: ${allPolls} polls in all, ${asked} requests to the ${s.optedInNodes.length} nodes with opted-in claims, ${empty} to the others`);
     return { window: { ...w, polls }, reactions, missed: crossings - reactions.length };
   } finally {
     await r.stop();

@@ -73,14 +73,15 @@ export class SummaryReader {
   private inPods = false;
   /** The next value is the root's `pods`: a list or null. */
   private podsValueNext = false;
-  /** The pieces of the `volume` list being read. */
+  /** The pieces of the `volume` list being read, and where it starts in the current piece (-1: not in it). */
   private volumeList: string[] | undefined;
+  private listFrom = -1;
 
   constructor(private readonly wanted: ReadonlySet<string>) {}
 
   write(piece: string): void {
     let i = 0;
-    let listFrom = this.volumeList ? 0 : -1;
+    this.listFrom = this.volumeList ? 0 : -1;
     const n = piece.length;
     while (i < n) {
       if (this.inString) {
@@ -102,70 +103,76 @@ export class SummaryReader {
         if (i === n) break;
       }
       const c = piece.charCodeAt(i);
-      if (isSpace(c)) {
-        i++;
-        continue;
-      }
-      if (this.closed) throw new SummaryFormatError('the answer goes on after the document');
-      if (!this.started) {
-        if (c !== OBJECT) throw new SummaryFormatError('the answer is not a JSON object');
-        this.started = true;
-      }
-      if (this.podsValueNext) {
-        this.podsValueNext = false;
-        if (c !== ARRAY && c !== 0x6e /* null */) throw new SummaryFormatError('"pods" is not a list');
-        if (c === ARRAY) this.inPods = true;
-      }
-      switch (c) {
-        case QUOTE:
-          this.inString = true;
-          this.escaped = false;
-          this.key = this.expectKey && this.namesKeys() ? '' : undefined;
-          break;
-        case OBJECT:
-          this.open.push(OBJECT);
-          this.expectKey = true;
-          break;
-        case ARRAY:
-          if (this.open.length === POD && this.inPods && this.podKey === 'volume' && this.volumeList === undefined) {
-            this.volumeList = [];
-            listFrom = i;
-          }
-          this.open.push(ARRAY);
-          this.expectKey = false;
-          break;
-        case OBJECT_END:
-        case ARRAY_END:
-          if (this.open.pop() !== (c === OBJECT_END ? OBJECT : ARRAY)) throw new SummaryFormatError('the answer is not balanced JSON');
-          this.expectKey = false;
-          if (this.open.length === POD && this.volumeList !== undefined && c === ARRAY_END) {
-            this.volumeList.push(piece.slice(listFrom, i + 1));
-            this.volumes(this.volumeList.join(''));
-            this.volumeList = undefined;
-            listFrom = -1;
-          }
-          if (this.open.length === ROOT) this.inPods = false;
-          if (this.open.length === 0) this.closed = true;
-          break;
-        case COLON:
-          this.expectKey = false;
-          this.podsValueNext = this.open.length === ROOT && this.rootKey === 'pods';
-          break;
-        case COMMA:
-          this.expectKey = this.open[this.open.length - 1] === OBJECT;
-          break;
-        default:
-          break;
-      }
+      if (!isSpace(c)) this.character(c, piece, i);
       i++;
     }
-    if (this.volumeList !== undefined && listFrom >= 0) this.volumeList.push(piece.slice(listFrom));
+    if (this.volumeList !== undefined && this.listFrom >= 0) this.volumeList.push(piece.slice(this.listFrom));
   }
 
   end(): Map<string, VolumeUsage> {
     if (!this.started) throw new SummaryFormatError('the answer is not a JSON object');
     if (!this.closed) throw new SummaryFormatError('the answer ends before the document does');
     return this.found;
+  }
+
+  /** One character outside strings, not space, at `i` of `piece`. */
+  private character(c: number, piece: string, i: number): void {
+    if (this.closed) throw new SummaryFormatError('the answer goes on after the document');
+    if (!this.started) {
+      if (c !== OBJECT) throw new SummaryFormatError('the answer is not a JSON object');
+      this.started = true;
+    }
+    if (this.podsValueNext) {
+      this.podsValueNext = false;
+      if (c !== ARRAY && c !== 0x6e /* null */) throw new SummaryFormatError('"pods" is not a list');
+      if (c === ARRAY) this.inPods = true;
+    }
+    switch (c) {
+      case QUOTE:
+        this.inString = true;
+        this.escaped = false;
+        this.key = this.expectKey && this.namesKeys() ? '' : undefined;
+        return;
+      case OBJECT:
+        this.open.push(OBJECT);
+        this.expectKey = true;
+        return;
+      case ARRAY:
+        if (this.open.length === POD && this.inPods && this.podKey === 'volume' && this.volumeList === undefined) {
+          this.volumeList = [];
+          this.listFrom = i;
+        }
+        this.open.push(ARRAY);
+        this.expectKey = false;
+        return;
+      case OBJECT_END:
+      case ARRAY_END:
+        this.close(c, piece, i);
+        return;
+      case COLON:
+        this.expectKey = false;
+        this.podsValueNext = this.open.length === ROOT && this.rootKey === 'pods';
+        return;
+      case COMMA:
+        this.expectKey = this.open[this.open.length - 1] === OBJECT;
+        return;
+      default:
+        return;
+    }
+  }
+
+  /** The end of an object or a list; a pod's `volume` list is read once whole. */
+  private close(c: number, piece: string, i: number): void {
+    if (this.open.pop() !== (c === OBJECT_END ? OBJECT : ARRAY)) throw new SummaryFormatError('the answer is not balanced JSON');
+    this.expectKey = false;
+    if (this.open.length === POD && this.volumeList !== undefined && c === ARRAY_END) {
+      this.volumeList.push(piece.slice(this.listFrom, i + 1));
+      this.volumes(this.volumeList.join(''));
+      this.volumeList = undefined;
+      this.listFrom = -1;
+    }
+    if (this.open.length === ROOT) this.inPods = false;
+    if (this.open.length === 0) this.closed = true;
   }
 
   /** Whether a key at this place is one the reader follows. */

@@ -67,6 +67,8 @@ export class FakeKubelet {
   arrivals = 0;
   /** TLS connections accepted. */
   connections = 0;
+  /** Of which resumed a TLS session (no full handshake). */
+  resumedConnections = 0;
   readonly cert: Buffer;
   private volumes: readonly FakeVolume[];
   private hanging = false;
@@ -100,7 +102,10 @@ export class FakeKubelet {
       kubelet.sockets.add(socket);
       socket.once('close', () => kubelet.sockets.delete(socket));
     });
-    server.on('secureConnection', () => kubelet.connections++);
+    server.on('secureConnection', (socket: TLSSocket) => {
+      kubelet.connections++;
+      if (socket.isSessionReused()) kubelet.resumedConnections++;
+    });
     server.on('request', (req: http.IncomingMessage, res: http.ServerResponse) => void kubelet.serve(req, res));
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     return kubelet;
