@@ -1,6 +1,6 @@
 // The usage sources' HTTP transport: one GET, its answer up to a size bound, over Node's own
 // client (node:http, node:https with node:tls), as the API server's transport uses it
-// (docs/architecture.md, "The API server's connections"). Kept apart from kube/http.ts because a
+// (docs/architecture.md, "The API server's connections"). Kept apart from kube/wire/http.ts because a
 // kubelet or Prometheus is not the API server: no token bucket, no watch, no proxy, a TLS
 // configuration of its own. Prometheus's connection is kept alive between polls; a kubelet's is
 // closed after its answer and its TLS session resumed next time (closingAgent). Failures of the
@@ -11,6 +11,7 @@ import http from 'node:http';
 import https from 'node:https';
 import { StringDecoder } from 'node:string_decoder';
 import { createSecureContext } from 'node:tls';
+import { UsageUnavailable } from './volume-usage.js';
 
 export interface TlsMaterial {
   readonly ca?: Buffer;
@@ -65,6 +66,13 @@ export const WireFailure = {
   Protocol: 'protocol',
 } as const;
 export type WireFailure = (typeof WireFailure)[keyof typeof WireFailure];
+
+/** Why a source's usage is unavailable when its GET failed this way. */
+export function unavailableBecause(failure: WireFailure): UsageUnavailable {
+  if (failure === WireFailure.Tls) return UsageUnavailable.Tls;
+  if (failure === WireFailure.Unreachable) return UsageUnavailable.Unreachable;
+  return UsageUnavailable.BadResponse;
+}
 
 export class HttpGetError extends Error {
   constructor(
