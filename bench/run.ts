@@ -251,6 +251,8 @@ async function main(): Promise<void> {
     await cluster.stop({ keepLogs: failed !== undefined });
   }
 
+  // The machine may be shared: the load over the run says how far wall times can be trusted.
+  notes.push(`load average (1, 5, 15 min) at start ${machine.loadavgAtStart}; at end ${readFileSync('/proc/loadavg', 'utf8').trim()}`);
   const result = {
     command: `tsx bench/run.ts ${process.argv.slice(2).join(' ')}`.trim(),
     date: new Date().toISOString(),

@@ -120,6 +120,7 @@ async function runRound(ctx: Ctx, setup: Setup, scenario: string, round: number)
   const perPoll = on.window.polls > 0 ? (on.window.cpuSeconds - off.cpuSeconds) / on.window.polls : NaN;
   ctx.figures.add(scenario, 'CPU per poll cycle (on less off)', 'cpu-ms', 'lower', 'ours', perPoll * 1000);
   ctx.figures.add(scenario, 'RSS on less off', 'MiB', 'lower', 'ours', on.window.rssMiB - off.rssMiB);
+  ctx.notes.push(`auto-grow round ${round}: load average (1, 5, 15 min) ${loadavg()} at its end`);
   ctx.log(
     `  round ${round}: CPU per poll ${(perPoll * 1000).toFixed(0)} ms, RSS on ${on.window.rssMiB.toFixed(1)} MiB, off ${off.rssMiB.toFixed(1)} MiB, loadavg ${loadavg()}`,
   );
