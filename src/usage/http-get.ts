@@ -40,9 +40,9 @@ const KUBELET_SESSIONS = 1024;
 
 /**
  * An agent whose connections close once their answer is read, for the kubelets: a poll asks each
- * node once per interval, and a connection kept open to every one of them costs its TLS state the
- * whole time, about 0.1 MiB a node (docs/performance.md, "Auto-grow"). The TLS sessions are kept,
- * so the next connection to a node resumes its session instead of a full handshake.
+ * node once per interval, and a connection kept open to every one of them holds its TLS state the
+ * whole time (docs/performance.md, "Auto-grow"). The TLS sessions are kept, so the next connection
+ * to a node resumes its session instead of a full handshake.
  */
 export function closingAgent(tls: TlsMaterial): http.Agent {
   return new https.Agent({

@@ -5,10 +5,10 @@
 // and the newest entry wins. An entry without capacity or available bytes (kubelet leaves them out
 // until its first reading) is not a sample.
 //
-// The answer is read as it arrives: a summary is about 4 KiB per pod (containers, cpu, memory, io,
-// network, all of it in every pod), and auto-grow needs only the `volume` lists. Parsing whole
-// summaries put a 190 KB string and its object tree per node on the heap at every poll, which
-// stayed resident until the next full collection (docs/performance.md, "Auto-grow"). So a scanner
+// The answer is read as it arrives: a summary is mostly containers, cpu, memory, io and network
+// figures of every pod, and auto-grow needs only the `volume` lists. Parsing whole summaries put
+// each node's whole answer and its object tree on the heap at every poll, which stayed resident
+// until the next full collection (docs/performance.md, "Auto-grow"). So a scanner
 // follows the document's structure (strings, nesting, the keys of the root and of each pod) and
 // hands each pod's `volume` list to JSON.parse; the rest is checked for balance only. Pure: the
 // transport is http-get.ts.
