@@ -21,14 +21,20 @@ import { idle } from './scenarios/idle.js';
 import { idleCpu } from './scenarios/idle-cpu.js';
 import { latency } from './scenarios/latency.js';
 import { startup } from './scenarios/startup.js';
+import { autogrow } from './scenarios/autogrow.js';
+import { parseAutoGrowShape, parseIntervalSeconds } from './lib/autogrow-plan.js';
 
-const ALL = ['burst-default', 'burst-high', 'latency', 'startup', 'idle', 'idle-cpu'] as const;
+const ALL = ['burst-default', 'burst-high', 'latency', 'startup', 'idle', 'idle-cpu', 'autogrow'] as const;
+// Without --scenarios: all but autogrow, whose poll intervals make it long (docs/development.md).
+const DEFAULT_SET: readonly string[] = ALL.filter((s) => s !== 'autogrow');
 // The last level is the scale the performance targets name (docs/performance.md).
 const DEFAULT_IDLE = '1000:10000,5000:30000,20000:100000';
+const OURS_ONLY: ReadonlySet<string> = new Set(['autogrow']);
 const ALIASES: Record<string, string[]> = { burst: ['burst-default', 'burst-high'], api: ['burst-high'], all: [...ALL] };
 
 const HELP = `usage: tsx bench/run.ts [flags]
-  --scenarios LIST   comma-separated: ${ALL.join(', ')} (aliases: burst, api, all); default all
+  --scenarios LIST   comma-separated: ${ALL.join(', ')} (aliases: burst, api, all);
+                     default all but autogrow
   --rounds R         A B rounds per scenario (default 3, max 20)
   --n N              claims grown at once at QPS ${HIGH_FLAGS.qps}/${HIGH_FLAGS.burst} (default 1000, max 20000)
   --n-low N          claims grown at once at QPS ${DEFAULT_FLAGS.qps}/${DEFAULT_FLAGS.burst} (default 100, max 5000)
@@ -39,6 +45,11 @@ const HELP = `usage: tsx bench/run.ts [flags]
                      upstream interleaved, 2.5 s apart each (default 50, max 500)
   --startup-starts K start-ups per implementation in the startup scenario, order ABBA (default 8,
                      max 50; about 1 s each, so it does not follow --rounds)
+  --autogrow C:K     autogrow scenario (ours only): C opted-in claims over K kubelet stand-ins
+                     (default 2000:100)
+  --autogrow-interval D  its --auto-grow-interval, 5s to 10m (default 1m, the flag's default)
+  --autogrow-crossings M  claims crossing their threshold per auto-grow-on run, spread over one
+                     interval (default 20)
   --workers W        --workers of both resizers (default 10)
   --timeout D        --timeout of both resizers (default 10s)
   --concurrency C    the harness's own parallel API requests when creating objects (default 16, max 64)
@@ -68,6 +79,9 @@ function parseOptions(argv: string[]): BenchOptions & { out: string } {
       pods: { type: 'string' },
       'latency-samples': { type: 'string' },
       'startup-starts': { type: 'string' },
+      autogrow: { type: 'string' },
+      'autogrow-interval': { type: 'string' },
+      'autogrow-crossings': { type: 'string' },
       workers: { type: 'string' },
       timeout: { type: 'string' },
       concurrency: { type: 'string' },
@@ -82,7 +96,7 @@ function parseOptions(argv: string[]): BenchOptions & { out: string } {
     process.exit(0);
   }
   const scenarios = new Set<string>();
-  for (const s of (values.scenarios ?? 'all')
+  for (const s of (values.scenarios ?? DEFAULT_SET.join(','))
     .split(',')
     .map((x) => x.trim())
     .filter(Boolean)) {
@@ -120,6 +134,11 @@ function parseOptions(argv: string[]): BenchOptions & { out: string } {
     idleCpu: { claims: cpuClaims!, seconds: cpuSeconds! },
     latencySamples: intFlag(values['latency-samples'], 50, 1, 500, 'latency-samples'),
     startupStarts: intFlag(values['startup-starts'], 8, 1, 50, 'startup-starts'),
+    autoGrow: {
+      ...parseAutoGrowShape(values.autogrow ?? '2000:100'),
+      intervalS: parseIntervalSeconds(values['autogrow-interval'] ?? '1m'),
+      crossings: intFlag(values['autogrow-crossings'], 20, 1, 500, 'autogrow-crossings'),
+    },
     workers: intFlag(values.workers, 10, 1, 100, 'workers'),
     timeout: values.timeout ?? '10s',
     concurrency: intFlag(values.concurrency, 16, 1, 64, 'concurrency'),
@@ -142,7 +161,9 @@ async function main(): Promise<void> {
   const opts = parseOptions(process.argv.slice(2));
   const env = parseEnvFile(readFileSync(componentsEnvPath(), 'utf8'));
   opts.upstreamBin = env.get('UPSTREAM_RESIZER_BIN') ?? '';
-  if (!opts.upstreamBin || !existsSync(opts.upstreamBin)) {
+  // Every scenario but autogrow (ours only: upstream has no auto-grow) runs upstream too.
+  const needsUpstream = [...opts.scenarios].some((s) => !OURS_ONLY.has(s));
+  if (needsUpstream && (!opts.upstreamBin || !existsSync(opts.upstreamBin))) {
     throw new Error('the upstream resizer is not built: run bash scripts/setup.sh --with-upstream (npm run bench does)');
   }
   if (!existsSync(opts.oursEntry)) throw new Error(`${opts.oursEntry} does not exist: run npm run build (npm run bench does)`);
@@ -220,6 +241,7 @@ async function main(): Promise<void> {
     await run('burst-default', `bench-burst-q${DEFAULT_FLAGS.qps}`, () => burst(ctx, DEFAULT_FLAGS, opts.nLow));
     await run('idle', 'bench-idle', () => idle(ctx));
     await run('idle-cpu', 'bench-idle-cpu', () => idleCpu(ctx));
+    await run('autogrow', 'bench-autogrow', () => autogrow(ctx));
   } catch (err) {
     failed = err;
     log(`FAILED: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
@@ -229,6 +251,8 @@ async function main(): Promise<void> {
     await cluster.stop({ keepLogs: failed !== undefined });
   }
 
+  // The machine may be shared: the load over the run says how far wall times can be trusted.
+  notes.push(`load average (1, 5, 15 min) at start ${machine.loadavgAtStart}; at end ${readFileSync('/proc/loadavg', 'utf8').trim()}`);
   const result = {
     command: `tsx bench/run.ts ${process.argv.slice(2).join(' ')}`.trim(),
     date: new Date().toISOString(),
@@ -243,6 +267,7 @@ async function main(): Promise<void> {
       idleCpu: opts.idleCpu,
       latencySamples: opts.latencySamples,
       startupStarts: opts.startupStarts,
+      autoGrow: opts.autoGrow,
       workers: opts.workers,
       timeout: opts.timeout,
       defaultRate: DEFAULT_FLAGS,

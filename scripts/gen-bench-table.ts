@@ -1,16 +1,21 @@
 // The README's benchmark table, rendered from one result file of bench/run.ts: the figures an
 // operator compares first, ours against upstream's. `node --import tsx scripts/gen-bench-table.ts
 // [bench/results/full-<commit>.json]` (npm run gen:bench-table) rewrites the table between the
-// README's bench-table markers, from the file named there unless another is given. test/docs.test.ts
-// fails when the table differs from what its result file renders.
+// README's bench-table markers, from the file named there unless another is given; and the
+// auto-grow table of docs/performance.md (ours only: upstream has no auto-grow) between its
+// autogrow-table markers, from the file named there (`--autogrow <file>` gives another).
+// test/docs.test.ts fails when a table differs from what its result file renders.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const REPO = resolve(fileURLToPath(import.meta.url), '../..');
 export const README = join(REPO, 'README.md');
+export const PERFORMANCE = join(REPO, 'docs', 'performance.md');
 const START = /<!-- bench-table: (bench\/results\/[\w.-]+\.json)[^>]*-->\n/;
 const END = '<!-- /bench-table -->';
+const AUTOGROW_START = /<!-- autogrow-table: (bench\/results\/[\w.-]+\.json)[^>]*-->\n/;
+const AUTOGROW_END = '<!-- /autogrow-table -->';
 
 interface ResultFigure {
   scenario: string;
@@ -99,7 +104,86 @@ export function readmeWithBenchTable(readme: string, resultFile?: string): { tex
   return { text: readme.slice(0, start.index) + marker + renderBenchTable(file) + readme.slice(end), file };
 }
 
+interface AutoGrowResult {
+  figures: ResultFigure[];
+  settings: { autoGrow?: { claims: number; kubelets: number; intervalS: number; crossings: number } };
+}
+
+/**
+ * The auto-grow rows, in order: the figure's name, how the row names it, and the target the
+ * project set for it (docs/performance.md, "Auto-grow"), as a check of the value.
+ */
+const AUTOGROW_ROWS: ReadonlyArray<{ name: string; label: string; target?: (v: number, intervalS: number) => [string, boolean] }> = [
+  { name: 'threshold crossed to request written, p50', label: 'threshold crossed to request written, p50' },
+  {
+    name: 'threshold crossed to request written, p99',
+    label: 'threshold crossed to request written, p99',
+    target: (v, i) => [`≤ ${i + 5} s (one interval + 5 s)`, v <= i + 5],
+  },
+  { name: 'poll to request written, p50', label: 'the poll that saw it to request written, p50' },
+  { name: 'poll to request written, p99', label: 'the poll that saw it to request written, p99' },
+  { name: 'crossings not written in time', label: 'crossings not written within an interval and 30 s', target: (v) => ['0', v === 0] },
+  { name: 'CPU per poll cycle (on less off)', label: 'CPU per poll cycle (on less off)' },
+  { name: 'RSS, auto-grow off', label: 'RSS, auto-grow off' },
+  { name: 'RSS, auto-grow on', label: 'RSS, auto-grow on' },
+  { name: 'RSS on less off', label: 'RSS on less off', target: (v) => ['≤ 10 MiB', v <= 10] },
+  { name: 'kubelet requests per poll', label: 'kubelet requests per poll' },
+  {
+    name: 'kubelet requests to nodes without an opted-in claim',
+    label: 'kubelet requests to nodes without an opted-in claim',
+    target: (v) => ['0', v === 0],
+  },
+  { name: 'kubelet requests, auto-grow off', label: 'kubelet requests, auto-grow off', target: (v) => ['0', v === 0] },
+  { name: 'API requests per poll cycle', label: 'API server requests per poll cycle (no grow)' },
+];
+
+function autoGrowValue(v: number, unit: string): string {
+  switch (unit) {
+    case 'cpu-ms':
+      return `${v.toFixed(0)} cpu-ms`;
+    case 'count':
+    case 'req':
+      return Number.isInteger(v) ? String(v) : v.toFixed(1);
+    default:
+      return value(v, unit);
+  }
+}
+
+/** The auto-grow table for one result file (a path relative to the repository). */
+export function renderAutoGrowTable(resultFile: string): string {
+  const result = JSON.parse(readFileSync(join(REPO, resultFile), 'utf8')) as AutoGrowResult;
+  const settings = result.settings.autoGrow;
+  if (!settings) throw new Error(`${resultFile} has no auto-grow settings`);
+  const lines = [
+    `${settings.claims} opted-in claims over ${settings.kubelets} kubelet stand-ins, \`--auto-grow-interval=${settings.intervalS}s\`:`,
+    '',
+    '| figure | value | target |',
+    '|---|---:|---|',
+  ];
+  for (const row of AUTOGROW_ROWS) {
+    const f = result.figures.find((x) => x.scenario.startsWith('auto-grow ') && x.name === row.name);
+    if (!f) throw new Error(`${resultFile} has no auto-grow figure "${row.name}"`);
+    const target = row.target ? row.target(f.ours, settings.intervalS) : undefined;
+    lines.push(`| ${row.label} | ${autoGrowValue(f.ours, f.unit)} | ${target ? `${target[0]}: ${target[1] ? 'met' : 'missed'}` : ''} |`);
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+/** docs/performance.md with its auto-grow table rendered from `resultFile` (default: the file its marker names). */
+export function performanceWithAutoGrowTable(doc: string, resultFile?: string): { text: string; file: string } {
+  const start = AUTOGROW_START.exec(doc);
+  const end = doc.indexOf(AUTOGROW_END);
+  if (!start || end < start.index) throw new Error('docs/performance.md has no autogrow-table markers');
+  const file = resultFile ?? start[1]!;
+  const marker = start[0].replace(start[1]!, file);
+  return { text: doc.slice(0, start.index) + marker + renderAutoGrowTable(file) + doc.slice(end), file };
+}
+
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  const { text } = readmeWithBenchTable(readFileSync(README, 'utf8'), process.argv[2]);
+  const args = process.argv.slice(2);
+  const at = args.indexOf('--autogrow');
+  const autoGrowFile = at >= 0 ? args.splice(at, 2)[1] : undefined;
+  const { text } = readmeWithBenchTable(readFileSync(README, 'utf8'), args[0]);
   writeFileSync(README, text);
+  writeFileSync(PERFORMANCE, performanceWithAutoGrowTable(readFileSync(PERFORMANCE, 'utf8'), autoGrowFile).text);
 }

@@ -351,3 +351,11 @@ test("the README's benchmark table is what its result file renders", async () =>
   assert.match(file, /^bench\/results\/[\w.-]+\.json$/);
   assert.equal(readme, text, `run npm run gen:bench-table -- ${file}`);
 });
+
+test("docs/performance.md's auto-grow table is what its result file renders", async () => {
+  const { PERFORMANCE, performanceWithAutoGrowTable } = await import('../scripts/gen-bench-table.js');
+  const doc = readFileSync(PERFORMANCE, 'utf8');
+  const { text, file } = performanceWithAutoGrowTable(doc);
+  assert.match(file, /^bench\/results\/autogrow-[\w.-]+\.json$/);
+  assert.equal(doc, text, `run npm run gen:bench-table -- --autogrow ${file}`);
+});

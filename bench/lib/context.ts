@@ -21,6 +21,8 @@ export interface BenchOptions {
   latencySamples: number;
   /** Starts per implementation in the startup scenario, alternating ABBA. */
   startupStarts: number;
+  /** The auto-grow scenario (ours only): opted-in claims, kubelet stand-ins, the poll interval, threshold crossings per run. */
+  autoGrow: { claims: number; kubelets: number; intervalS: number; crossings: number };
   workers: number;
   timeout: string;
   /** The harness's own connections to the apiserver. */

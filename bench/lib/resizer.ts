@@ -70,6 +70,9 @@ export interface ProcSample {
   /** Of which in the kernel (stime). */
   sysSeconds: number;
   rssKiB: number;
+  /** Of which anonymous memory (heaps, buffers) and file-backed pages (the binary's and libraries' code). */
+  rssAnonKiB: number;
+  rssFileKiB: number;
   hwmKiB: number;
 }
 
@@ -141,5 +144,12 @@ export function readProc(pid: number): ProcSample {
   const stime = Number(rest[12]);
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
   const kib = (key: string) => Number(new RegExp(`^${key}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN);
-  return { cpuSeconds: (utime + stime) / CLK_TCK, sysSeconds: stime / CLK_TCK, rssKiB: kib('VmRSS'), hwmKiB: kib('VmHWM') };
+  return {
+    cpuSeconds: (utime + stime) / CLK_TCK,
+    sysSeconds: stime / CLK_TCK,
+    rssKiB: kib('VmRSS'),
+    rssAnonKiB: kib('RssAnon'),
+    rssFileKiB: kib('RssFile'),
+    hwmKiB: kib('VmHWM'),
+  };
 }

@@ -53,6 +53,8 @@ export interface ProvisionOptions {
   progress?: (done: number) => void;
   /** The node whose hostname label the i-th PV's required node affinity selects (node-local volumes). */
   nodeOf?: (index: number) => string;
+  /** Annotations of every PVC (auto-grow's opt-in). */
+  pvcAnnotations?: Record<string, string>;
 }
 
 /** Bound PVC/PV pairs; returns their names. */
@@ -76,7 +78,7 @@ export async function provisionBulk(api: Api, o: ProvisionOptions): Promise<Volu
         handle = res.volume.volume_id;
       }
       const pvc = await api.callRetry<{ metadata: { uid: string } }>('POST', `/api/v1/namespaces/${o.ns}/persistentvolumeclaims`, {
-        metadata: { name: v.pvc, namespace: o.ns, labels: { [LABEL]: o.ns } },
+        metadata: { name: v.pvc, namespace: o.ns, labels: { [LABEL]: o.ns }, ...(o.pvcAnnotations ? { annotations: o.pvcAnnotations } : {}) },
         spec: {
           accessModes: ['ReadWriteOnce'],
           resources: { requests: { storage: size } },

@@ -1,11 +1,15 @@
-// The usage sources' HTTP transport: one GET, its whole answer up to a size bound, over Node's
-// own client (node:http, node:https with node:tls), as the API server's transport uses it
+// The usage sources' HTTP transport: one GET, its answer up to a size bound, over Node's own
+// client (node:http, node:https with node:tls), as the API server's transport uses it
 // (docs/architecture.md, "The API server's connections"). Kept apart from kube/wire/http.ts because a
 // kubelet or Prometheus is not the API server: no token bucket, no watch, no proxy, a TLS
-// configuration of its own. Keep-alive agents let the next poll reuse the connection; failures
-// of the wire are classified once, here, so the sources can say which kind of failure a node had.
+// configuration of its own. Prometheus's connection is kept alive between polls; a kubelet's is
+// closed after its answer and its TLS session resumed next time (closingAgent). Failures of the
+// wire are classified once, here, so the sources can say which kind of failure a node had.
+// The body goes to a reader the caller chooses by the status, piece by piece as it arrives, decoded
+// as UTF-8: a kubelet's summary is read without holding it whole (kubelet-summary.ts).
 import http from 'node:http';
 import https from 'node:https';
+import { StringDecoder } from 'node:string_decoder';
 import { createSecureContext } from 'node:tls';
 import { UsageUnavailable } from './volume-usage.js';
 
@@ -28,6 +32,26 @@ export function keepAliveAgent(protocol: 'http:' | 'https:', tls?: TlsMaterial):
     // One secure context for every connection: the CA and certificate are parsed once.
     secureContext: createSecureContext({ ca: tls?.ca, cert: tls?.cert, key: tls?.key }),
     rejectUnauthorized: tls?.rejectUnauthorized ?? true,
+  });
+}
+
+/** TLS sessions kept for resumption: one per node a poll asks, for clusters of up to this many such nodes. */
+const KUBELET_SESSIONS = 1024;
+
+/**
+ * An agent whose connections close once their answer is read, for the kubelets: a poll asks each
+ * node once per interval, and a connection kept open to every one of them holds its TLS state the
+ * whole time (docs/performance.md, "Auto-grow"). The TLS sessions are kept, so the next connection
+ * to a node resumes its session instead of a full handshake.
+ */
+export function closingAgent(tls: TlsMaterial): http.Agent {
+  return new https.Agent({
+    keepAlive: false,
+    timeout: IDLE_TIMEOUT_MS,
+    maxSockets: 2,
+    maxCachedSessions: KUBELET_SESSIONS,
+    secureContext: createSecureContext({ ca: tls.ca, cert: tls.cert, key: tls.key }),
+    rejectUnauthorized: tls.rejectUnauthorized,
   });
 }
 
@@ -61,26 +85,53 @@ export class HttpGetError extends Error {
   }
 }
 
-export interface GetOptions {
+/** Takes an answer's body as it arrives, in pieces of text; what it throws fails the GET with that error. */
+export interface BodyReader<T> {
+  write(piece: string): void;
+  end(): T;
+}
+
+/** The whole body as one string. */
+export function wholeText(): BodyReader<string> {
+  const pieces: string[] = [];
+  return { write: (piece) => void pieces.push(piece), end: () => pieces.join('') };
+}
+
+/** The body's first `max` characters (an error answer, for a message); the rest is dropped as it arrives. */
+export function textPrefix(max: number): BodyReader<string> {
+  let text = '';
+  return {
+    write: (piece) => {
+      if (text.length < max) text += piece.slice(0, max - text.length);
+    },
+    end: () => text,
+  };
+}
+
+export interface GetOptions<T> {
   readonly url: URL;
   readonly agent: http.Agent;
   readonly headers?: Readonly<Record<string, string>>;
   /** The answer's body is refused beyond this many bytes. */
   readonly maxBytes: number;
+  /** The reader of the body, chosen by the answer's status. */
+  readonly reader: (statusCode: number) => BodyReader<T>;
 }
 
-export interface GetAnswer {
+export interface GetAnswer<T> {
   readonly statusCode: number;
-  readonly body: Buffer;
+  /** What the reader made of the body. */
+  readonly body: T;
 }
 
 /**
- * One GET. Resolves with any status and its body; rejects with an HttpGetError for a failure of
- * the wire, or with the signal's reason once it aborts (a timeout is the caller's signal).
+ * One GET. Resolves with any status and what its reader made of the body; rejects with an
+ * HttpGetError for a failure of the wire, with the reader's own error, or with the signal's reason
+ * once it aborts (a timeout is the caller's signal).
  */
-export function httpGet(options: GetOptions, signal: AbortSignal): Promise<GetAnswer> {
+export function httpGet<T>(options: GetOptions<T>, signal: AbortSignal): Promise<GetAnswer<T>> {
   const send = options.url.protocol === 'http:' ? http.request : https.request;
-  return new Promise<GetAnswer>((resolve, reject) => {
+  return new Promise<GetAnswer<T>>((resolve, reject) => {
     if (signal.aborted) {
       reject(signal.reason);
       return;
@@ -88,32 +139,60 @@ export function httpGet(options: GetOptions, signal: AbortSignal): Promise<GetAn
     const req = send(options.url, { method: 'GET', agent: options.agent, headers: { accept: 'application/json', ...options.headers } });
     let settled = false;
     const onAbort = () => req.destroy(signal.reason as Error);
-    const settle = (outcome: { answer: GetAnswer } | { error: unknown }) => {
+    const settle = (outcome: { answer: GetAnswer<T> } | { error: unknown } | { readerError: unknown }) => {
       if (settled) return;
       settled = true;
       signal.removeEventListener('abort', onAbort);
       if ('answer' in outcome) resolve(outcome.answer);
-      else reject(signal.aborted ? signal.reason : classify(outcome.error, options.url));
+      else if (signal.aborted) reject(signal.reason);
+      else reject('readerError' in outcome ? outcome.readerError : classify(outcome.error, options.url));
     };
     signal.addEventListener('abort', onAbort, { once: true });
     req.on('error', (error) => settle({ error }));
-    req.once('response', (res: http.IncomingMessage) => {
-      const chunks: Buffer[] = [];
-      let length = 0;
-      res.on('data', (chunk: Buffer) => {
-        length += chunk.length;
-        if (length > options.maxBytes) {
-          settle({ error: new HttpGetError(WireFailure.TooLarge, `GET ${shown(options.url)}: the answer is larger than ${options.maxBytes} bytes`) });
-          // The rest is not read: the connection goes, not back to the pool.
-          req.destroy();
-          return;
-        }
-        chunks.push(chunk);
-      });
-      res.on('error', (error) => settle({ error }));
-      res.once('end', () => settle({ answer: { statusCode: res.statusCode ?? 0, body: Buffer.concat(chunks, length) } }));
-    });
+    req.once('response', (res: http.IncomingMessage) => readBody(req, res, options, settle));
     req.end();
+  });
+}
+
+/**
+ * Feeds the body to the status's reader, each chunk decoded as it comes (a character split
+ * between chunks is decoded whole), so no chunk outlives its turn.
+ */
+function readBody<T>(
+  req: http.ClientRequest,
+  res: http.IncomingMessage,
+  options: GetOptions<T>,
+  settle: (outcome: { answer: GetAnswer<T> } | { error: unknown } | { readerError: unknown }) => void,
+): void {
+  const statusCode = res.statusCode ?? 0;
+  const reader = options.reader(statusCode);
+  const decoder = new StringDecoder('utf8');
+  let length = 0;
+  // The rest is not read after a failure: the connection goes, not back to the pool.
+  const fail = (outcome: { error: unknown } | { readerError: unknown }) => {
+    settle(outcome);
+    req.destroy();
+  };
+  res.on('data', (chunk: Buffer) => {
+    length += chunk.length;
+    if (length > options.maxBytes) {
+      fail({ error: new HttpGetError(WireFailure.TooLarge, `GET ${shown(options.url)}: the answer is larger than ${options.maxBytes} bytes`) });
+      return;
+    }
+    try {
+      reader.write(decoder.write(chunk));
+    } catch (readerError) {
+      fail({ readerError });
+    }
+  });
+  res.on('error', (error) => settle({ error }));
+  res.once('end', () => {
+    try {
+      reader.write(decoder.end());
+      settle({ answer: { statusCode, body: reader.end() } });
+    } catch (readerError) {
+      settle({ readerError });
+    }
   });
 }
 

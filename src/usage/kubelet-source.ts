@@ -7,7 +7,8 @@
 // does), unless the operator turns verification off by name (metrics-server's
 // --kubelet-insecure-tls). Only nodes with claims to measure are asked, at most `concurrency` at
 // once, each within `timeoutMs`; a node that fails makes its own claims "usage unavailable" and no
-// other node's.
+// other node's. Each answer is read as it arrives for the claims asked about (kubelet-summary.ts),
+// on a connection closed after it; the TLS session is resumed next time (http-get.ts).
 import { readFile as readFileCallback } from 'node:fs';
 import { promisify } from 'node:util';
 import type http from 'node:http';
@@ -16,8 +17,8 @@ import { messageOf } from '../base/errors.js';
 import { linkedSignal, TimeoutError } from '../base/signals.js';
 import { resolveCredentials, type ResolvedCredentials } from '../kube/wire/credentials.js';
 import type { ClientConfig } from '../kube/wire/kubeconfig.js';
-import { HttpGetError, httpGet, keepAliveAgent, unavailableBecause, type TlsMaterial } from './http-get.js';
-import { usageFromSummary } from './kubelet-summary.js';
+import { closingAgent, HttpGetError, httpGet, textPrefix, unavailableBecause, type BodyReader, type TlsMaterial } from './http-get.js';
+import { SummaryFormatError, SummaryReader } from './kubelet-summary.js';
 import { DEFAULT_ADDRESS_TYPES, kubeletUrl } from './node-address.js';
 import {
   claimKey,
@@ -109,7 +110,7 @@ export class KubeletUsageSource implements VolumeUsageSource {
     return { claims, failures };
   }
 
-  /** Closes the kept-alive connections. */
+  /** Closes the connections still open and forgets the TLS sessions. */
   close(): void {
     this.connection?.agent.destroy();
     this.connection = undefined;
@@ -125,8 +126,19 @@ export class KubeletUsageSource implements VolumeUsageSource {
     const where = `kubelet on node ${entry.name} (${endpoint.url.host})`;
     const call = linkedSignal(signal, this.options.timeoutMs);
     try {
-      const answer = await httpGet({ url: endpoint.url, agent: connection.agent, headers: connection.headers, maxBytes: MAX_SUMMARY_BYTES }, call.signal);
-      const text = () => answer.body.toString('utf8', 0, Math.min(answer.body.length, MAX_ERROR_TEXT)).trim();
+      // A summary is read as it arrives (kubelet-summary.ts); an error answer only for its message.
+      const answer = await httpGet<Map<string, VolumeUsage> | string>(
+        {
+          url: endpoint.url,
+          agent: connection.agent,
+          headers: connection.headers,
+          maxBytes: MAX_SUMMARY_BYTES,
+          reader: (status) => bodyReader(status, entry.keys),
+        },
+        call.signal,
+      );
+      const body = answer.body;
+      const text = () => (typeof body === 'string' ? body.trim() : '');
       if (answer.statusCode === 401) {
         return {
           kind: 'failed',
@@ -141,19 +153,14 @@ export class KubeletUsageSource implements VolumeUsageSource {
           message: `${where} answered 403 ${JSON.stringify(text())}: the resizer needs "get" on "nodes/stats" (deploy/kubernetes/auto-grow)`,
         };
       }
-      if (answer.statusCode !== 200) {
+      if (answer.statusCode !== 200 || typeof body === 'string') {
         return { kind: 'failed', reason: UsageUnavailable.BadResponse, message: `${where} answered ${answer.statusCode} ${JSON.stringify(text())}` };
       }
-      let summary: unknown;
-      try {
-        summary = JSON.parse(answer.body.toString('utf8'));
-      } catch {
-        return { kind: 'failed', reason: UsageUnavailable.BadResponse, message: `${where} answered with a body that is not JSON` };
-      }
-      return { kind: 'ok', usage: usageFromSummary(summary, entry.keys) };
+      return { kind: 'ok', usage: body };
     } catch (err) {
       // The caller's abort ends the whole poll; a timeout is this node's alone.
       signal.throwIfAborted();
+      if (err instanceof SummaryFormatError) return { kind: 'failed', reason: UsageUnavailable.BadResponse, message: `${where}: ${err.message}` };
       if (call.signal.reason instanceof TimeoutError) {
         return { kind: 'failed', reason: UsageUnavailable.Timeout, message: `${where} did not answer within ${this.options.timeoutMs}ms` };
       }
@@ -182,7 +189,8 @@ export class KubeletUsageSource implements VolumeUsageSource {
 
   /**
    * The credentials and TLS material as they are now (token files and certificates are read
-   * again every poll); the kept-alive agent is reused while the TLS material is the same.
+   * again every poll); the agent, and the TLS sessions it keeps, are reused while the TLS material
+   * is the same.
    */
   private async connect(signal: AbortSignal): Promise<Connection> {
     const resolved = await this.credentials(signal);
@@ -200,12 +208,19 @@ export class KubeletUsageSource implements VolumeUsageSource {
     const fingerprint = [tls.ca, tls.cert, tls.key, tls.rejectUnauthorized].map((v) => (Buffer.isBuffer(v) ? v.toString('base64') : String(v))).join('|');
     if (this.connection?.fingerprint !== fingerprint) {
       this.connection?.agent.destroy();
-      this.connection = { fingerprint, agent: keepAliveAgent('https:', tls), headers };
+      this.connection = { fingerprint, agent: closingAgent(tls), headers };
     } else {
       this.connection = { ...this.connection, headers };
     }
     return this.connection;
   }
+}
+
+/** A 200's body is a summary, read for the wanted claims as it arrives; any other answer's only for a message. */
+function bodyReader(status: number, wanted: ReadonlySet<string>): BodyReader<Map<string, VolumeUsage> | string> {
+  if (status !== 200) return textPrefix(MAX_ERROR_TEXT);
+  const summary = new SummaryReader(wanted);
+  return { write: (piece) => summary.write(piece), end: () => summary.end() };
 }
 
 interface NodeEntry {

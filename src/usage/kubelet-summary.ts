@@ -1,9 +1,17 @@
 // Reading the volume usage out of kubelet's summary API answer (`GET /stats/summary`,
 // stats/v1alpha1 Summary): every pod's `volume` entries that name a claim (`pvcRef`), with the
-// filesystem's capacity, available bytes, inodes, free inodes and the `time` kubelet read
-// them at. Only the claims asked for are kept; a claim several pods on the node mount appears
-// once per pod, and the newest entry wins. An entry without capacity or available bytes (kubelet
-// leaves them out until its first reading) is not a sample. Pure: the transport is http-get.ts.
+// filesystem's capacity, available bytes, inodes, free inodes and the `time` kubelet read them at.
+// Only the claims asked for are kept; a claim several pods on the node mount appears once per pod,
+// and the newest entry wins. An entry without capacity or available bytes (kubelet leaves them out
+// until its first reading) is not a sample.
+//
+// The answer is read as it arrives: a summary is mostly containers, cpu, memory, io and network
+// figures of every pod, and auto-grow needs only the `volume` lists. Parsing whole summaries put
+// each node's whole answer and its object tree on the heap at every poll, which stayed resident
+// until the next full collection (docs/performance.md, "Auto-grow"). So a scanner
+// follows the document's structure (strings, nesting, the keys of the root and of each pod) and
+// hands each pod's `volume` list to JSON.parse; the rest is checked for balance only. Pure: the
+// transport is http-get.ts.
 import type { VolumeUsage } from './volume-usage.js';
 
 export class SummaryFormatError extends Error {
@@ -22,27 +30,214 @@ function count(v: unknown): bigint | undefined {
   return typeof v === 'number' && Number.isFinite(v) && v >= 0 ? BigInt(Math.trunc(v)) : undefined;
 }
 
-/** The usage of each wanted claim (`namespace/name`) the summary reports. */
-export function usageFromSummary(summary: unknown, wanted: ReadonlySet<string>): Map<string, VolumeUsage> {
-  if (!isObject(summary)) throw new SummaryFormatError('the answer is not a JSON object');
-  const pods = summary['pods'] ?? [];
-  if (!Array.isArray(pods)) throw new SummaryFormatError('"pods" is not a list');
-  const found = new Map<string, VolumeUsage>();
-  for (const pod of pods) {
-    const volumes = isObject(pod) ? pod['volume'] : undefined;
-    if (!Array.isArray(volumes)) continue;
-    for (const volume of volumes) {
+const OBJECT = 0x7b; // {
+const OBJECT_END = 0x7d; // }
+const ARRAY = 0x5b; // [
+const ARRAY_END = 0x5d; // ]
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const COLON = 0x3a;
+const COMMA = 0x2c;
+
+const isSpace = (c: number) => c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
+
+/** The characters that change the reader's state outside strings; the rest (numbers, literals, space) are passed over. */
+const STRUCTURAL = new Uint8Array(128);
+for (const c of '"{}[]:,') STRUCTURAL[c.charCodeAt(0)] = 1;
+
+/** The depths the reader names: the root object, the `pods` list, a pod, a pod's `volume` list. */
+const ROOT = 1;
+const POD = 3;
+
+/**
+ * Reads one summary from its text, piece by piece (`write`), and returns the usage of the wanted
+ * claims (`namespace/name`) at `end`. Throws SummaryFormatError when the text is not a summary: not
+ * a JSON object, `pods` not a list, a `volume` list that is not JSON, unbalanced, or cut short.
+ */
+export class SummaryReader {
+  private readonly found = new Map<string, VolumeUsage>();
+  /** The open containers, innermost last: OBJECT or ARRAY. */
+  private readonly open: number[] = [];
+  private started = false;
+  private closed = false;
+  /** In an object, before its next key. */
+  private expectKey = false;
+  private inString = false;
+  /** The string's next character is escaped (its backslash ended the previous piece). */
+  private escaped = false;
+  /** The string being read is a key the reader names (at ROOT, or at POD inside `pods`); its raw text so far. */
+  private key: string | undefined;
+  private rootKey = '';
+  private podKey = '';
+  /** Inside the root's `pods` list. */
+  private inPods = false;
+  /** The next value is the root's `pods`: a list or null. */
+  private podsValueNext = false;
+  /** The pieces of the `volume` list being read, and where it starts in the current piece (-1: not in it). */
+  private volumeList: string[] | undefined;
+  private listFrom = -1;
+
+  constructor(private readonly wanted: ReadonlySet<string>) {}
+
+  write(piece: string): void {
+    let i = 0;
+    this.listFrom = this.volumeList ? 0 : -1;
+    const n = piece.length;
+    while (i < n) {
+      if (this.inString) {
+        const end = this.stringEnd(piece, i);
+        if (this.key !== undefined) this.key += piece.slice(i, end < 0 ? n : end);
+        if (end < 0) break;
+        this.inString = false;
+        if (this.key !== undefined) this.keyRead(this.key);
+        i = end + 1;
+        continue;
+      }
+      // Between structural characters, once the document is open and no value is being checked.
+      if (this.started && !this.closed && !this.podsValueNext) {
+        while (i < n) {
+          const c = piece.charCodeAt(i);
+          if (c < 128 && STRUCTURAL[c] === 1) break;
+          i++;
+        }
+        if (i === n) break;
+      }
+      const c = piece.charCodeAt(i);
+      if (!isSpace(c)) this.character(c, piece, i);
+      i++;
+    }
+    if (this.volumeList !== undefined && this.listFrom >= 0) this.volumeList.push(piece.slice(this.listFrom));
+  }
+
+  end(): Map<string, VolumeUsage> {
+    if (!this.started) throw new SummaryFormatError('the answer is not a JSON object');
+    if (!this.closed) throw new SummaryFormatError('the answer ends before the document does');
+    return this.found;
+  }
+
+  /** One character outside strings, not space, at `i` of `piece`. */
+  private character(c: number, piece: string, i: number): void {
+    if (this.closed) throw new SummaryFormatError('the answer goes on after the document');
+    if (!this.started) {
+      if (c !== OBJECT) throw new SummaryFormatError('the answer is not a JSON object');
+      this.started = true;
+    }
+    if (this.podsValueNext) {
+      this.podsValueNext = false;
+      if (c !== ARRAY && c !== 0x6e /* null */) throw new SummaryFormatError('"pods" is not a list');
+      if (c === ARRAY) this.inPods = true;
+    }
+    switch (c) {
+      case QUOTE:
+        this.inString = true;
+        this.escaped = false;
+        this.key = this.expectKey && this.namesKeys() ? '' : undefined;
+        return;
+      case OBJECT:
+        this.open.push(OBJECT);
+        this.expectKey = true;
+        return;
+      case ARRAY:
+        if (this.open.length === POD && this.inPods && this.podKey === 'volume' && this.volumeList === undefined) {
+          this.volumeList = [];
+          this.listFrom = i;
+        }
+        this.open.push(ARRAY);
+        this.expectKey = false;
+        return;
+      case OBJECT_END:
+      case ARRAY_END:
+        this.close(c, piece, i);
+        return;
+      case COLON:
+        this.expectKey = false;
+        this.podsValueNext = this.open.length === ROOT && this.rootKey === 'pods';
+        return;
+      case COMMA:
+        this.expectKey = this.open[this.open.length - 1] === OBJECT;
+        return;
+      default:
+        return;
+    }
+  }
+
+  /** The end of an object or a list; a pod's `volume` list is read once whole. */
+  private close(c: number, piece: string, i: number): void {
+    if (this.open.pop() !== (c === OBJECT_END ? OBJECT : ARRAY)) throw new SummaryFormatError('the answer is not balanced JSON');
+    this.expectKey = false;
+    if (this.open.length === POD && this.volumeList !== undefined && c === ARRAY_END) {
+      this.volumeList.push(piece.slice(this.listFrom, i + 1));
+      this.volumes(this.volumeList.join(''));
+      this.volumeList = undefined;
+      this.listFrom = -1;
+    }
+    if (this.open.length === ROOT) this.inPods = false;
+    if (this.open.length === 0) this.closed = true;
+  }
+
+  /** Whether a key at this place is one the reader follows. */
+  private namesKeys(): boolean {
+    return this.open.length === ROOT || (this.open.length === POD && this.inPods);
+  }
+
+  private keyRead(raw: string): void {
+    // Kubelet's keys carry no escapes; one that does is decoded as JSON decodes it.
+    const key = raw.includes('\\') ? (JSON.parse(`"${raw}"`) as string) : raw;
+    if (this.open.length === ROOT) this.rootKey = key;
+    else this.podKey = key;
+    this.key = undefined;
+  }
+
+  /** The index of the quote that closes the string, from `from` on; -1 when it goes on in the next piece. */
+  private stringEnd(piece: string, from: number): number {
+    let i = from;
+    if (this.escaped) {
+      this.escaped = false;
+      i++;
+    }
+    for (;;) {
+      const quote = piece.indexOf('"', i);
+      const stop = quote < 0 ? piece.length : quote;
+      // The backslashes right before the quote (or the piece's end): an odd run escapes it.
+      let k = stop - 1;
+      while (k >= i && piece.charCodeAt(k) === BACKSLASH) k--;
+      const odd = (stop - 1 - k) % 2 === 1;
+      if (quote < 0) {
+        this.escaped = odd;
+        return -1;
+      }
+      if (!odd) return quote;
+      i = quote + 1;
+    }
+  }
+
+  /** One pod's `volume` list: each entry that names a wanted claim and carries a measurement. */
+  private volumes(text: string): void {
+    let list: unknown;
+    try {
+      list = JSON.parse(text);
+    } catch {
+      throw new SummaryFormatError('a pod\'s "volume" list is not JSON');
+    }
+    if (!Array.isArray(list)) return;
+    for (const volume of list) {
       if (!isObject(volume) || !isObject(volume['pvcRef'])) continue;
       const ref = volume['pvcRef'];
       const key = `${String(ref['namespace'] ?? '')}/${String(ref['name'] ?? '')}`;
-      if (!wanted.has(key)) continue;
+      if (!this.wanted.has(key)) continue;
       const usage = volumeUsage(volume);
       if (usage === undefined) continue;
-      const known = found.get(key);
-      if (known === undefined || usage.sampledAtMs > known.sampledAtMs) found.set(key, usage);
+      const known = this.found.get(key);
+      if (known === undefined || usage.sampledAtMs > known.sampledAtMs) this.found.set(key, usage);
     }
   }
-  return found;
+}
+
+/** The usage of each wanted claim (`namespace/name`) a whole summary's text reports. */
+export function usageFromSummary(text: string, wanted: ReadonlySet<string>): Map<string, VolumeUsage> {
+  const reader = new SummaryReader(wanted);
+  reader.write(text);
+  return reader.end();
 }
 
 function volumeUsage(volume: Json): VolumeUsage | undefined {

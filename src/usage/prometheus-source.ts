@@ -10,7 +10,7 @@ import type http from 'node:http';
 import { forEachBounded } from '../base/bounded-concurrency.js';
 import { messageOf } from '../base/errors.js';
 import { linkedSignal, TimeoutError } from '../base/signals.js';
-import { HttpGetError, httpGet, keepAliveAgent, unavailableBecause } from './http-get.js';
+import { HttpGetError, httpGet, keepAliveAgent, unavailableBecause, wholeText } from './http-get.js';
 import { PrometheusAnswerError, seriesKey, vectorOf, type PromSample } from './prometheus-response.js';
 import { claimKey, UsageUnavailable, type ClaimUsage, type NodeClaims, type UsageReport, type VolumeUsage, type VolumeUsageSource } from './volume-usage.js';
 
@@ -112,10 +112,10 @@ export class PrometheusUsageSource implements VolumeUsageSource {
     url.searchParams.set('query', query);
     const call = linkedSignal(signal, this.options.timeoutMs);
     try {
-      const answer = await httpGet({ url, agent: this.agent, maxBytes: MAX_ANSWER_BYTES }, call.signal);
+      const answer = await httpGet({ url, agent: this.agent, maxBytes: MAX_ANSWER_BYTES, reader: wholeText }, call.signal);
       let body: unknown;
       try {
-        body = JSON.parse(answer.body.toString('utf8'));
+        body = JSON.parse(answer.body);
       } catch {
         throw new PrometheusAnswerError(`answered ${answer.statusCode} with a body that is not JSON`);
       }

@@ -13,7 +13,7 @@ export interface ChosenUsageSource {
   readonly readsKubelets: boolean;
   /** For logs: "kubelet" or the Prometheus URL without credentials. */
   readonly description: string;
-  /** Closes its kept-alive connections. */
+  /** Closes its open connections. */
   close(): void;
 }
 

@@ -1,12 +1,13 @@
-// A kubelet stand-in for the auto-grow tests: an HTTPS server on loopback that serves
-// `/stats/summary` (stats/v1alpha1: the node, and pods with containers, network and volumes,
-// the claims' volumes carrying `pvcRef`) and `/metrics` (the kubelet_volume_stats_* gauges, for
-// Prometheus to scrape), and guards them as kubelet's webhook authn/authz does: a bearer token is
-// checked with a real TokenReview, a client certificate by the CA it was given (user = CN,
-// groups = O), and every request is authorised with a real SubjectAccessReview against the API
-// server (`get` on `nodes/stats` or `nodes/metrics`, named after the node; anything else is
-// `nodes/proxy`), answering 401 and 403 with kubelet's texts. So RBAC is really checked, on every
-// request (kubelet caches decisions; the tests want every change seen at once).
+// A kubelet stand-in for the auto-grow tests and bench: an HTTPS server on loopback that serves
+// `/stats/summary` (stats/v1alpha1: the node, and pods with containers, cpu, memory and io with
+// pressure stall information, swap, network and volumes, the claims' volumes carrying `pvcRef`)
+// and `/metrics` (the kubelet_volume_stats_* gauges, for Prometheus to scrape), and guards them
+// as kubelet's webhook authn/authz does: a bearer token is checked with a real TokenReview, a
+// client certificate by the CA it was given (user = CN, groups = O), and every request is
+// authorised with a real SubjectAccessReview against the API server (`get` on `nodes/stats` or
+// `nodes/metrics`, named after the node; anything else is `nodes/proxy`), answering 401 and 403
+// with kubelet's texts. So RBAC is really checked, on every request (kubelet caches decisions;
+// the tests want every change seen at once).
 // Faults: hang (accept, never answer) for timeouts; close() ends every connection.
 import https from 'node:https';
 import type http from 'node:http';
@@ -66,6 +67,8 @@ export class FakeKubelet {
   arrivals = 0;
   /** TLS connections accepted. */
   connections = 0;
+  /** Of which resumed a TLS session (no full handshake). */
+  resumedConnections = 0;
   readonly cert: Buffer;
   private volumes: readonly FakeVolume[];
   private hanging = false;
@@ -99,7 +102,10 @@ export class FakeKubelet {
       kubelet.sockets.add(socket);
       socket.once('close', () => kubelet.sockets.delete(socket));
     });
-    server.on('secureConnection', () => kubelet.connections++);
+    server.on('secureConnection', (socket: TLSSocket) => {
+      kubelet.connections++;
+      if (socket.isSessionReused()) kubelet.resumedConnections++;
+    });
     server.on('request', (req: http.IncomingMessage, res: http.ServerResponse) => void kubelet.serve(req, res));
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     return kubelet;
@@ -243,10 +249,12 @@ export class FakeKubelet {
         startTime: now,
         cpu: cpu(now),
         memory: memory(now),
+        io: io(now),
         network: network(now),
         fs: fsStats(now, 100n << 30n, 40n << 30n, 6_000_000n, 5_000_000n),
         runtime: { imageFs: fsStats(now, 100n << 30n, 40n << 30n, 6_000_000n, 5_000_000n) },
         rlimit: { time: now, maxpid: 4194304, curproc: 900 },
+        swap: { time: now, swapAvailableBytes: 0, swapUsageBytes: 0 },
       },
       pods,
     };
@@ -289,7 +297,10 @@ function fsStats(time: string, capacity: bigint, available: bigint, inodes?: big
   };
 }
 
-const cpu = (time: string) => ({ time, usageNanoCores: 12_000_000, usageCoreNanoSeconds: 98_765_432_100 });
+// Pressure stall information, as kubelet reports it for cpu, memory and io with its KubeletPSI feature on.
+const psiData = { total: 1_234_567, avg10: 0.12, avg60: 0.08, avg300: 0.05 };
+const psi = { full: psiData, some: psiData };
+const cpu = (time: string) => ({ time, usageNanoCores: 12_000_000, usageCoreNanoSeconds: 98_765_432_100, psi });
 const memory = (time: string) => ({
   time,
   availableBytes: 1 << 30,
@@ -298,7 +309,10 @@ const memory = (time: string) => ({
   rssBytes: 120 << 20,
   pageFaults: 1200,
   majorPageFaults: 3,
+  psi,
 });
+const io = (time: string) => ({ time, psi });
+const swap = (time: string) => ({ time, swapUsageBytes: 0 });
 const network = (time: string) => ({
   time,
   name: 'eth0',
@@ -316,8 +330,10 @@ function podStats(namespace: string, name: string, time: string, volume: Record<
     startTime: time,
     cpu: cpu(time),
     memory: memory(time),
+    io: io(time),
     rootfs: fsStats(time, 100n << 30n, 40n << 30n, 6_000_000n, 5_000_000n),
     logs: fsStats(time, 100n << 30n, 40n << 30n, 6_000_000n, 5_000_000n),
+    swap: swap(time),
   });
   return {
     podRef: { name, namespace, uid: `uid-${namespace}-${name}` },
@@ -325,9 +341,11 @@ function podStats(namespace: string, name: string, time: string, volume: Record<
     containers: [container('app'), container('sidecar')],
     cpu: cpu(time),
     memory: memory(time),
+    io: io(time),
     network: network(time),
     volume,
     'ephemeral-storage': fsStats(time, 100n << 30n, 40n << 30n, 6_000_000n, 5_000_000n),
     process_stats: { process_count: 7 },
+    swap: swap(time),
   };
 }
