@@ -9,9 +9,11 @@
 // - by whose code, on the main thread: the nearest JavaScript frame of the sample's stack, mapped
 //   through the bundle's source map to its file (our folder, a dependency, a node: module).
 //
-//   node --import tsx bench/probes/perf-summary.ts FILE.data... [--map dist/resizer.js.map] [--top 25] [--by package|file|function]
+//   node --import tsx bench/probes/perf-summary.ts FILE.data... [--map dist/resizer.js.map] [--top 25] [--by package|file|function] [--mapped-only]
+// Start-ups: `perf record -a -g -e cpu-clock -F 999 -o FILE.data` around a startup-probe.ts run whose
+// NODE_ARGS hold --perf-basic-prof-only-functions, then --mapped-only keeps the resizers' samples.
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { SourceMap } from 'node:module';
 import { parseArgs } from 'node:util';
 
@@ -22,6 +24,9 @@ const { values, positionals } = parseArgs({
     top: { type: 'string', default: '25' },
     by: { type: 'string', default: 'package' },
     json: { type: 'boolean', default: false },
+    // A system-wide recording (perf record -a): keep the processes that wrote a perf map
+    // (/tmp/perf-PID.map), i.e. those started with --perf-basic-prof-only-functions.
+    'mapped-only': { type: 'boolean', default: false },
   },
 });
 if (positionals.length === 0) throw new Error('usage: perf-summary.ts FILE.data... [--map MAP] [--top N] [--by package|file|function]');
@@ -117,6 +122,7 @@ function whoseCode(stack: Frame[]): string {
   return `(no JS frame) ${whatRan(stack[0]!)}`;
 }
 
+const mapped = new Map<number, boolean>();
 const byWhat = new Map<string, Map<string, number>>();
 const byWhose = new Map<string, number>();
 let mainSamples = 0;
@@ -133,6 +139,7 @@ for (const file of positionals) {
     const head = /^\s*(.+?)\s+(\d+)\/(\d+)\s*$/.exec(lines[0]!);
     if (!head) continue;
     const [, comm, pid, tid] = head;
+    if (values['mapped-only'] && !hasPerfMap(Number(pid))) continue;
     const stack: Frame[] = lines.slice(1).map((l) => {
       const m = /^\s*[0-9a-f]+\s+(.*?)\s+\(([^)]*)\)\s*$/.exec(l);
       return m ? { sym: m[1]!.replace(/\+0x[0-9a-f]+$/, ''), dso: m[2]! } : { sym: '[unknown]', dso: '[unknown]' };
@@ -190,6 +197,12 @@ if (values.json) {
   for (const [whose, samples] of [...byWhose].sort((a, b) => b[1] - a[1]).slice(0, Number(values.top))) {
     process.stdout.write(`${ms(samples).toFixed(1).padStart(9)} ms ${pct(samples, mainSamples)}  ${whose}\n`);
   }
+}
+
+function hasPerfMap(pid: number): boolean {
+  let has = mapped.get(pid);
+  if (has === undefined) mapped.set(pid, (has = existsSync(`/tmp/perf-${pid}.map`)));
+  return has;
 }
 
 function sum(row: Map<string, number>): number {
