@@ -7,15 +7,28 @@
 const module = process.getBuiltinModule('node:module');
 const { accessSync, constants, statSync } = process.getBuiltinModule('node:fs');
 const { tmpdir } = process.getBuiltinModule('node:os');
+const { fileURLToPath } = process.getBuiltinModule('node:url');
 
-// Only into a temp directory that exists and is writable: on a read-only root filesystem the
+function isDirectory(path) {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+// The cache the build made beside the bundle (scripts/build.sh), read where the root filesystem is
+// read-only: a start then reads the bundle's compiled code instead of compiling it. Portable: its
+// entries are keyed by their path relative to it, so it serves dist/ wherever dist/ is.
+const shipped = fileURLToPath(new URL('./compile-cache', import.meta.url));
+
+// Else only into a temp directory that exists and is writable: on a read-only root filesystem the
 // cache is simply off. (Node 24.22 was seen to spin forever in enableCompileCache when the
 // directory could not be created under /proc, so it is never asked to create the parent.)
-function compileCacheUsable() {
-  if (typeof module.enableCompileCache !== 'function') return false;
+function tempCacheUsable() {
   try {
     const dir = tmpdir();
-    if (!statSync(dir).isDirectory()) return false;
+    if (!isDirectory(dir)) return false;
     accessSync(dir, constants.W_OK);
     return true;
   } catch {
@@ -23,9 +36,10 @@ function compileCacheUsable() {
   }
 }
 
-if (compileCacheUsable()) {
+if (typeof module.enableCompileCache === 'function') {
   try {
-    module.enableCompileCache();
+    if (isDirectory(shipped)) module.enableCompileCache({ directory: shipped, portable: true });
+    else if (tempCacheUsable()) module.enableCompileCache();
   } catch {
     // The cache is an optimisation only.
   }
