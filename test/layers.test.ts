@@ -53,13 +53,14 @@ test('layers: each kind of break in a tree is found, and only those', async (t) 
     // an HTTP client outside the kube transport
     'src/diagnose/raw.ts': "import { request } from 'node:https';\nexport const raw = request;\n",
     // a controller reaching for the transport
-    'src/modify/transport.ts': "import { h } from '../kube/http.js';\nexport const transport = h;\n",
+    'src/modify/transport.ts': "import { h } from '../kube/wire/http.js';\nexport const transport = h;\n",
     // auto-grow reaching past the usage port for an adapter
     'src/autogrow/adapter.ts': "import { s } from '../usage/kubelet-source.js';\nexport const adapter = s;\n",
     'src/usage/kubelet-source.ts': exported('s'),
-    'src/kube/http.ts': exported('h'),
-    // a pure builder importing the transport
-    'src/kube/patch.ts': "import { h } from './http.js';\nexport const patch = h;\n",
+    'src/kube/wire/http.ts': exported('h'),
+    // the API port importing its transport, and a cache reaching past the port for it
+    'src/kube/api/patch.ts': "import { h } from '../wire/http.js';\nexport const patch = h;\n",
+    'src/kube/cache/informer.ts': "import { h } from '../wire/http.js';\nexport const informer = h;\n",
     // model doing I/O
     'src/model/io.ts': "import { readFileSync } from 'node:fs';\nexport const io = readFileSync;\n",
     // a dev dependency in shipped code
@@ -75,7 +76,8 @@ test('layers: each kind of break in a tree is found, and only those', async (t) 
     'controllers-see-ports src/modify/transport.ts',
     'grpc-only-in-csi src/resize/wire.ts',
     'http-client-only-in-transports src/diagnose/raw.ts',
-    'kube-builders-no-transport src/kube/patch.ts',
+    'layer-kube-api src/kube/api/patch.ts',
+    'layer-kube-cache src/kube/cache/informer.ts',
     'layer-model src/model/upward.ts',
     'layer-observability src/observability/log.ts',
     'layer-resize src/resize/sibling.ts',
@@ -97,13 +99,17 @@ test('layers: a tree that keeps the map has no violations', async (t) => {
     'src/diagnose/d.ts': "import { r } from '../resize/r.js';\nimport { f } from '../flags/f.js';\nexport const d = r + f;\n",
     'src/flags/f.ts': "import { q } from '../model/q.js';\nexport const f = q;\n",
     'src/resize/r.ts': "import { e } from '../controller/e.js';\nimport { log } from '../observability/log.js';\nexport const r = e + log;\n",
-    'src/controller/e.ts': "import { c } from '../csi/client.js';\nimport { k } from '../kube/client.js';\nexport const e = c + k;\n",
+    'src/controller/e.ts':
+      "import { c } from '../csi/client.js';\nimport { k } from '../kube/api/client.js';\nimport { i } from '../kube/cache/informer.js';\nexport const e = c + k + i;\n",
     'src/csi/client.ts': "import { status } from '@grpc/grpc-js';\nimport { q } from '../model/q.js';\nexport const c = status.OK + q;\n",
-    'src/kube/client.ts': "import { agent } from './http.js';\nimport { q } from '../model/q.js';\nexport const k = q + (agent ? 1 : 0);\n",
-    'src/kube/http.ts': "import { Agent } from 'node:https';\nexport const agent = Agent;\n",
+    // inside kube: the port, its HTTP implementation and the cache built on it
+    'src/kube/api/client.ts': "import { q } from '../../model/q.js';\nexport const k = q;\n",
+    'src/kube/wire/http.ts': "import { Agent } from 'node:https';\nimport { k } from '../api/client.js';\nexport const agent = k + (Agent ? 1 : 0);\n",
+    'src/kube/cache/informer.ts': "import { k } from '../api/client.js';\nexport const i = k;\n",
+    'src/app/wiring.ts': "import { agent } from '../kube/wire/http.js';\nexport const wiring = agent;\n",
     // auto-grow sees the usage port, which sits beside the engine; the usage transport may use node:https
-    'src/autogrow/g.ts': "import { u } from '../usage/volume-usage.js';\nimport { k } from '../kube/client.js';\nexport const g = u + k;\n",
-    'src/usage/volume-usage.ts': "import { get } from './http-get.js';\nimport { k } from '../kube/client.js';\nexport const u = k + (get ? 1 : 0);\n",
+    'src/autogrow/g.ts': "import { u } from '../usage/volume-usage.js';\nimport { k } from '../kube/api/client.js';\nexport const g = u + k;\n",
+    'src/usage/volume-usage.ts': "import { get } from './http-get.js';\nimport { k } from '../kube/api/client.js';\nexport const u = k + (get ? 1 : 0);\n",
     'src/usage/http-get.ts': "import { request } from 'node:https';\nexport const get = request;\n",
     'src/model/q.ts': "import { b } from '../base/b.js';\nexport const q = b;\n",
     'src/base/b.ts': exported('b'),

@@ -54,7 +54,7 @@ function ourProgram(root: string): string {
   return `
 import { GrpcCsiClient } from '${abs}/src/csi/client.ts';
 import { createMetrics } from '${abs}/src/observability/metrics.ts';
-import { silentLogger } from '${abs}/src/observability/logger.ts';
+import { silentLogger } from '${abs}/src/observability/log/logger.ts';
 const signal = new AbortController().signal;
 const client = await GrpcCsiClient.start({ address: process.argv[2], timeoutMs: 10_000, log: silentLogger, metrics: createMetrics() }, signal);
 const call = ${

@@ -31,7 +31,7 @@ async function load(root: string, name: string, address: string): Promise<Tree> 
   const url = (p: string) => pathToFileURL(resolve(root, p)).href;
   const { GrpcCsiClient } = await import(url('src/csi/client.ts'));
   const { createMetrics } = await import(url('src/observability/metrics.ts'));
-  const { silentLogger } = await import(url('src/observability/logger.ts'));
+  const { silentLogger } = await import(url('src/observability/log/logger.ts'));
   const client = await GrpcCsiClient.start({ address, timeoutMs: 10_000, log: silentLogger, metrics: createMetrics() }, new AbortController().signal);
   return { name, client };
 }
@@ -60,7 +60,7 @@ function startProgram(root: string, name: string, dir: string): string {
     `
 import { GrpcCsiClient } from '${abs}/src/csi/client.ts';
 import { createMetrics } from '${abs}/src/observability/metrics.ts';
-import { silentLogger } from '${abs}/src/observability/logger.ts';
+import { silentLogger } from '${abs}/src/observability/log/logger.ts';
 const signal = new AbortController().signal;
 const client = await GrpcCsiClient.start({ address: process.argv[2], timeoutMs: 10_000, log: silentLogger, metrics: createMetrics() }, signal);
 await client.getPluginCapabilities(signal);

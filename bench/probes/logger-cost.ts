@@ -3,8 +3,8 @@
 // Prints µs per line for a written text line, a JSON line, the call-site capture alone, and a
 // v(n) line below -v (with and without --vmodule).
 import { performance } from 'node:perf_hooks';
-import { callerOf } from '../../src/observability/log-caller.js';
-import { createLogger, kRef } from '../../src/observability/logger.js';
+import { callerOf } from '../../src/observability/log/caller.js';
+import { createLogger, kRef } from '../../src/observability/log/logger.js';
 
 const N = Number(process.env['N'] ?? 200_000);
 const sink = () => {};

@@ -1,12 +1,12 @@
 // The program request-instructions.sh runs under callgrind: K API requests (half GETs, half
 // merge-PATCHes of one ConfigMap, whose answer is the whole object as the resizer's PATCH answers
-// are) from C workers through one source tree's request layer (src/kube/http.ts with the REST
+// are) from C workers through one source tree's request layer (src/kube/wire/http.ts with the REST
 // client metrics the resizer records), against the cluster of the env file. The script bundles it
 // once per tree, its imports of ../../src/ pointing at that tree's src/.
 import { readFileSync } from 'node:fs';
-import { KubeHttp } from '../../src/kube/http.js';
+import { KubeHttp } from '../../src/kube/wire/http.js';
 import { createMetrics } from '../../src/observability/metrics.js';
-import { loadKubeConfig } from '../../src/kube/kubeconfig.js';
+import { loadKubeConfig } from '../../src/kube/wire/kubeconfig.js';
 
 const [envFile, kArg, cArg] = process.argv.slice(2);
 const env = new Map(

@@ -1,5 +1,5 @@
 // --kube-api-qps and --kube-api-burst mean the same to the sidecar and to its doctor and explain
-// subcommands: all three make their API client with kube/client-factory.ts. The values each
+// subcommands: all three make their API client with kube/wire/client-factory.ts. The values each
 // purpose gets are client-factory.test.ts's; here, the flag pairs client-go refuses are refused by
 // all three, with the same text, before anything is asked of the API server or the driver.
 import { test } from 'node:test';
@@ -7,8 +7,8 @@ import assert from 'node:assert/strict';
 import { parseConfig } from '../flags/config.js';
 import { runSubcommand } from '../diagnose/subcommands.js';
 import { createMetrics } from '../observability/metrics.js';
-import { silentLogger } from '../observability/logger.js';
-import { ClientRateLimitError } from '../kube/rate-limiter.js';
+import { silentLogger } from '../observability/log/logger.js';
+import { ClientRateLimitError } from '../kube/wire/rate-limiter.js';
 import { startApp } from './build.js';
 import { StartupError } from './startup-error.js';
 

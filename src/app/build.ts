@@ -1,5 +1,5 @@
 // The composition root (§1 steps 6–18). `startApp` does what every replica does before leader
-// election: the API clients (kube/client-factory.ts), VolumeAttributesClass discovery, the CSI
+// election: the API clients (kube/wire/client-factory.ts), VolumeAttributesClass discovery, the CSI
 // connection, driver name and capabilities, the back-end choice. `assemble` then connects what the
 // builders in build/ make (the shared informers, each controller, the resize-state gauges, and on
 // demand the RBAC check's and the elector's clients) into the App the process runner drives;
@@ -10,13 +10,14 @@ import { linkedSignal } from '../base/signals.js';
 import { discoverCapabilities, DriverNameError, GrpcCsiClient, type DriverCapabilities } from '../csi/client.js';
 import type { Config } from '../flags/config.js';
 import { withGate, type FeatureGates } from '../flags/feature-gates.js';
-import type { HttpKubeClient } from '../kube/client.js';
-import { ApiClientFactory, ClientPurpose } from '../kube/client-factory.js';
-import { leaseNamespace, type LeaderCallbacks } from '../kube/leader-election.js';
-import { ClientRateLimitError } from '../kube/rate-limiter.js';
+import type { HttpKubeClient } from '../kube/wire/http-client.js';
+import { ApiClientFactory, ClientPurpose } from '../kube/wire/client-factory.js';
+import { leaseNamespace, type LeaderCallbacks } from '../kube/api/leader-election.js';
+import { requiredRules, type PermissionNeeds } from '../kube/api/required-permissions.js';
+import { ClientRateLimitError } from '../kube/wire/rate-limiter.js';
 import type { KubeObject } from '../model/objects.js';
 import { everyVolume, type VolumeScope } from '../model/volume-scope.js';
-import type { Logger } from '../observability/logger.js';
+import type { Logger } from '../observability/log/logger.js';
 import type { Metrics } from '../observability/metrics.js';
 import { ControllerKit } from './build/controller-kit.js';
 import { autoGrowRuns, buildAutoGrow } from './build/auto-grow.js';
@@ -29,6 +30,7 @@ import { registerOperationDurations } from './build/operation-durations.js';
 import { registerStateGauges } from './build/state-gauges.js';
 import { NodeVolumeScope } from './node-volume-scope.js';
 import { runPermissionCheck } from './permission-check.js';
+import { PermissionNotices } from './permission-notices.js';
 import { selectBackends, type Backends } from './select-backends.js';
 import { StartupError } from './startup-error.js';
 
@@ -51,10 +53,11 @@ export interface App {
   /** Called once if the CSI driver comes back under another name after a reconnect: the process must end. */
   onFatal(listener: (err: Error) => void): void;
   /**
-   * Resolves once every informer of the controllers has its first list (only ever while `run`
-   * runs: on the leader); rejects when `signal` aborts first.
+   * Resolves once every informer of the controllers has its first list or has been refused it
+   * for want of an RBAC rule (only ever while `run` runs: on the leader); rejects when `signal`
+   * aborts first.
    */
-  whenCachesSynced(signal: AbortSignal): Promise<void>;
+  whenCachesSettled(signal: AbortSignal): Promise<void>;
   /** The startup RBAC check (logs what is missing), with a client of its own. */
   checkPermissions(signal: AbortSignal): Promise<void>;
   /** The Lease elector for --leader-election, with a client of its own. Throws StartupError. */
@@ -154,13 +157,24 @@ function assemble(parts: {
 }): App {
   const { config, deps, clock, clients, kube, csi, gates, driverName, backends, scope } = parts;
   const { log, metrics } = deps;
-  const informers = new InformerSet({ kube, resyncPeriodMs: config.resyncPeriodMs, metrics, log, scope, driverName });
-  const kit = new ControllerKit({ config, clock, log, metrics, kube, driverName, gates, scope, informers });
-  // Each controller registers its informer handlers when built: the resize controller's first.
+  const modifies = backends.canModify && gates.volumeAttributesClass;
   // --auto-grow shares the resize controller's pod cache, whose records then keep their node.
   const autoGrows = autoGrowRuns(config, backends.resizer, log);
+  const needs: PermissionNeeds = {
+    resizes: backends.resizer !== undefined,
+    pods: backends.resizer !== undefined && (config.handleVolumeInUseError || autoGrows),
+    volumeAttributesClasses: modifies,
+    leaseNamespace: config.leaderElection ? leaseNamespace(config.leaderElectionNamespace) : undefined,
+    node: config.nodeDeployment,
+    ...(autoGrows ? { autoGrow: { kubelets: config.autoGrow.usageSource.kind === 'kubelet' } } : {}),
+  };
+  // One voice for missing rules: the informers' refusals and the startup check's reviews.
+  const notices = new PermissionNotices(log);
+  const permissions = { rules: requiredRules(needs), notices };
+  const informers = new InformerSet({ kube, resyncPeriodMs: config.resyncPeriodMs, metrics, log, scope, driverName, permissions });
+  const kit = new ControllerKit({ config, clock, log, metrics, kube, driverName, gates, scope, informers });
+  // Each controller registers its informer handlers when built: the resize controller's first.
   const resize = backends.resizer ? buildResizeController(kit, backends.resizer, { podNodes: autoGrows }) : undefined;
-  const modifies = backends.canModify && gates.volumeAttributesClass;
   const modify = modifies ? buildModifyController(kit, csi) : undefined;
   const autoGrow = autoGrows && resize ? buildAutoGrow(kit, resize, clients.clientConfig) : undefined;
   const controllers = [resize?.controller, modify, autoGrow?.controller].filter((c) => c !== undefined);
@@ -187,20 +201,8 @@ function assemble(parts: {
       }
     },
     onFatal: (listener) => csi.onFatal(listener),
-    whenCachesSynced: (signal) => informers.whenSynced(signal),
-    checkPermissions: (signal) =>
-      runPermissionCheck(
-        clients,
-        {
-          pods: resize?.pods !== undefined,
-          volumeAttributesClasses: modifies,
-          leaseNamespace: config.leaderElection ? leaseNamespace(config.leaderElectionNamespace) : undefined,
-          node: config.nodeDeployment,
-          ...(autoGrow ? { autoGrow: { kubelets: autoGrow.readsKubelets } } : {}),
-        },
-        log,
-        signal,
-      ),
+    whenCachesSettled: (signal) => informers.whenStarted(signal),
+    checkPermissions: (signal) => runPermissionCheck(clients, needs, notices, log, signal),
     createElector(callbacks: LeaderCallbacks): Elector {
       const { elector, close } = buildElector({ config, gates, driverName, clients, log, metrics, callbacks });
       closers.push(close);

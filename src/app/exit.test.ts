@@ -7,7 +7,7 @@ import { endProcess, type ProcessEnd } from './exit.js';
 import { FeatureGateError } from '../flags/feature-gates.js';
 import type { ProcessSignals } from './os-signals.js';
 import { programName, runCommand } from './run.js';
-import { createLogger } from '../observability/logger.js';
+import { createLogger } from '../observability/log/logger.js';
 import { StartupError } from './startup-error.js';
 
 function report(end: ProcessEnd) {

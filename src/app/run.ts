@@ -11,8 +11,8 @@ import type { ProcessSignals } from './os-signals.js';
 import { LoggingConfigError, type LoggingFlags } from '../flags/logging-flags.js';
 import { runProcess, type ProcessParts } from './process-runner.js';
 import { readVersion } from './version.js';
-import { createLogOutput } from '../observability/log-output.js';
-import { createLogger, type Logger } from '../observability/logger.js';
+import { createLogOutput } from '../observability/log/output.js';
+import { createLogger, type Logger } from '../observability/log/logger.js';
 
 export interface CommandHost {
   /** The arguments after node and the script. */

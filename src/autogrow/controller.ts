@@ -4,7 +4,7 @@
 // that feeds its queue. Like the resize and modify controllers it runs only on the leader (or on
 // every node replica with --node-deployment): the app starts it with the other controllers.
 import { ControllerEngine, type WatchedInformer } from '../controller/engine.js';
-import type { Logger } from '../observability/logger.js';
+import type { Logger } from '../observability/log/logger.js';
 import type { RateLimitingQueue } from '../queue/rate-limiters.js';
 import type { AutoGrowReconciler } from './reconcile.js';
 import type { UsagePoll } from './usage-poll.js';

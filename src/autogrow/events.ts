@@ -22,9 +22,43 @@ export type AutoGrowReason = (typeof AutoGrowReason)[keyof typeof AutoGrowReason
 
 const size = (bytes: bigint) => formatBytes(bytes, 'BinarySI');
 
+const MiB = 1n << 20n;
+const UNITS: readonly (readonly [string, bigint])[] = [
+  ['Ei', 1n << 60n],
+  ['Pi', 1n << 50n],
+  ['Ti', 1n << 40n],
+  ['Gi', 1n << 30n],
+  ['Mi', MiB],
+  ['Ki', 1n << 10n],
+];
+
+/**
+ * A size for a person reading an event: the exact quantity when it is whole mebibytes (10Gi,
+ * 512Mi), else three figures in the largest binary unit (1.53Gi, 745Mi). A filesystem's free
+ * space and a percentage threshold are rarely whole units, and "1607300Ki of 1984Mi free
+ * (threshold 1664299827)" is hard to read; the exact bytes are in the log line beside the event.
+ * Free space is rounded down and a threshold up, so a claim below its threshold never reads as
+ * "1.55Gi free (threshold 1.55Gi)".
+ */
+export function readableSize(bytes: bigint, rounding: 'down' | 'up' | 'nearest' = 'nearest'): string {
+  if (bytes % MiB === 0n) return size(bytes);
+  const found = UNITS.find(([, scale]) => bytes >= scale);
+  if (found === undefined) return `${bytes}`;
+  const [unit, scale] = found;
+  const whole = bytes / scale;
+  const digits = whole >= 100n ? 0 : whole >= 10n ? 1 : 2;
+  const factor = 10n ** BigInt(digits);
+  const exact = bytes * factor;
+  let scaled = exact / scale;
+  const rest = exact % scale;
+  if (rest !== 0n && (rounding === 'up' || (rounding === 'nearest' && 2n * rest >= scale))) scaled += 1n;
+  const fraction = digits === 0 ? '' : `.${(scaled % factor).toString().padStart(digits, '0')}`.replace(/\.?0+$/, '');
+  return `${scaled / factor}${fraction}${unit}`;
+}
+
 /** "1Gi of 10Gi free (threshold 1Gi)", and the inodes when they triggered. */
 export function usageText(e: Evaluation, trigger: 'bytes' | 'inodes' = 'bytes'): string {
-  const bytes = `${size(e.availableBytes)} of ${size(e.filesystemBytes)} free (threshold ${size(e.thresholdBytes)})`;
+  const bytes = `${readableSize(e.availableBytes, 'down')} of ${readableSize(e.filesystemBytes)} free (threshold ${readableSize(e.thresholdBytes, 'up')})`;
   if (trigger === 'inodes' && e.inodesFree !== undefined && e.inodes !== undefined && e.inodesThreshold !== undefined) {
     return `${e.inodesFree} of ${e.inodes} inodes free (threshold ${e.inodesThreshold}); ${bytes}`;
   }

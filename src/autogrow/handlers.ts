@@ -2,7 +2,7 @@
 // with a limit was first seen at its capacity) and queue a claim again when its request or
 // annotations change, so a write refused for a conflict is decided again from the new version.
 // The poll queues every claim whose usage it read; a handler never decides anything.
-import type { InformerHandlers } from '../kube/informer.js';
+import type { InformerHandlers } from '../kube/cache/informer.js';
 import type { Pvc } from '../model/objects.js';
 import { pvcKey } from '../model/pvc.js';
 import type { RateLimitingQueue } from '../queue/rate-limiters.js';

@@ -7,13 +7,13 @@
 // other failed write is thrown, so the queue retries it with backoff.
 import type { Clock } from '../base/clock.js';
 import { messageOf } from '../base/errors.js';
-import type { EventRecorder } from '../kube/events.js';
-import { KubeApiError } from '../kube/errors.js';
-import type { ObjectCache } from '../kube/volume-api.js';
+import type { EventRecorder } from '../kube/api/events.js';
+import { KubeApiError } from '../kube/api/errors.js';
+import type { ObjectCache } from '../kube/api/volume-api.js';
 import type { Pv, Pvc } from '../model/objects.js';
 import { formatBytes } from '../model/quantity.js';
 import { AutoGrowResult, type AutoGrowMetrics } from '../observability/auto-grow-metrics.js';
-import { kObj, type Logger } from '../observability/logger.js';
+import { kObj, type Logger } from '../observability/log/logger.js';
 import type { KeyLock } from '../queue/key-lock.js';
 import type { Outcome } from '../queue/workers.js';
 import { UsageUnavailable, type ClaimUsage } from '../usage/volume-usage.js';

@@ -4,9 +4,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { FakeClock } from '../../test/fakes/fake-clock.js';
-import { KubeApiError } from '../kube/errors.js';
+import { KubeApiError } from '../kube/api/errors.js';
 import type { Node } from '../model/objects.js';
-import { createLogger } from '../observability/logger.js';
+import { createLogger } from '../observability/log/logger.js';
 import type { ClaimUsage, NodeClaims, UsageReport, VolumeUsageSource } from '../usage/volume-usage.js';
 import { claimKey } from '../usage/volume-usage.js';
 import type { PodMount } from './mounts.js';

@@ -8,9 +8,9 @@ import { forEachBounded } from '../base/bounded-concurrency.js';
 import type { Clock } from '../base/clock.js';
 import { messageOf } from '../base/errors.js';
 import { sleep } from '../base/signals.js';
-import { isNotFound } from '../kube/errors.js';
+import { isNotFound } from '../kube/api/errors.js';
 import type { Node } from '../model/objects.js';
-import type { Logger } from '../observability/logger.js';
+import type { Logger } from '../observability/log/logger.js';
 import { UsageUnavailable, type ClaimUsage, type NodeClaims, type VolumeUsageSource } from '../usage/volume-usage.js';
 import { claimsByNode, type PodMount } from './mounts.js';
 

@@ -2,7 +2,7 @@
 // bucket holds up to `burst` tokens and refills at `qps` per second; a caller that finds it empty
 // reserves the next token anyway (the balance goes negative) and waits until that token exists,
 // so waiters are served in arrival order. An aborted waiter hands its reservation back.
-// Used for API requests (--kube-api-qps / --kube-api-burst, kube/http.ts).
+// Used for API requests (--kube-api-qps / --kube-api-burst, kube/wire/http.ts).
 import { realClock, type Clock } from './clock.js';
 import { abortReason } from './signals.js';
 

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import http2 from 'node:http2';
 import { status } from '@grpc/grpc-js';
 import { create, toBinary } from '@bufbuild/protobuf';
-import { silentLogger } from '../observability/logger.js';
+import { silentLogger } from '../observability/log/logger.js';
 import { createMetrics } from '../observability/metrics.js';
 import { FaultDriver } from '../../test/fakes/fault-driver.js';
 import { H2FaultProxy } from '../../test/support/h2-fault-proxy.js';
@@ -16,6 +16,7 @@ import { encodeFrame, Flag, FrameType, grpcFrame, literalHeaderBlock } from '../
 import { eventually } from '../../test/support/eventually.js';
 import { GrpcCsiClient } from './client.js';
 import { CsiError } from './errors.js';
+import { failure } from '../../test/support/csi-failure.js';
 import { ControllerGetCapabilitiesResponseSchema, ControllerServiceCapability_RPC_Type } from './proto/gen/csi_pb.js';
 
 const never = new AbortController().signal;
@@ -51,17 +52,6 @@ async function h2Driver(t: After, handler: GrpcH2Handler): Promise<GrpcH2Server>
   const server = await GrpcH2Server.start(handler);
   t.after(() => server.stop());
   return server;
-}
-
-/** Waits for a call that must fail; returns its CsiError. */
-async function failure(promise: Promise<unknown>): Promise<CsiError> {
-  try {
-    await promise;
-  } catch (err) {
-    assert.ok(err instanceof CsiError, `not a CsiError: ${String(err)}`);
-    return err;
-  }
-  assert.fail('the call succeeded');
 }
 
 const capabilitiesAnswer = toBinary(
@@ -584,94 +574,75 @@ function randomFrames(random: () => number, streamId: number): Buffer[] {
     const id = pick(random, [streamId, streamId, streamId, 0, streamId + 2, Math.floor(random() * 0x7fffffff)]);
     const flags = random() < 0.5 ? pick(random, [0, Flag.END_STREAM, Flag.END_HEADERS, Flag.END_HEADERS | Flag.END_STREAM]) : Math.floor(random() * 256);
     const kind = Math.floor(random() * 12);
-    switch (kind) {
-      case 0:
-        frames.push(
-          encodeFrame(
-            FrameType.HEADERS,
-            Flag.END_HEADERS,
-            id,
-            literalHeaderBlock([
-              [':status', '200'],
-              ['content-type', 'application/grpc'],
-            ]),
-          ),
-        );
-        break;
-      case 1:
-        frames.push(
-          encodeFrame(
-            FrameType.HEADERS,
-            Flag.END_HEADERS | Flag.END_STREAM,
-            id,
-            literalHeaderBlock(
-              [
-                ['grpc-status', String(Math.floor(random() * 20))],
-                ['grpc-message', randomBytes(random, 20).toString('latin1')],
-              ].map(([n, v]) => [n!, v!] as const),
-            ),
-          ),
-        );
-        break;
-      case 2:
-        frames.push(encodeFrame(FrameType.HEADERS, flags, id, randomBytes(random, 40)));
-        break;
-      case 3:
-        frames.push(
-          encodeFrame(
-            FrameType.DATA,
-            flags & ~Flag.PADDED,
-            id,
-            grpcFrame(randomBytes(random, 30), random() < 0.8 ? 0 : Math.floor(random() * 256), random() < 0.7 ? undefined : Math.floor(random() * 0xffffffff)),
-          ),
-        );
-        break;
-      case 4:
-        frames.push(encodeFrame(FrameType.DATA, flags, id, randomBytes(random, 60)));
-        break;
-      case 5:
-        frames.push(encodeFrame(FrameType.RST_STREAM, 0, id, uint32(Math.floor(random() * 16))));
-        break;
-      case 6:
-        frames.push(
-          encodeFrame(
-            FrameType.GOAWAY,
-            0,
-            0,
-            Buffer.concat([uint32(Math.floor(random() * (streamId + 3))), uint32(Math.floor(random() * 16)), randomBytes(random, 10)]),
-          ),
-        );
-        break;
-      case 7:
-        frames.push(
-          encodeFrame(FrameType.WINDOW_UPDATE, 0, pick(random, [0, id]), uint32(pick(random, [0, 1, 65535, 0x7fffffff, Math.floor(random() * 0xffffffff)]))),
-        );
-        break;
-      case 8:
-        frames.push(
-          encodeFrame(
-            FrameType.SETTINGS,
-            flags & Flag.ACK,
-            0,
-            Buffer.concat([Buffer.from([0, 1 + Math.floor(random() * 7)]), uint32(Math.floor(random() * 0xffffffff))]),
-          ),
-        );
-        break;
-      case 9:
-        frames.push(
-          encodeFrame(pick(random, [FrameType.PING, FrameType.PRIORITY, FrameType.PUSH_PROMISE, FrameType.CONTINUATION]), flags, id, randomBytes(random, 12)),
-        );
-        break;
-      case 10:
-        frames.push(encodeFrame(10 + Math.floor(random() * 240), flags, id, randomBytes(random, 20)));
-        break;
-      default:
-        // Not a frame at all: a header that lies about the length, or noise.
-        frames.push(randomBytes(random, 30));
-    }
+    frames.push(FRAME_MAKERS[Math.min(kind, FRAME_MAKERS.length - 1)]!({ random, id, flags, streamId }));
   }
   return frames;
 }
+
+/** What a frame maker draws from: the fuzz's random source, the stream id and flags already drawn, the call's stream. */
+interface FrameDraw {
+  random: () => number;
+  id: number;
+  flags: number;
+  streamId: number;
+}
+
+/** The frame makers randomFrames picks from by the kind it drew (11: noise). */
+const FRAME_MAKERS: ReadonlyArray<(draw: FrameDraw) => Buffer> = [
+  ({ id }) =>
+    encodeFrame(
+      FrameType.HEADERS,
+      Flag.END_HEADERS,
+      id,
+      literalHeaderBlock([
+        [':status', '200'],
+        ['content-type', 'application/grpc'],
+      ]),
+    ),
+  ({ random, id }) =>
+    encodeFrame(
+      FrameType.HEADERS,
+      Flag.END_HEADERS | Flag.END_STREAM,
+      id,
+      literalHeaderBlock(
+        [
+          ['grpc-status', String(Math.floor(random() * 20))],
+          ['grpc-message', randomBytes(random, 20).toString('latin1')],
+        ].map(([n, v]) => [n!, v!] as const),
+      ),
+    ),
+  ({ random, id, flags }) => encodeFrame(FrameType.HEADERS, flags, id, randomBytes(random, 40)),
+  ({ random, id, flags }) =>
+    encodeFrame(
+      FrameType.DATA,
+      flags & ~Flag.PADDED,
+      id,
+      grpcFrame(randomBytes(random, 30), random() < 0.8 ? 0 : Math.floor(random() * 256), random() < 0.7 ? undefined : Math.floor(random() * 0xffffffff)),
+    ),
+  ({ random, id, flags }) => encodeFrame(FrameType.DATA, flags, id, randomBytes(random, 60)),
+  ({ random, id }) => encodeFrame(FrameType.RST_STREAM, 0, id, uint32(Math.floor(random() * 16))),
+  ({ random, streamId }) =>
+    encodeFrame(
+      FrameType.GOAWAY,
+      0,
+      0,
+      Buffer.concat([uint32(Math.floor(random() * (streamId + 3))), uint32(Math.floor(random() * 16)), randomBytes(random, 10)]),
+    ),
+  ({ random, id }) =>
+    encodeFrame(FrameType.WINDOW_UPDATE, 0, pick(random, [0, id]), uint32(pick(random, [0, 1, 65535, 0x7fffffff, Math.floor(random() * 0xffffffff)]))),
+  ({ random, flags }) =>
+    encodeFrame(
+      FrameType.SETTINGS,
+      flags & Flag.ACK,
+      0,
+      Buffer.concat([Buffer.from([0, 1 + Math.floor(random() * 7)]), uint32(Math.floor(random() * 0xffffffff))]),
+    ),
+  ({ random, id, flags }) =>
+    encodeFrame(pick(random, [FrameType.PING, FrameType.PRIORITY, FrameType.PUSH_PROMISE, FrameType.CONTINUATION]), flags, id, randomBytes(random, 12)),
+  ({ random, id, flags }) => encodeFrame(10 + Math.floor(random() * 240), flags, id, randomBytes(random, 20)),
+  // Not a frame at all: a header that lies about the length, or noise.
+  ({ random }) => randomBytes(random, 30),
+];
 
 /** A server frame forwarded, damaged, dropped or sent twice. */
 function mutate(random: () => number, raw: Buffer): Buffer | 'forward' | 'drop' {

@@ -6,7 +6,7 @@
 // (reported through onFatal so the app can exit).
 import { messageOf } from '../base/errors.js';
 import { status as GrpcStatus } from '@grpc/grpc-js';
-import type { Logger } from '../observability/logger.js';
+import type { Logger } from '../observability/log/logger.js';
 import type { Metrics } from '../observability/metrics.js';
 import { Backoff } from '../base/backoff.js';
 import { abortReason, AbortError, sleep } from '../base/signals.js';

@@ -7,7 +7,7 @@
 import * as grpc from '@grpc/grpc-js';
 import { create, fromBinary, toBinary, type DescMessage, type DescMethodUnary, type MessageInitShape, type MessageShape } from '@bufbuild/protobuf';
 import { messageOf } from '../base/errors.js';
-import type { Logger } from '../observability/logger.js';
+import type { Logger } from '../observability/log/logger.js';
 import type { Metrics } from '../observability/metrics.js';
 import { MAX_TIMER_DELAY_MS, setLongTimeout } from '../base/long-timer.js';
 import { abortReason } from '../base/signals.js';

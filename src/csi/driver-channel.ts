@@ -5,7 +5,7 @@
 // each of its behaviours worked around here is pinned by grpc-js-pins.test.ts. See
 // docs/architecture.md, "The CSI layer".
 import * as grpc from '@grpc/grpc-js';
-import type { Logger } from '../observability/logger.js';
+import type { Logger } from '../observability/log/logger.js';
 import { MAX_TIMER_DELAY_MS } from '../base/long-timer.js';
 import { abortReason } from '../base/signals.js';
 import { socketAccessProblem } from './socket-access.js';

@@ -6,10 +6,10 @@
 import { messageOf } from '../base/errors.js';
 import { readPolicy, type StorageClassView } from '../autogrow/policy.js';
 import type { Config } from '../flags/config.js';
-import type { HttpKubeClient } from '../kube/client.js';
-import { isForbidden } from '../kube/errors.js';
-import type { ClientConfig } from '../kube/kubeconfig.js';
-import { Resources } from '../kube/resources.js';
+import type { HttpKubeClient } from '../kube/wire/http-client.js';
+import { isForbidden } from '../kube/api/errors.js';
+import type { ClientConfig } from '../kube/wire/kubeconfig.js';
+import { Resources } from '../kube/api/resources.js';
 import type { Node, Pv, Pvc } from '../model/objects.js';
 import { pvcKey } from '../model/pvc.js';
 import { formatBytes } from '../model/quantity.js';

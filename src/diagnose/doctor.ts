@@ -10,20 +10,20 @@ import { messageOf } from '../base/errors.js';
 import { statSync } from 'node:fs';
 import { discoverCapabilities, GrpcCsiClient, type DriverCapabilities } from '../csi/client.js';
 import { parseCsiAddress } from '../csi/driver-channel.js';
-import type { AccessAttributes, HttpKubeClient } from '../kube/client.js';
-import { ApiClientFactory, ClientPurpose } from '../kube/client-factory.js';
-import { isForbidden, isNotFound } from '../kube/errors.js';
-import { leaseNameForDriver, leaseNamespace } from '../kube/leader-election.js';
-import { Resources } from '../kube/resources.js';
+import type { HttpKubeClient } from '../kube/wire/http-client.js';
+import { ApiClientFactory, ClientPurpose } from '../kube/wire/client-factory.js';
+import { isForbidden, isNotFound } from '../kube/api/errors.js';
+import { leaseNameForDriver, leaseNamespace } from '../kube/api/leader-election.js';
+import { Resources } from '../kube/api/resources.js';
 import type { Pv, Pvc } from '../model/objects.js';
-import type { Logger } from '../observability/logger.js';
+import type { Logger } from '../observability/log/logger.js';
 import { createMetrics } from '../observability/metrics.js';
 import { formatAge } from './age.js';
 import { CLAIM_STATE_TEXT, claimTable, type ClaimRow } from './claim-progress.js';
 import type { Check, DoctorReport } from './doctor-report.js';
 import type { Config } from '../flags/config.js';
-import { describePermission, requiredPermissions } from '../kube/required-permissions.js';
-import type { ClientConfig } from '../kube/kubeconfig.js';
+import { describeRule, permissionsOf, requiredRules, RULE_EFFECTS, Stops, type RequiredRule } from '../kube/api/required-permissions.js';
+import type { ClientConfig } from '../kube/wire/kubeconfig.js';
 import { checkAutoGrow } from './doctor-auto-grow.js';
 
 export interface DoctorOptions {
@@ -104,7 +104,8 @@ export async function runDoctor(options: DoctorOptions, signal: AbortSignal): Pr
     const resizes = caps === undefined || caps.controllerExpand || caps.nodeExpand === true;
     const modifies = vacServed && config.gates.volumeAttributesClass && (caps === undefined || caps.controllerModify);
     const lease = config.leaderElection ? leaseNamespace(config.leaderElectionNamespace) : undefined;
-    const needed = requiredPermissions({
+    const needed = requiredRules({
+      resizes,
       pods: resizes && config.handleVolumeInUseError,
       volumeAttributesClasses: modifies,
       leaseNamespace: lease,
@@ -235,19 +236,29 @@ async function checkDriver(
   }
 }
 
-async function checkPermissions(kube: HttpKubeClient, needed: AccessAttributes[], name: string, checks: Check[], signal: AbortSignal): Promise<void> {
-  const missing: string[] = [];
-  for (const attributes of needed) {
-    if (!(await kube.canI(attributes, signal)).allowed) missing.push(describePermission(attributes));
+/** One detail per missing rule: the rule as an operator adds it, and what its absence disables. */
+async function checkPermissions(kube: HttpKubeClient, needed: RequiredRule[], name: string, checks: Check[], signal: AbortSignal): Promise<void> {
+  const details: string[] = [];
+  let disablesAll = false;
+  for (const rule of needed) {
+    const verbs: string[] = [];
+    for (const attributes of permissionsOf(rule)) {
+      if (!(await kube.canI(attributes, signal)).allowed) verbs.push(attributes.verb);
+    }
+    if (verbs.length === 0) continue;
+    const effect = RULE_EFFECTS[rule.stops];
+    details.push(`${describeRule(rule, verbs)}: disables ${effect.disables}`);
+    if (effect.severity === 'error') disablesAll = true;
   }
   checks.push(
-    missing.length === 0
-      ? { name, status: 'ok', summary: `all ${needed.length} permissions this configuration uses are granted to this identity` }
+    details.length === 0
+      ? { name, status: 'ok', summary: `all ${needed.length} rules this configuration uses are granted to this identity` }
       : {
           name,
-          status: 'fail',
-          summary: `${missing.length} permission(s) missing: resizes stop where they are needed (see deploy/kubernetes/rbac.yaml)`,
-          details: missing,
+          // A rule only modify or events need leaves resizes working: a warning, not a failure.
+          status: disablesAll ? 'fail' : 'warn',
+          summary: `${details.length} rule(s) missing, each named below with what it disables (see deploy/kubernetes/rbac.yaml)`,
+          details,
         },
   );
 }
@@ -296,10 +307,12 @@ async function checkClaims(
 ): Promise<void> {
   const table = claimTable(o.driver, o.pvs, o.pvcs, o.now);
   o.claims.push(...table.rows);
-  const secretsNeeded = new Map<string, AccessAttributes>();
+  const secretsNeeded = new Map<string, RequiredRule>();
   for (const pv of table.matched) {
     const secret = pv.spec.csi?.controllerExpandSecretRef;
-    if (secret?.namespace) secretsNeeded.set(secret.namespace, { verb: 'get', group: '', resource: 'secrets', namespace: secret.namespace });
+    if (secret?.namespace) {
+      secretsNeeded.set(secret.namespace, { group: '', resource: 'secrets', namespace: secret.namespace, verbs: ['get'], stops: Stops.Resizes });
+    }
   }
   o.checks.push(
     table.mismatched.length === 0

@@ -4,16 +4,16 @@
 // driver socket, no permission to list pods) is left unknown and the explanation says less.
 import { messageOf } from '../base/errors.js';
 import { discoverCapabilities, GrpcCsiClient } from '../csi/client.js';
-import { ApiClientFactory, ClientPurpose } from '../kube/client-factory.js';
-import { isNotFound } from '../kube/errors.js';
-import { Resources } from '../kube/resources.js';
+import { ApiClientFactory, ClientPurpose } from '../kube/wire/client-factory.js';
+import { isNotFound } from '../kube/api/errors.js';
+import { Resources } from '../kube/api/resources.js';
 import type { Node, Pv, Pvc, VolumeAttributesClass } from '../model/objects.js';
-import type { Logger } from '../observability/logger.js';
+import type { Logger } from '../observability/log/logger.js';
 import { createMetrics } from '../observability/metrics.js';
 import { explainClaim, type DriverFacts, type EventFacts, type Explanation, type StorageClassFacts } from './explain-decision.js';
 import type { Config } from '../flags/config.js';
-import type { HttpKubeClient } from '../kube/client.js';
-import type { ClientConfig } from '../kube/kubeconfig.js';
+import type { HttpKubeClient } from '../kube/wire/http-client.js';
+import type { ClientConfig } from '../kube/wire/kubeconfig.js';
 import { readPolicy, type StorageClassView } from '../autogrow/policy.js';
 import { usageSourceFromFlags } from '../usage/source-from-flags.js';
 import type { AutoGrowFacts } from './explain-auto-grow.js';

@@ -83,7 +83,7 @@ test('flag forms parse with Go flag semantics', () => {
     { args: ['--kube-api-qps', '1e2'], expect: { kubeApiQps: 100 } },
     { args: ['--workers=0x10'], expect: { workers: 16 } },
     // As the Go sidecar: 0 or fewer workers start no worker; 0 QPS/burst mean client-go's
-    // defaults and a negative QPS disables the client-side limiter (src/kube/rate-limiter.ts).
+    // defaults and a negative QPS disables the client-side limiter (src/kube/wire/rate-limiter.ts).
     { args: ['--workers=0'], expect: { workers: 0 } },
     { args: ['--workers=-2'], expect: { workers: -2 } },
     { args: ['--kube-api-qps=0', '--kube-api-burst=0'], expect: { kubeApiQps: 0, kubeApiBurst: 0 } },

@@ -7,7 +7,7 @@ import type { CsiClient } from '../csi/client.js';
 import { classifyCsiError } from '../csi/errors.js';
 import { Annotation } from '../model/names.js';
 import type { Pv, Pvc, VolumeAttributesClass } from '../model/objects.js';
-import { readSecret, type SecretReader } from '../kube/secrets.js';
+import { readSecret, type SecretReader } from '../kube/api/secrets.js';
 import type { Modifier } from './modifier.js';
 
 /** Keys --extra-modify-metadata adds to the mutable parameters (the provisioner's spelling). */

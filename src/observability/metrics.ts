@@ -17,6 +17,8 @@ export interface Metrics {
   readonly leaderElectionSlowpathTotal: Counter<'name'>;
   /** Ours: objects an informer skipped because its key function or transform could not handle them. */
   readonly informerObjectsSkipped: Counter<'resource'>;
+  /** Ours: lists and watches of an informer the API server refused (403: a missing RBAC rule). */
+  readonly informerRefusals: Counter<'resource'>;
   /** Ours: how long resizes and modifications take, and their failed operations (createOperationMetrics). */
   readonly operations: OperationMetrics;
   /** client-go's rest_client_* families: every API client of the process records here. */
@@ -71,7 +73,54 @@ export function createMetrics(): Metrics {
     registers: [registry],
   });
 
-  const workqueue: WorkqueueMetrics = {
+  const workqueue = createWorkqueueMetrics(registry);
+
+  const leaderElectionMasterStatus = new Gauge({
+    name: 'leader_election_master_status',
+    help: "[ALPHA] Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 indicates master. 'name' is the string used to identify the lease. Please make sure to group by name.",
+    labelNames: ['name'] as const,
+    registers: [registry],
+  });
+  const leaderElectionSlowpathTotal = new Counter({
+    name: 'leader_election_slowpath_total',
+    help: "[ALPHA] Total number of slow path exercised in renewing leader leases. 'name' is the string used to identify the lease. Please make sure to group by name.",
+    labelNames: ['name'] as const,
+    registers: [registry],
+  });
+
+  const informerObjectsSkipped = new Counter({
+    name: 'csi_resizer_informer_objects_skipped_total',
+    help: "Objects an informer skipped because they could not be keyed or transformed (malformed API data). 'resource' is the resource listed and watched.",
+    labelNames: ['resource'] as const,
+    registers: [registry],
+  });
+
+  const informerRefusals = new Counter({
+    name: 'csi_resizer_informer_refusals_total',
+    help: "Lists and watches of an informer the API server refused with 403 Forbidden (a missing RBAC rule), each retried with backoff. 'resource' is the resource listed and watched.",
+    labelNames: ['resource'] as const,
+    registers: [registry],
+  });
+
+  const operations = createOperationMetrics(registry);
+  const restClient = registerRestClientMetrics(registry);
+
+  return {
+    registry,
+    csiOperations,
+    workqueue,
+    leaderElectionMasterStatus,
+    leaderElectionSlowpathTotal,
+    informerObjectsSkipped,
+    informerRefusals,
+    operations,
+    restClient,
+  };
+}
+
+/** client-go's workqueue families as component-base registers them, one child per queue name. */
+function createWorkqueueMetrics(registry: Registry): WorkqueueMetrics {
+  return {
     depth: new Gauge({ name: 'workqueue_depth', help: '[BETA] Current depth of workqueue', labelNames: ['name'] as const, registers: [registry] }),
     adds: new Counter({
       name: 'workqueue_adds_total',
@@ -112,31 +161,6 @@ export function createMetrics(): Metrics {
       registers: [registry],
     }),
   };
-
-  const leaderElectionMasterStatus = new Gauge({
-    name: 'leader_election_master_status',
-    help: "[ALPHA] Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 indicates master. 'name' is the string used to identify the lease. Please make sure to group by name.",
-    labelNames: ['name'] as const,
-    registers: [registry],
-  });
-  const leaderElectionSlowpathTotal = new Counter({
-    name: 'leader_election_slowpath_total',
-    help: "[ALPHA] Total number of slow path exercised in renewing leader leases. 'name' is the string used to identify the lease. Please make sure to group by name.",
-    labelNames: ['name'] as const,
-    registers: [registry],
-  });
-
-  const informerObjectsSkipped = new Counter({
-    name: 'csi_resizer_informer_objects_skipped_total',
-    help: "Objects an informer skipped because they could not be keyed or transformed (malformed API data). 'resource' is the resource listed and watched.",
-    labelNames: ['resource'] as const,
-    registers: [registry],
-  });
-
-  const operations = createOperationMetrics(registry);
-  const restClient = registerRestClientMetrics(registry);
-
-  return { registry, csiOperations, workqueue, leaderElectionMasterStatus, leaderElectionSlowpathTotal, informerObjectsSkipped, operations, restClient };
 }
 
 // Ours (docs/differences/own-metrics.md): how long a resize or modification takes from the
@@ -284,7 +308,12 @@ function registerRestClientMetrics(registry: Registry): PromRestClientMetrics {
       this.set(restClient.execCertificateTtlSeconds());
     },
   });
-  // Never set or incremented: our clients share no transport cache and start no rotation goroutines.
+  registerUnusedTransportFamilies(registers);
+  return restClient;
+}
+
+/** Registered, never set or incremented: our clients share no transport cache and start no rotation goroutines. */
+function registerUnusedTransportFamilies(registers: Registry[]): void {
   new Gauge({ name: 'rest_client_transport_cache_entries', help: '[ALPHA] Number of transport entries in the internal cache.', registers });
   new Counter({
     name: 'rest_client_transport_cert_rotation_gc_calls_total',
@@ -297,5 +326,4 @@ function registerRestClientMetrics(registry: Registry): PromRestClientMetrics {
     labelNames: ['result'] as const,
     registers,
   });
-  return restClient;
 }

@@ -1,4 +1,4 @@
-// The port the API client (kube/http.ts, kube/credentials.ts) reports its requests through: what
+// The port the API client (kube/wire/http.ts, kube/wire/credentials.ts) reports its requests through: what
 // client-go hands its tools/metrics adapters (docs/behavior.md §5.3, "REST client"), in the
 // client's own terms. Plain interfaces and a recorder that records nothing, so the wire code never
 // loads the metrics library; rest-client-metrics.ts implements them on the registry.
@@ -39,7 +39,7 @@ export interface VerbRecorder {
   attempt(status: number | undefined, isRetry: boolean): void;
 }
 
-/** What credential resolution reports (kube/credentials.ts). */
+/** What credential resolution reports (kube/wire/credentials.ts). */
 export interface CredentialEvents {
   /** An exec credential plugin ran; exitCode 0 only for no_error. */
   execPluginCall(exitCode: number, status: ExecCallStatus): void;

@@ -14,7 +14,7 @@ import type { CsiPersistentVolumeSource, Pv, Pvc } from '../model/objects.js';
 import { translateInTreePv } from './migration.js';
 import type { Resizer, ResizeResult, ResizeTarget } from './resizer.js';
 import { canSupport } from '../model/volume-scope.js';
-import { readSecret, type SecretReader } from '../kube/secrets.js';
+import { readSecret, type SecretReader } from '../kube/api/secrets.js';
 
 export interface CsiResizerOptions {
   driverName: string;

@@ -7,9 +7,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { status as GrpcStatus } from '@grpc/grpc-js';
-import { KubeApiError } from '../kube/errors.js';
+import { KubeApiError } from '../kube/api/errors.js';
 import type { Pv, Pvc } from '../model/objects.js';
-import { silentLogger } from '../observability/logger.js';
+import { silentLogger } from '../observability/log/logger.js';
 import { KeyLock } from '../queue/key-lock.js';
 import { SlowSet } from '../queue/slow-set.js';
 import { FakeClock } from '../../test/fakes/fake-clock.js';

@@ -2,7 +2,7 @@
 // kubelets, with the resizer's own credentials and the kubelet TLS flags, or a Prometheus server.
 // One place, so the controller, `doctor` and `explain` read usage the same way.
 import type { AutoGrowFlags } from '../flags/auto-grow-flags.js';
-import type { ClientConfig } from '../kube/kubeconfig.js';
+import type { ClientConfig } from '../kube/wire/kubeconfig.js';
 import { KubeletUsageSource } from './kubelet-source.js';
 import { PrometheusUsageSource } from './prometheus-source.js';
 import type { VolumeUsageSource } from './volume-usage.js';

@@ -2,7 +2,7 @@
 // modify reconcile tests: one PVC and its PV, every patch recorded as sent, a status patch answered
 // with the cached PVC one resourceVersion further (as the API server answers), and a write that
 // fails on the Nth call to its object, with the error given.
-import type { ObjectCache, VolumeApi } from '../../src/kube/volume-api.js';
+import type { ObjectCache, VolumeApi } from '../../src/kube/api/volume-api.js';
 import type { Pv, Pvc } from '../../src/model/objects.js';
 import { pvcKey } from '../../src/model/pvc.js';
 

@@ -20,13 +20,15 @@ import { FaultDriver } from '../fakes/fault-driver.js';
 import { buildAutoGrow } from '../../src/app/build/auto-grow.js';
 import { ControllerKit } from '../../src/app/build/controller-kit.js';
 import { InformerSet } from '../../src/app/build/informers.js';
+import { PermissionNotices } from '../../src/app/permission-notices.js';
 import { realClock } from '../../src/base/clock.js';
 import { parseConfig } from '../../src/flags/config.js';
-import { HttpKubeClient, type ListWatcher } from '../../src/kube/client.js';
-import { loadKubeConfig } from '../../src/kube/kubeconfig.js';
-import { Resources, type ResourceRef } from '../../src/kube/resources.js';
+import { type ListWatcher } from '../../src/kube/api/client.js';
+import { HttpKubeClient } from '../../src/kube/wire/http-client.js';
+import { loadKubeConfig } from '../../src/kube/wire/kubeconfig.js';
+import { Resources, type ResourceRef } from '../../src/kube/api/resources.js';
 import { everyVolume } from '../../src/model/volume-scope.js';
-import { createLogger } from '../../src/observability/logger.js';
+import { createLogger } from '../../src/observability/log/logger.js';
 import { createMetrics } from '../../src/observability/metrics.js';
 import { toPodClaimUsage, type PodClaimUsage } from '../../src/resize/in-use.js';
 import type { Resizer } from '../../src/resize/resizer.js';
@@ -117,7 +119,8 @@ test("a user's edit between the read and the write wins; the claim is decided ag
     listWatcher: (resource: ResourceRef) =>
       resource === Resources.persistentVolumeClaims ? gate.wrap(kube.listWatcher(resource)) : kube.listWatcher(resource),
   };
-  const informers = new InformerSet({ kube: gatedKube, resyncPeriodMs: config.resyncPeriodMs, metrics, log, scope: everyVolume, driverName });
+  const permissions = { rules: [], notices: new PermissionNotices(log) };
+  const informers = new InformerSet({ kube: gatedKube, resyncPeriodMs: config.resyncPeriodMs, metrics, log, scope: everyVolume, driverName, permissions });
   const kit = new ControllerKit({ config, clock: realClock, log, metrics, kube, driverName, gates: config.gates, scope: everyVolume, informers });
   const pods = informers.add<PodClaimUsage>('pod-informer', Resources.pods, { transform: (o, k) => toPodClaimUsage(o, k, undefined, (n) => n) });
   const wiring = buildAutoGrow(kit, { resizer, pods, queue: { numRequeues: () => 0 } }, kubeConfig);

@@ -7,10 +7,11 @@ import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { status } from '@grpc/grpc-js';
-import { silentLogger } from '../../src/observability/logger.js';
+import { silentLogger } from '../../src/observability/log/logger.js';
 import { createMetrics, type Metrics } from '../../src/observability/metrics.js';
 import { DriverNameError, GrpcCsiClient } from '../../src/csi/client.js';
 import { CsiError } from '../../src/csi/errors.js';
+import { failure } from '../support/csi-failure.js';
 import { startGoFaultDriver, type GoFaultDriverOptions } from '../cluster/go-fault-driver.js';
 import { eventually } from '../support/eventually.js';
 
@@ -37,16 +38,6 @@ async function startClient(
   const client = await GrpcCsiClient.start({ address, timeoutMs, log: silentLogger, metrics, probeIntervalMs: 50, connectionLossGraceMs }, never);
   t.after(() => client.close());
   return client;
-}
-
-async function failure(promise: Promise<unknown>): Promise<CsiError> {
-  try {
-    await promise;
-  } catch (err) {
-    assert.ok(err instanceof CsiError, `not a CsiError: ${String(err)}`);
-    return err;
-  }
-  assert.fail('the call succeeded');
 }
 
 async function expandCodeLabels(metrics: Metrics): Promise<Record<string, number>> {

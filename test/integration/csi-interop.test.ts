@@ -6,10 +6,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { status, type ServiceError } from '@grpc/grpc-js';
-import { silentLogger } from '../../src/observability/logger.js';
+import { silentLogger } from '../../src/observability/log/logger.js';
 import { createMetrics } from '../../src/observability/metrics.js';
 import { discoverCapabilities, GrpcCsiClient } from '../../src/csi/client.js';
-import { CsiError } from '../../src/csi/errors.js';
+import { failure } from '../support/csi-failure.js';
 import { FaultDriver } from '../fakes/fault-driver.js';
 import { PythonCsiDriver } from '../fakes/python-csi-driver.js';
 import { startMockDriver } from '../cluster/mock-driver.js';
@@ -104,16 +104,6 @@ type Row = {
   connectionLossGraceMs?: number;
   run: (server: Server, client: GrpcCsiClient, t: { after(fn: () => unknown): void }) => Promise<void>;
 };
-
-async function failure(promise: Promise<unknown>): Promise<CsiError> {
-  try {
-    await promise;
-  } catch (err) {
-    assert.ok(err instanceof CsiError, `not a CsiError: ${String(err)}`);
-    return err;
-  }
-  assert.fail('the call succeeded');
-}
 
 const rows: Row[] = [
   {

@@ -3,7 +3,7 @@
 // in the resizer's own proto).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { silentLogger } from '../../src/observability/logger.js';
+import { silentLogger } from '../../src/observability/log/logger.js';
 import { createMetrics } from '../../src/observability/metrics.js';
 import { discoverCapabilities, GrpcCsiClient } from '../../src/csi/client.js';
 import { volumeCapabilityFor } from '../../src/csi/capabilities.js';

@@ -1,12 +1,12 @@
 // deploy/kubernetes/rbac.yaml grants exactly what the resizer asks the API server for: the list the
-// startup RBAC check verifies (src/kube/required-permissions.ts, the calls of src/kube/client.ts) with
+// startup RBAC check verifies (src/kube/api/required-permissions.ts, the calls of src/kube/api/client.ts) with
 // every controller on, no more (a rule nothing uses fails here) and no less. Secrets come only
-// from the opt-in manifest, and only `get`, the one call src/kube/secrets.ts makes.
+// from the opt-in manifest, and only `get`, the one call src/kube/api/secrets.ts makes.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import * as k8s from '@kubernetes/client-node';
-import { requiredPermissions, type PermissionNeeds } from '../../src/kube/required-permissions.js';
+import { requiredPermissions, type PermissionNeeds } from '../../src/kube/api/required-permissions.js';
 import { join } from 'node:path';
 import { rbacManifestPath, secretsAccessManifestPath } from '../cluster/rbac.js';
 import { repoRoot } from '../cluster/components.js';

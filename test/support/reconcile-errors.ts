@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import type { status as GrpcStatus } from '@grpc/grpc-js';
 import { classifyCsiError, type CsiError, type CsiOperation } from '../../src/csi/errors.js';
-import { KubeApiError } from '../../src/kube/errors.js';
+import { KubeApiError } from '../../src/kube/api/errors.js';
 import type { RecordingEventRecorder } from '../fakes/recording-events.js';
 
 const pvcStatusPatch = { method: 'PATCH', path: '/api/v1/namespaces/ns/persistentvolumeclaims/data/status' };

@@ -8,11 +8,11 @@
 import type { Clock } from '../../base/clock.js';
 import type { Config } from '../../flags/config.js';
 import type { FeatureGates } from '../../flags/feature-gates.js';
-import type { HttpKubeClient } from '../../kube/client.js';
-import { ApiEventRecorder, type EventRecorder } from '../../kube/events.js';
-import { volumeApi, type VolumeApi } from '../../kube/volume-api.js';
+import type { HttpKubeClient } from '../../kube/wire/http-client.js';
+import { ApiEventRecorder, type EventRecorder } from '../../kube/api/events.js';
+import { volumeApi, type VolumeApi } from '../../kube/api/volume-api.js';
 import type { VolumeScope } from '../../model/volume-scope.js';
-import type { Logger } from '../../observability/logger.js';
+import type { Logger } from '../../observability/log/logger.js';
 import type { Metrics } from '../../observability/metrics.js';
 import { KeyLock } from '../../queue/key-lock.js';
 import { ItemExponentialFailureRateLimiter, RateLimitingQueue } from '../../queue/rate-limiters.js';

@@ -1,11 +1,11 @@
 // The Lease elector of --leader-election (§1), with an API client of its own (and so a rate
 // limiter of its own: controller traffic never starves the renewals). The Lease is
 // `external-resizer-<driver>` in --leader-election-namespace (or the pod's), held under the
-// replica's identity (kube/leader-election.ts). Settings client-go refuses end the start.
+// replica's identity (kube/api/leader-election.ts). Settings client-go refuses end the start.
 import type { Config } from '../../flags/config.js';
 import type { FeatureGates } from '../../flags/feature-gates.js';
-import type { HttpKubeClient } from '../../kube/client.js';
-import { ClientPurpose, type ApiClientFactory } from '../../kube/client-factory.js';
+import type { HttpKubeClient } from '../../kube/wire/http-client.js';
+import { ClientPurpose, type ApiClientFactory } from '../../kube/wire/client-factory.js';
 import {
   LeaderElectionConfigError,
   LeaderElector,
@@ -13,9 +13,9 @@ import {
   leaseNameForDriver,
   leaseNamespace,
   type LeaderCallbacks,
-} from '../../kube/leader-election.js';
+} from '../../kube/api/leader-election.js';
 import type { HealthResult } from '../../observability/http-server.js';
-import type { Logger } from '../../observability/logger.js';
+import type { Logger } from '../../observability/log/logger.js';
 import type { Metrics } from '../../observability/metrics.js';
 import { StartupError } from '../startup-error.js';
 

@@ -3,30 +3,44 @@
 // resync period, log and skipped-object metric, run and synced together. What they cache is
 // trimmed on arrival (no managedFields, repeated strings shared); with --node-deployment only
 // this node's volumes, their claims and its pods are cached (node-local-caches.ts).
+// A list or watch the server refuses is said once per rule, with what stops for want of it, and
+// said again when the rule is granted (app/permission-notices.ts); for start-up, an informer so
+// refused counts as settled, so the RBAC check and the process collectors do not wait for it.
 import { abortable } from '../../base/signals.js';
-import type { KubeClient } from '../../kube/client.js';
-import { Informer, type InformerOptions } from '../../kube/informer.js';
-import { Resources, type ResourceRef } from '../../kube/resources.js';
-import { StringPool } from '../../kube/string-pool.js';
+import type { KubeClient } from '../../kube/api/client.js';
+import { Informer, type InformerAccessListener, type InformerOptions } from '../../kube/cache/informer.js';
+import { listWatchRule, type RequiredRule } from '../../kube/api/required-permissions.js';
+import { Resources, type ResourceRef } from '../../kube/api/resources.js';
+import { StringPool } from '../../kube/cache/string-pool.js';
 import type { KubeObject, Pv, Pvc } from '../../model/objects.js';
 import type { VolumeScope } from '../../model/volume-scope.js';
-import type { Logger } from '../../observability/logger.js';
+import type { Logger } from '../../observability/log/logger.js';
 import type { Metrics } from '../../observability/metrics.js';
 import { NodeLocalCaches } from '../node-local-caches.js';
 import { NodeVolumeScope } from '../node-volume-scope.js';
+import type { PermissionNotices } from '../permission-notices.js';
 import { runLogged, type Runnable } from './runnable.js';
 
 export interface InformerSetOptions {
   kube: Pick<KubeClient, 'listWatcher'>;
   resyncPeriodMs: number;
-  metrics: Pick<Metrics, 'informerObjectsSkipped'>;
+  metrics: Pick<Metrics, 'informerObjectsSkipped' | 'informerRefusals'>;
   log: Logger;
   scope: VolumeScope;
   driverName: string;
+  /** The rules this configuration uses, and where a refused list or watch is said. */
+  permissions: { rules: readonly RequiredRule[]; notices: PermissionNotices };
 }
 
 interface InformerRunnable extends Runnable {
-  waitForSync(signal: AbortSignal): Promise<void>;
+  /** Resolves once the informer has its first list or the server has refused it (403); rejects when `signal` aborts first. */
+  waitForStart(signal: AbortSignal): Promise<void>;
+}
+
+/** An informer, and a promise that resolves at its first refused list or watch. */
+interface Made<T extends KubeObject> {
+  readonly informer: Informer<T>;
+  readonly refused: Promise<void>;
 }
 
 export class InformerSet {
@@ -37,9 +51,9 @@ export class InformerSet {
   private readonly strings = new StringPool();
   /** In start order: the PVC informer first (with --node-deployment it waits for the PVs' sync). */
   private readonly runnables: InformerRunnable[] = [];
-  private markSynced!: () => void;
-  private readonly synced = new Promise<void>((resolve) => {
-    this.markSynced = resolve;
+  private markStarted!: () => void;
+  private readonly started = new Promise<void>((resolve) => {
+    this.markStarted = resolve;
   });
 
   constructor(private readonly options: InformerSetOptions) {
@@ -50,12 +64,15 @@ export class InformerSet {
       transform: nodeLocal ? nodeLocal.pvTransform(this.forCache<Pv>()) : this.forCache<Pv>(),
     });
     const pvcs = this.informer<Pvc>(Resources.persistentVolumeClaims, {
-      transform: nodeLocal ? nodeLocal.pvcTransform(this.forCache<Pvc>(), pvs.store) : this.forCache<Pvc>(),
+      transform: nodeLocal ? nodeLocal.pvcTransform(this.forCache<Pvc>(), pvs.informer.store) : this.forCache<Pvc>(),
     });
-    nodeLocal?.connect(pvs, pvcs);
-    this.runnables.push(runnable('pvc-informer', pvcs, nodeLocal ? NodeLocalCaches.claimsAfterVolumes(pvs, pvcs) : undefined), runnable('pv-informer', pvs));
-    this.pvs = pvs;
-    this.pvcs = pvcs;
+    nodeLocal?.connect(pvs.informer, pvcs.informer);
+    this.runnables.push(
+      runnable('pvc-informer', pvcs, nodeLocal ? NodeLocalCaches.claimsAfterVolumes(pvs.informer, pvcs.informer) : undefined),
+      runnable('pv-informer', pvs),
+    );
+    this.pvs = pvs.informer;
+    this.pvcs = pvcs.informer;
   }
 
   /** The shared informers' transform: without managedFields, repeated strings shared. */
@@ -74,26 +91,50 @@ export class InformerSet {
 
   /** Another informer with the shared settings, run and synced with the others. */
   add<T extends KubeObject>(name: string, resource: ResourceRef, options: Pick<InformerOptions<T>, 'transform' | 'fieldSelector'>): Informer<T> {
-    const informer = this.informer<T>(resource, options);
-    this.runnables.push(runnable(name, informer));
-    return informer;
+    const made = this.informer<T>(resource, options);
+    this.runnables.push(runnable(name, made));
+    return made.informer;
   }
 
   /** Runs every informer until `signal` aborts; an informer's failure is logged and rejects. */
   async run(signal: AbortSignal): Promise<void> {
     const done = Promise.all(this.runnables.map((r) => runLogged(r, signal, signal, this.options.log)));
-    Promise.all(this.runnables.map((r) => r.waitForSync(signal))).then(this.markSynced, () => {});
+    Promise.all(this.runnables.map((r) => r.waitForStart(signal))).then(this.markStarted, () => {});
     await done;
   }
 
-  /** Resolves once every informer has its first list (only ever while `run` runs); rejects when `signal` aborts first. */
-  whenSynced(signal: AbortSignal): Promise<void> {
-    return abortable(this.synced, signal);
+  /**
+   * Resolves once every informer has its first list or has been refused it for want of a rule
+   * (only ever while `run` runs); rejects when `signal` aborts first.
+   */
+  whenStarted(signal: AbortSignal): Promise<void> {
+    return abortable(this.started, signal);
   }
 
-  private informer<T extends KubeObject>(resource: ResourceRef, options: Pick<InformerOptions<T>, 'transform' | 'fieldSelector'>): Informer<T> {
-    const { kube, log, resyncPeriodMs, metrics } = this.options;
-    return new Informer<T>({ listWatcher: kube.listWatcher(resource), log, resyncPeriodMs, skippedObjects: metrics.informerObjectsSkipped, ...options });
+  private informer<T extends KubeObject>(resource: ResourceRef, options: Pick<InformerOptions<T>, 'transform' | 'fieldSelector'>): Made<T> {
+    const { kube, log, resyncPeriodMs, metrics, permissions } = this.options;
+    let markRefused!: () => void;
+    const refused = new Promise<void>((resolve) => {
+      markRefused = resolve;
+    });
+    const rule = listWatchRule(permissions.rules, resource);
+    const access: InformerAccessListener | undefined = rule && {
+      refused: (err) => {
+        permissions.notices.refused(rule, err);
+        markRefused();
+      },
+      allowed: () => permissions.notices.granted(rule),
+    };
+    const informer = new Informer<T>({
+      listWatcher: kube.listWatcher(resource),
+      log,
+      resyncPeriodMs,
+      skippedObjects: metrics.informerObjectsSkipped,
+      refusals: metrics.informerRefusals,
+      access,
+      ...options,
+    });
+    return { informer, refused };
   }
 }
 
@@ -107,6 +148,11 @@ function withoutManagedFields<T extends KubeObject>(obj: KubeObject): T {
 }
 
 /** `run` replaces the informer's own run (e.g. to start it after another informer's sync). */
-function runnable<T extends KubeObject>(name: string, informer: Informer<T>, run?: (signal: AbortSignal) => Promise<void>): InformerRunnable {
-  return { name, run: run ?? ((signal) => informer.run(signal)), waitForSync: (signal) => informer.waitForSync(signal) };
+function runnable<T extends KubeObject>(name: string, made: Made<T>, run?: (signal: AbortSignal) => Promise<void>): InformerRunnable {
+  const { informer, refused } = made;
+  return {
+    name,
+    run: run ?? ((signal) => informer.run(signal)),
+    waitForStart: (signal) => Promise.race([informer.waitForSync(signal), refused]),
+  };
 }

@@ -3,7 +3,7 @@
 // sharing the PVC/PV informers and the KeyLock with the resize controller (src/modify/reconcile.ts
 // says why the lock). The modifier calls the driver's ControllerModifyVolume.
 import type { CsiClient } from '../../csi/client.js';
-import { Resources } from '../../kube/resources.js';
+import { Resources } from '../../kube/api/resources.js';
 import type { VolumeAttributesClass } from '../../model/objects.js';
 import { ModifyController } from '../../modify/controller.js';
 import { CsiModifier } from '../../modify/csi-modifier.js';

@@ -1,8 +1,8 @@
 // The resize controller (§1 step 17, §3): its queue, slow set, event recorder and reconciler over
 // the shared PVC/PV informers, and with --handle-volume-inuse-error the Pod informer that tells
 // which claims are in use. The resizer acts only on the volumes of the replica's scope.
-import type { Informer } from '../../kube/informer.js';
-import { Resources } from '../../kube/resources.js';
+import type { Informer } from '../../kube/cache/informer.js';
+import { Resources } from '../../kube/api/resources.js';
 import { everyVolume } from '../../model/volume-scope.js';
 import type { RateLimitingQueue } from '../../queue/rate-limiters.js';
 import { ResizeController } from '../../resize/controller.js';

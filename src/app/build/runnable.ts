@@ -1,6 +1,6 @@
 // What App.run runs side by side, informers and controllers alike: a name for the log and a run
 // that ends when its signal aborts and its work has drained.
-import type { Logger } from '../../observability/logger.js';
+import type { Logger } from '../../observability/log/logger.js';
 
 export interface Runnable {
   readonly name: string;
