@@ -26,6 +26,7 @@ node scripts/bundle-ascii.mjs "$out/resizer.js" >/dev/null
 # The logger's file:line tables, decoded from the map now instead of at every start.
 node --import tsx scripts/gen-log-lines.ts "$out/resizer.js.map"
 cp scripts/dist-main.js "$out/main.js"
+
 commit=${SOURCE_COMMIT:-}
 dirty=false
 if [ -z "$commit" ] && [ -e .git ] && desc=$(git describe --always --dirty --abbrev=40 --exclude='*' 2>/dev/null); then
@@ -39,15 +40,5 @@ else
   echo '{}' > "$out/build-info.json"
 fi
 
-# V8's code cache of the bundle, made now (dist-main.js reads $out/compile-cache): a pod's root
-# filesystem is read-only, so without it every start compiles the bundle. The cache holds the
-# bundle's path and V8's hash seed, so the run that makes it reaches the bundle through
-# /proc/self/cwd (the same path from any checkout or temp directory) and passes --random-seed
-# (which fixes the seed for that run only): the cache is the same bytes at every build, the image's
-# digests stay reproducible, and a process started from any path without the flag accepts it. Node
-# writes the cache when the run ends, with the functions the run compiled: the bundle's module
-# set-up and --version's path (which reads build-info.json, written above, not git).
-# docs/performance.md, "The libraries' cost, profiled".
-mkdir -p "$out/compile-cache"
-(cd "$(dirname "$out")" && node --preserve-symlinks --preserve-symlinks-main --random-seed=1 --max-semi-space-size=2 \
-  "/proc/self/cwd/$(basename "$out")/main.js" --version >/dev/null)
+# V8's code cache of the bundle beside it, for this runtime (see the script).
+bash scripts/compile-cache.sh "$out"
