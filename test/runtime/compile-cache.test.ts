@@ -7,7 +7,19 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { appendFileSync, chmodSync, copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  appendFileSync,
+  chmodSync,
+  copyFileSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -135,7 +147,7 @@ test('a stale shipped cache (the bundle changed after it was made) is not used, 
   assert.deepEqual(files(join(dist, 'compile-cache')), before);
 });
 
-test('without a shipped cache, or with only another runtime\'s, a read-only start works with the cache off', async (t) => {
+test("without a shipped cache, or with only another runtime's, a read-only start works with the cache off", async (t) => {
   const work = workDir(t);
   const missing = makeApp(work, 'missing');
   const other = makeApp(work, 'other');
