@@ -19,7 +19,7 @@ WORKDIR /src
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
-COPY scripts/build.sh scripts/dist-main.js scripts/bundle-builtins.mjs scripts/bundle-ascii.mjs scripts/gen-log-lines.ts scripts/
+COPY scripts/build.sh scripts/compile-cache.sh scripts/dist-main.js scripts/bundle-builtins.mjs scripts/bundle-ascii.mjs scripts/gen-log-lines.ts scripts/
 COPY src ./src
 # .git is not in the build context: the commit --version prints comes in as a build argument.
 ARG SOURCE_COMMIT=

@@ -2,7 +2,8 @@
 # `npm run build`: type-check src/ (without tests), then bundle the resizer and the production
 # dependencies it imports into one ES module, $out/resizer.js (dist/ by default, or the directory
 # given as $1), with $out/main.js, the entry point, beside it (scripts/dist-main.js: it turns on the
-# V8 compile cache where the runtime has it). One file instead of ~900 modules is what makes the
+# V8 compile cache where the runtime has it) and $out/compile-cache, that cache made now for this
+# runtime (scripts/compile-cache.sh). One file instead of ~900 modules is what makes the
 # start-up fast; the bundle reads ../package.json for --version, so keep package.json one level
 # above the output directory. esbuild comes with tsx (a dev dependency). The bundled dependencies'
 # license comments go to $out/resizer.js.LEGAL.txt (shipped beside the bundle), not into it.
@@ -39,3 +40,6 @@ if [ -n "$commit" ]; then
 else
   echo '{}' > "$out/build-info.json"
 fi
+
+# V8's code cache of the bundle beside it, for this runtime (see the script).
+bash scripts/compile-cache.sh "$out"

@@ -13,7 +13,8 @@
 #                            certificates, /etc/passwd and /etc/group with the user csi-resizer
 #                            (uid/gid 1000), the packages' copyright files and their versions
 #   app (the same bytes on both)  /app: package.json, dist/ (npm run build: one bundle with the
-#                            production dependencies in it) and their license files
+#                            production dependencies in it; dist/compile-cache, V8's code cache of
+#                            the bundle for each architecture's node) and their license files
 # No shell, no package manager. The process runs as root unless the pod says otherwise (as upstream's
 # image, to open a root driver's socket; our manifests run it as uid 1000) and is PID 1: it handles SIGTERM and
 # SIGINT itself (src/app), so no init is needed.
@@ -54,6 +55,7 @@ start=$SECONDS
 
 node_arch() { case "$1" in amd64) echo x64 ;; arm64) echo arm64 ;; *) echo "unknown architecture $1" >&2; return 1 ;; esac; }
 triplet() { case "$1" in amd64) echo x86_64-linux-gnu ;; arm64) echo aarch64-linux-gnu ;; esac; }
+qemu_user() { case "$1" in amd64) echo qemu-x86_64-static ;; arm64) echo qemu-aarch64-static ;; esac; }
 
 # Directories 0755, executables 0755, other files 0644, whatever umask built them.
 normalize_modes() {
@@ -73,8 +75,9 @@ layer_tar() { # dir out.tar
 echo "== app layer"
 app=$work/app
 mkdir -p "$app/app"
-bash scripts/build.sh "$app/app/dist"
+# package.json first: the build's run of the bundle, which makes its compile cache, reads it.
 cp package.json "$app/app/"
+bash scripts/build.sh "$app/app/dist"
 # The bundle holds every production dependency, so node_modules is not shipped; their license and
 # notice files are (MIT and Apache-2.0 ask for them to travel with the code), under
 # /app/licenses/<package>/, taken from a production install of the lockfile.
@@ -85,8 +88,8 @@ cp package.json package-lock.json "$deps/"
 node scripts/collect-licenses.mjs "$deps" "$app/app/licenses" >/dev/null
 # The bundle's source map stays: its paths are relative (../src/...), so the layer is the same from
 # any clone, and the logger reads it to print our TypeScript file:line (and --vmodule matches them).
-normalize_modes "$app"
-layer_tar "$app" "$work/app.tar"
+# The layer is written after the base layers: each other architecture's node adds its compile cache
+# to dist/compile-cache (the build made this one's).
 
 # The ELF NEEDED closure of the node binary, resolved inside the unpacked packages of one arch.
 needed() { readelf -d "$1" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'; }
@@ -159,7 +162,17 @@ for arch in "${arch_list[@]}"; do
   normalize_modes "$rootfs"
   chmod 1777 "$rootfs/tmp"
   layer_tar "$rootfs" "$work/base-$arch.tar"
+
+  # The compile cache of this architecture's node, made by running it under qemu-user with its own
+  # libraries (scripts/compile-cache.sh; dist/main.js picks the directory of the runtime it runs on).
+  if [ "$narch" != "$(node -p process.arch)" ]; then
+    qemu=$(qemu_user "$arch")
+    command -v "$qemu" >/dev/null || { echo "$qemu (package qemu-user-static) is needed to make the $arch compile cache" >&2; exit 1; }
+    bash scripts/compile-cache.sh "$app/app/dist" "$qemu" -L "$rootfs" "$rootfs/usr/local/bin/node"
+  fi
 done
+normalize_modes "$app"
+layer_tar "$app" "$work/app.tar"
 
 echo "== OCI layout"
 layers=()

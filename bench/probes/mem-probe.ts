@@ -10,7 +10,7 @@
 // same process (0 by default: a fresh process, as bench/run.ts measures); per thread CPU in the output.
 // A variants file is [{ "name": "...", "nodeArgs": ["--max-semi-space-size=2"], "env": { "K": "V" } }].
 import { readFileSync, readdirSync, writeFileSync, mkdtempSync, existsSync, rmSync } from 'node:fs';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { startCluster } from '../../test/cluster/cluster.js';
@@ -41,6 +41,7 @@ const { values } = parseArgs({
     pagemap: { type: 'string' },
     out: { type: 'string' },
     'in-use': { type: 'string', default: 'false' },
+    'perf-record': { type: 'string' },
   },
 });
 const variants = JSON.parse(readFileSync(values.variants!, 'utf8')) as Variant[];
@@ -133,6 +134,22 @@ function threadCpuS(pid: number): Map<string, number> {
     }
   }
   return out;
+}
+
+/**
+ * --perf-record DIR: `perf record` of the resizer's CPU time (every thread) over each burst, for
+ * perf-summary.ts (give the variant --perf-basic-prof-only-functions so its JavaScript is named).
+ */
+async function perfRecord(pid: number, file: string): Promise<ChildProcess> {
+  const child = spawn('perf', ['record', '-e', 'cpu-clock', '-F', '999', '-g', '-p', String(pid), '-o', file], { stdio: 'ignore' });
+  await sleep(500);
+  return child;
+}
+
+async function stopPerf(child: ChildProcess): Promise<void> {
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGINT');
+  await exited;
 }
 
 async function stableRssKiB(pid: number): Promise<number> {
@@ -254,10 +271,18 @@ async function main(): Promise<void> {
             await sleep(1000);
             const before = readProc(p.pid);
             const threadsBefore = threadCpuS(p.pid);
+            // The burst's window on the monotonic clock (µs), the clock of a --cpu-prof profile's
+            // timestamps: cpu-profile-summary.ts --window cuts a profile to it.
+            const fromUs = Number(process.hrtime.bigint() / 1000n);
+            const recording = values['perf-record']
+              ? await perfRecord(p.pid, join(values['perf-record'], `${label}-${v.name.replace(/\W+/g, '_')}-r${round}.data`))
+              : undefined;
             s.sizeGi++;
             await growAll(api, s.ns, s.claims, s.sizeGi, 16);
             await s.tracker.waitAll(s.claims, BigInt(s.sizeGi) * GI, 20 * 60_000);
             await sleep(1500);
+            const toUs = Number(process.hrtime.bigint() / 1000n);
+            if (recording) await stopPerf(recording);
             const after = readProc(p.pid);
             const threadCpu = Object.fromEntries(
               [...threadCpuS(p.pid)].map(([k, v]) => [k, Number((v - (threadsBefore.get(k) ?? 0)).toFixed(4))]).filter(([, v]) => (v as number) > 0),
@@ -268,6 +293,8 @@ async function main(): Promise<void> {
               variant: v.name,
               round,
               warmups,
+              pid: p.pid,
+              burstWindowUs: [fromUs, toUs],
               cpuS: after.cpuSeconds - before.cpuSeconds,
               sysS: after.sysSeconds - before.sysSeconds,
               hwmMiB: after.hwmKiB / 1024,

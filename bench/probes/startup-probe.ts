@@ -12,7 +12,10 @@
 // ENTRY#--flag1#--flag2 (an old build as it shipped: bench/.build/snap/dist/main.js#--heap-growing-percent=30).
 // Environment: OUT=<file> (default /tmp/startup-probe.json) gets every start's log lines; V=<n> the
 // --v of the resizers (default 1); NODE_ARGS extra node flags for every entry (e.g. --cpu-prof
-// --cpu-prof-dir=DIR); HOLD=<ms> keeps each resizer running that long after the resize.
+// --cpu-prof-dir=DIR); HOLD=<ms> keeps each resizer running that long after the resize;
+// RESIZER_TMPDIR=<dir> the resizers' TMPDIR (a directory that does not exist: a pod without a
+// writable temp directory, where dist/main.js turns Node's compile cache on only for the cache
+// shipped beside the bundle).
 import { spawn } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { startCluster } from '../../test/cluster/cluster.js';
@@ -81,7 +84,7 @@ try {
       // A V8 startup snapshot blob (`snapshot:<blob>`) runs as `node --snapshot-blob <blob> -- args`.
       const target = entry!.startsWith('snapshot:') ? ['--snapshot-blob', entry!.slice('snapshot:'.length), '--'] : [entry!];
       const child = spawn(process.execPath, [...NODE_FLAGS, ...entryFlags, ...extraNodeArgs, ...target, ...args], {
-        env: sidecarEnv('ours'),
+        env: sidecarEnv('ours', process.env['RESIZER_TMPDIR'] ? { TMPDIR: process.env['RESIZER_TMPDIR'] } : {}),
         stdio: ['ignore', 'pipe', 'pipe'],
       });
       const lines: [number, string][] = [];

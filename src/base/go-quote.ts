@@ -101,14 +101,21 @@ function hex(n: number, width: number): string {
   return n.toString(16).padStart(width, '0');
 }
 
-const PRINTABLE_CATEGORY = /^[\p{L}\p{M}\p{N}\p{P}\p{S}]$/u;
+/**
+ * Letters, marks, numbers, punctuation and symbols. Made on first use, from a string: V8 builds the
+ * union of these Unicode classes when it parses the pattern (a literal's when the function holding
+ * it compiles, again when the literal is created), a few ms of every start for a pattern that only
+ * a non-ASCII character needs (docs/performance.md, "Start-up costs behind code choices").
+ */
+let printableCategory: RegExp | undefined;
 
 /** Go's unicode.IsPrint (Unicode 15.0, as in Go 1.26). */
 export function isGoPrint(cp: number): boolean {
   if (cp < 0x80) return cp >= 0x20 && cp < 0x7f;
   const go = goPrintOverride(cp);
   if (go !== undefined) return go;
-  return PRINTABLE_CATEGORY.test(String.fromCodePoint(cp));
+  printableCategory ??= new RegExp('^[\\p{L}\\p{M}\\p{N}\\p{P}\\p{S}]$', 'u');
+  return printableCategory.test(String.fromCodePoint(cp));
 }
 
 /**

@@ -49,6 +49,14 @@ test('build, and run dist/main.js without node_modules', { timeout: 600_000 }, a
   const v = await run(['--version']);
   assert.equal(v.code, 0);
   assert.equal(v.stdout, `csi-resizer ${version}-g${commit.slice(0, 12)}\n`);
+  // The build made the bundle's compile cache for this runtime (scripts/compile-cache.sh), and a
+  // start reads it.
+  assert.ok(
+    readdirSync(join(app, 'dist', 'compile-cache')).some((d) => d.startsWith(`${process.version}-${process.arch}-`)),
+    'dist/compile-cache holds a cache of this runtime',
+  );
+  const cached = await run(['--version'], { NODE_DEBUG_NATIVE: 'COMPILE_CACHE' });
+  assert.match(cached.stderr, /V8 code cache for ESM file:\/\/\S+\/dist\/resizer\.js was accepted/);
   const help = await run(['--help']);
   assert.equal(help.code, 0);
   assert.match(help.stderr, /^Usage of csi-resizer:/);

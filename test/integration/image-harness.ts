@@ -101,6 +101,8 @@ export interface RunOptions {
   /** Read-only bind mounts, host path → container path. */
   binds?: ReadonlyArray<{ host: string; container: string }>;
   hostname?: string;
+  /** Environment variables for the container, beside the image's. */
+  env?: Readonly<Record<string, string>>;
 }
 
 /**
@@ -154,6 +156,7 @@ export class Container {
     const flags = [...PODMAN_RUN, '--name', this.name, '--hostname', opts.hostname ?? 'csi-resizer'];
     for (const bind of opts.binds ?? []) flags.push('--volume', `${bind.host}:${bind.container}:ro`);
     if (opts.entrypoint) flags.push('--entrypoint', JSON.stringify(opts.entrypoint));
+    for (const [name, value] of Object.entries(opts.env ?? {})) flags.push('--env', `${name}=${value}`);
     this.child = spawn('podman', [...flags, imageId, ...opts.args], { stdio: ['ignore', 'pipe', 'pipe'] });
     const onData = (stream: 'stdout' | 'stderr') => (chunk: Buffer) => {
       this[stream] += chunk.toString('utf8');

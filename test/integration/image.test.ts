@@ -1,8 +1,9 @@
 // The container image operators deploy, built by `npm run image` (scripts/image.sh) and run for
 // real: its OCI layout is well formed, it holds no shell or package manager, the amd64 image runs
 // under podman against the local control plane with a CSI driver socket mounted in (grows a PVC,
-// serves /metrics, stops on SIGTERM with exit 0 and a released Lease), a second build gives the
-// same digests, and the arm64 image starts under qemu-user. See image-harness.ts for how podman
+// serves /metrics, stops on SIGTERM with exit 0 and a released Lease), each architecture's node
+// reads the compile cache shipped in the image, a second build gives the same digests, and the
+// arm64 image starts under qemu-user. See image-harness.ts for how podman
 // runs here.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -212,6 +213,30 @@ describe('the container image (npm run image)', { timeout: 1_500_000 }, () => {
     t.diagnostic(
       `start-up under podman (runc): --version ${versionMs.toFixed(0)} ms; leader ${leaderMs.toFixed(0)} ms; resize controller started ${readyMs.toFixed(0)} ms`,
     );
+  });
+
+  test("the shipped compile cache: each architecture's node reads its own from the read-only root", async (t) => {
+    const bundle = join(work, 'bundle-cache');
+    await unpack(image, 'amd64', bundle);
+    const caches = readdirSync(join(bundle, 'rootfs', 'app', 'dist', 'compile-cache')).sort();
+    assert.deepEqual(
+      caches.map((name) => name.split('-').slice(0, 2).join('-')),
+      [`v${shippedNode}-arm64`, `v${shippedNode}-x64`],
+      caches.join(', '),
+    );
+    const qemu = [{ host: '/usr/bin/qemu-aarch64-static', container: '/qemu-aarch64' }];
+    for (const arch of ['amd64', 'arm64']) {
+      const imageId = await pullImage(image, arch);
+      t.after(() => removeImage(imageId));
+      const c = new Container(imageId, {
+        args: ['--version'],
+        env: { NODE_DEBUG_NATIVE: 'COMPILE_CACHE' },
+        ...(arch === 'arm64' ? { entrypoint: ['/qemu-aarch64', '/usr/local/bin/node', ...NODE_FLAGS, '/app/dist/main.js'], binds: qemu } : {}),
+      });
+      t.after(() => c.destroy());
+      assert.deepEqual(await c.exited, { code: 0, signal: null }, c.tail());
+      assert.match(c.stderr, /V8 code cache for ESM file:\/\/\/app\/dist\/resizer\.js was accepted/, `${arch}:\n${c.tail()}`);
+    }
   });
 
   test('reproducible: a second build of the same commit has the same digests', async () => {

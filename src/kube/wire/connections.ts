@@ -107,7 +107,7 @@ function agent(options: ConnectionOptions, sessions: SessionSlot, maxSockets: nu
   if (server.protocol === 'http:') {
     // An http server through a proxy: absolute-form requests to it, Node's built-in support (an
     // https proxy is verified against the process's default CAs: an http server's kubeconfig has no CA).
-    return new http.Agent({ ...common, ...(proxy ? { proxyEnv: { HTTP_PROXY: proxy.href } } : {}) });
+    return new OneServerHttpAgent({ ...common, ...(proxy ? { proxyEnv: { HTTP_PROXY: proxy.href } } : {}) });
   }
   const tlsOptions: https.AgentOptions = {
     secureContext: tls?.secureContext,
@@ -116,6 +116,19 @@ function agent(options: ConnectionOptions, sessions: SessionSlot, maxSockets: nu
   };
   if (proxy?.protocol === 'https:') return new HttpsProxyTunnelAgent({ ...common, ...tlsOptions }, sessions, proxy, tls);
   return new SessionSharingAgent({ ...common, ...tlsOptions, ...(proxy ? { proxyEnv: { HTTPS_PROXY: proxy.href } } : {}) }, sessions);
+}
+
+/**
+ * The pool key of every connection of an agent (agent.getName): each of our agents reaches one
+ * server with one TLS configuration, so all its connections are interchangeable. Node's own key
+ * joins the host, port and a dozen TLS options into a new string at every request.
+ */
+const POOL_KEY = 'api-server';
+
+class OneServerHttpAgent extends http.Agent {
+  override getName(): string {
+    return POOL_KEY;
+  }
 }
 
 /** How an agent's createConnection reports a connection made later (node passes no socket with an error). */
@@ -132,6 +145,10 @@ class SessionSharingAgent extends https.Agent {
     protected readonly sessions: SessionSlot,
   ) {
     super(options);
+  }
+
+  override getName(): string {
+    return POOL_KEY;
   }
 
   override createConnection(options: https.RequestOptions, callback?: ConnectionCallback): Duplex | undefined {

@@ -220,3 +220,53 @@ test('a watch whose chunked body is cut mid-chunk ends its iteration with a clea
   assert.ok(err instanceof Error, String(err));
   assert.match(err.message, /^GET \/api\/v1\/pods: the connection closed before the response was complete/);
 });
+
+// The request layer hands node's client its headers as a list, with the Host header node would add:
+// the head must be the one node writes from a header object, byte for byte.
+test("the request head on the wire: the credentials' headers, a body's type and byte length, then Host and keep-alive", async (t) => {
+  const writes: string[][] = [];
+  const srv = net.createServer((socket) => {
+    socket.on('error', () => {});
+    // Every chunk the connection received, and the part of the current request read so far.
+    const received: string[] = [];
+    writes.push(received);
+    let pending = '';
+    socket.on('data', (data) => {
+      received.push(data.toString('utf8'));
+      pending += data.toString('utf8');
+      const headEnd = pending.indexOf('\r\n\r\n');
+      const length = Number(/content-length: (\d+)/i.exec(pending)?.[1] ?? 0);
+      if (headEnd >= 0 && Buffer.byteLength(pending.slice(headEnd + 4)) >= length) {
+        pending = '';
+        socket.write('HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}');
+      }
+    });
+  });
+  const port = await listenOnLoopback(t, srv);
+  const c = client(t, `http://127.0.0.1:${port}`, { kind: 'token', token: 'secret-token' });
+  await c.request({ method: 'GET', path: '/api/v1/x', query: { limit: 1 } }, AbortSignal.timeout(5000));
+  await c.request({ method: 'PATCH', path: '/api/v1/y', body: { note: 'grüße' }, contentType: ContentType.MergePatch }, AbortSignal.timeout(5000));
+  const [get, patch] = writes.flat().map((w) => w.split('\r\n'));
+  assert.deepEqual(get, [
+    'GET /api/v1/x?limit=1 HTTP/1.1',
+    'authorization: Bearer secret-token',
+    'accept: application/json',
+    'user-agent: csi-resizer',
+    `Host: 127.0.0.1:${port}`,
+    'Connection: keep-alive',
+    '',
+    '',
+  ]);
+  assert.deepEqual(patch, [
+    'PATCH /api/v1/y HTTP/1.1',
+    'authorization: Bearer secret-token',
+    'accept: application/json',
+    'user-agent: csi-resizer',
+    'content-type: application/merge-patch+json',
+    `content-length: ${Buffer.byteLength('{"note":"grüße"}')}`,
+    `Host: 127.0.0.1:${port}`,
+    'Connection: keep-alive',
+    '',
+    '{"note":"grüße"}',
+  ]);
+});

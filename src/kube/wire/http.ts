@@ -73,6 +73,8 @@ export interface ResponseStream extends AsyncIterable<Buffer> {
 interface Credentials {
   /** The request headers (auth, Accept, User-Agent); watches send the same. */
   headers: Readonly<Record<string, string>>;
+  /** The same as name, value, name, value..., with Host last (direct connections: see requestHeaders). */
+  headerList: readonly string[];
   connections: ApiConnections;
   tlsFingerprint: string;
   /** The part of tlsFingerprint without the CA: what the client presents and how it checks the server's name. */
@@ -105,6 +107,8 @@ export class KubeHttp {
   /** The server's host (an IPv6 address without brackets) and port, as node's request options name them. */
   private readonly host: string;
   private readonly port: number;
+  /** The Host header node's client sends: the host (an IPv6 address in brackets) and a port other than the scheme's. */
+  private readonly hostHeader: string;
   private credentials: Credentials | undefined;
   /** The resolution under way; `refused`: it runs an exec plugin again because the server refused its credential. */
   private pendingCredentials: { promise: Promise<Credentials>; refused: boolean } | undefined;
@@ -123,6 +127,8 @@ export class KubeHttp {
     this.send = secure ? https.request : http.request;
     this.host = this.server.hostname.startsWith('[') ? this.server.hostname.slice(1, -1) : this.server.hostname;
     this.port = Number(this.server.port || (secure ? 443 : 80));
+    const hostName = this.host.includes(':') ? `[${this.host}]` : this.host;
+    this.hostHeader = this.port === (secure ? 443 : 80) ? hostName : `${hostName}:${this.port}`;
     this.recorder = (options.metrics ?? noRestClientMetrics).client(urlHost(options.kubeConfig.server, this.server));
     this.credentialSource = new CredentialSource(options.kubeConfig, this.recorder);
   }
@@ -222,7 +228,9 @@ export class KubeHttp {
    */
   private async exchange(options: RequestOptions, signal: AbortSignal, refreshAuth: boolean, verb: VerbRecorder): Promise<Answer> {
     if (this.closed) throw new Error('Kubernetes client is closed');
-    const body = options.body === undefined ? undefined : Buffer.from(JSON.stringify(options.body));
+    // The body as a string: node's client then writes the request head and the body as one chunk.
+    const body = options.body === undefined ? undefined : JSON.stringify(options.body);
+    const bodyBytes = body === undefined ? 0 : Buffer.byteLength(body);
     if (body !== undefined && !options.contentType) throw new Error(`${describe(options)}: a request body needs an explicit content type`);
     const path = this.path(options.path, options.query);
     // As node's http client refuses it: a path is sent as it is, so it must already be escaped.
@@ -239,7 +247,7 @@ export class KubeHttp {
         port: this.port,
         method: options.method,
         path,
-        headers: body === undefined ? creds.headers : { ...creds.headers, 'content-type': options.contentType!, 'content-length': String(body.length) },
+        headers: this.requestHeaders(creds, body === undefined ? undefined : [options.contentType!, String(bodyBytes)]),
       };
       const keep = options.ignoreResponseBody ? keepErrorBodyOnly : keepWholeBody;
       try {
@@ -257,7 +265,7 @@ export class KubeHttp {
         throw wireFailure(err, options, signal);
       }
     } finally {
-      verb.requestSize(body === undefined ? 0 : body.length);
+      verb.requestSize(bodyBytes);
       verb.attempt(head.statusCode, refreshAuth);
     }
   }
@@ -275,7 +283,7 @@ export class KubeHttp {
       try {
         res = await openResponse(
           this.send,
-          { agent: creds.connections.watches, host: this.host, port: this.port, method: 'GET', path, headers: creds.headers },
+          { agent: creds.connections.watches, host: this.host, port: this.port, method: 'GET', path, headers: this.requestHeaders(creds, undefined) },
           signal,
         );
       } catch (err) {
@@ -286,6 +294,22 @@ export class KubeHttp {
     } finally {
       verb.attempt(statusCode, refreshAuth);
     }
+  }
+
+  /**
+   * A request's headers: the credentials' (then, with a body, its content type and length). On a
+   * direct connection as a list with the Host header that node's client would add (the same bytes
+   * on the wire): node then writes the list as it is, without setting each header on the request
+   * first. Through a proxy, as an object: node's proxy support adds its own headers to those.
+   */
+  private requestHeaders(creds: Credentials, content: readonly [type: string, length: string] | undefined): http.OutgoingHttpHeaders | readonly string[] {
+    if (this.proxyUrl !== undefined) {
+      return content === undefined ? creds.headers : { ...creds.headers, 'content-type': content[0], 'content-length': content[1] };
+    }
+    if (content === undefined) return creds.headerList;
+    const list = creds.headerList.slice(0, -2);
+    list.push('content-type', content[0], 'content-length', content[1], 'Host', this.hostHeader);
+    return list;
   }
 
   private get userAgent(): string {
@@ -374,6 +398,7 @@ export class KubeHttp {
     const execCertificate = resolved.execCertificate;
     const creds: Credentials = {
       headers,
+      headerList: [...Object.entries(headers).flat(), 'Host', this.hostHeader],
       connections,
       tlsFingerprint,
       clientFingerprint,
@@ -536,7 +561,7 @@ const EMPTY = Buffer.alloc(0);
 function sendBuffered(
   send: typeof http.request,
   options: http.RequestOptions,
-  body: Buffer | undefined,
+  body: string | undefined,
   signal: AbortSignal,
   keep: KeepBody,
   head: ResponseHead,
