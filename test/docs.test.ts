@@ -359,3 +359,10 @@ test("docs/performance.md's auto-grow table is what its result file renders", as
   assert.match(file, /^bench\/results\/autogrow-[\w.-]+\.json$/);
   assert.equal(doc, text, `run npm run gen:bench-table -- --autogrow ${file}`);
 });
+
+test("the README's version-matrix table is its result file", () => {
+  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+  const block = /<!-- matrix-table: (bench\/results\/test-matrix-[\w.-]+\.md) -->\n([\s\S]*?)<!-- \/matrix-table -->/.exec(readme);
+  assert.ok(block, 'README.md has no matrix-table markers');
+  assert.equal(block[2], readFileSync(join(ROOT, block[1]!), 'utf8'), `copy ${block[1]} between the markers`);
+});
