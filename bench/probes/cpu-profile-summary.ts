@@ -12,6 +12,7 @@
 import { readFileSync } from 'node:fs';
 import { SourceMap } from 'node:module';
 import { parseArgs } from 'node:util';
+import { packageOf } from './code-origin.js';
 
 interface CallFrame {
   url: string;
@@ -49,15 +50,6 @@ function originOf(frame: CallFrame): string {
   const entry = map.findEntry(frame.lineNumber, frame.columnNumber) as { originalSource?: string };
   const source = entry.originalSource ?? '(unmapped bundle)';
   return source.replace(/^.*?\/(src|node_modules)\//, '$1/');
-}
-
-function packageOf(origin: string): string {
-  const ours = /^src\/([^/]+)\//.exec(origin);
-  if (ours) return `ours: ${ours[1]}`;
-  const dep = /node_modules\/(@[^/]+\/[^/]+|[^/]+)/.exec(origin);
-  if (dep) return dep[1]!;
-  if (origin.startsWith('node:')) return origin.split('/').slice(0, 2).join('/');
-  return origin;
 }
 
 function keyOf(frame: CallFrame, origin: string): string {

@@ -16,6 +16,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { SourceMap } from 'node:module';
 import { parseArgs } from 'node:util';
+import { packageOf } from './code-origin.js';
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
@@ -98,15 +99,6 @@ function originOf(script: string, line: number, column: number): string {
   if (!script.endsWith('resizer.js')) return script;
   const entry = map.findEntry(line - 1, column - 1) as { originalSource?: string };
   return (entry.originalSource ?? '(unmapped bundle)').replace(/^.*?\/(src|node_modules)\//, '$1/');
-}
-
-function packageOf(origin: string): string {
-  const ours = /^src\/([^/]+)\//.exec(origin);
-  if (ours) return `ours: ${ours[1]}`;
-  const dep = /node_modules\/(@[^/]+\/[^/]+|[^/]+)/.exec(origin);
-  if (dep) return dep[1]!;
-  if (origin.startsWith('node:')) return origin.split('/').slice(0, 2).join('/');
-  return origin;
 }
 
 /** Whose code a main-thread sample was for: its nearest JavaScript frame, else what ran. */
