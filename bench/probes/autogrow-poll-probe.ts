@@ -4,13 +4,16 @@
 // SubjectAccessReview), K kubelet stand-ins shaped as the scenario's nodes (C opted-in claims over
 // them, 5 plain claims and 15 pods without claims per node); then, per round, one child per
 // variant at once: `off` (no poll) and `on:<tree>` (KubeletUsageSource.readUsage of that tree's
-// src/ every interval, the last report kept, as UsagePoll keeps it). Every child holds the same
+// src/ every interval, the last report kept, as UsagePoll keeps it; `on:<tree>@<n>` asks n
+// kubelets at once instead of the flag's default 16). Every child holds the same
 // ballast of small objects, a stand-in for the resizer's caches, so V8 sizes its heap as it would
 // there, and runs with the shipped node flags plus --expose-gc. Each child's RSS (and its
 // anonymous part) is averaged over whole intervals from mid-interval, as the scenario does; then
 // V8's heap is read before and after one full GC, and the RSS by mapping.
 //
-//   node --import tsx bench/probes/autogrow-poll-probe.ts --trees /work/main,. --interval 30 --rounds 1
+// CPU per poll is the child's CPU time over the window, less the `off` child's, per poll.
+//
+//   node --import tsx bench/probes/autogrow-poll-probe.ts --trees /work/main,. --interval 30 --rounds 2
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -65,7 +68,7 @@ async function child(variant: string): Promise<void> {
     setInterval(() => undefined, 60_000);
     return;
   }
-  const tree = variant.slice(3);
+  const [tree, concurrency] = variant.slice(3).split('@') as [string, string | undefined];
   const { KubeletUsageSource } = (await import(join(tree, 'src/usage/kubelet-source.ts'))) as typeof import('../../src/usage/kubelet-source.js');
   const { fromKubeconfigFile } = (await import(join(tree, 'src/kube/wire/kubeconfig.ts'))) as typeof import('../../src/kube/wire/kubeconfig.js');
   const source = new KubeletUsageSource({
@@ -73,7 +76,7 @@ async function child(variant: string): Promise<void> {
     caFile: plan.caPath,
     insecureSkipTlsVerify: false,
     timeoutMs: 10_000,
-    concurrency: 16,
+    concurrency: Number(concurrency ?? 16),
   });
   const asked = plan.nodes.map((n) => ({
     node: {
@@ -95,7 +98,10 @@ async function child(variant: string): Promise<void> {
 }
 
 async function parent(): Promise<void> {
-  const trees = values.trees!.split(',').map((t) => resolve(t));
+  const trees = values.trees!.split(',').map((t) => {
+    const [path, concurrency] = t.split('@') as [string, string | undefined];
+    return concurrency === undefined ? resolve(path) : `${resolve(path)}@${concurrency}`;
+  });
   const [claims, nodeCount, intervalS, intervals, rounds, ballastMiB] = [values.claims, values.nodes, values.interval, values.intervals, values.rounds, values.ballast].map(Number) as [
     number,
     number,
@@ -164,6 +170,7 @@ process.on('SIGUSR2', () => { const before = reading(); globalThis.gc(); writeFi
         // The first poll, then mid-interval: whole intervals from here hold one poll each.
         await sleep(intervalMs + intervalMs / 2);
         const rss = new Map(children.map((c) => [c.variant, [] as Array<{ rss: number; anon: number }>]));
+        const cpu0 = new Map(children.map((c) => [c.variant, readProc(c.proc.pid).cpuSeconds]));
         for (const until = Date.now() + intervals * intervalMs; Date.now() < until; ) {
           for (const c of children) {
             const p = readProc(c.proc.pid);
@@ -171,12 +178,14 @@ process.on('SIGUSR2', () => { const before = reading(); globalThis.gc(); writeFi
           }
           await sleep(250);
         }
+        const cpuMs = new Map(children.map((c) => [c.variant, (readProc(c.proc.pid).cpuSeconds - cpu0.get(c.variant)!) * 1000]));
         for (const c of children) {
           const s = rss.get(c.variant)!;
           const mean = (f: (x: { rss: number; anon: number }) => number) => round1(s.reduce((a, x) => a + f(x), 0) / s.length);
           const hwm = readProc(c.proc.pid).hwmKiB / 1024;
           const heap = await heapReading(dir, c.proc.pid);
-          const r = { round, variant: c.variant, rssMeanMiB: mean((x) => x.rss), anonMeanMiB: mean((x) => x.anon), hwmMiB: round1(hwm), mappings: rssByMapping(c.proc.pid), ...heap };
+          const cpuPerPollMs = Math.round((cpuMs.get(c.variant)! - cpuMs.get('off')!) / intervals);
+          const r = { round, variant: c.variant, cpuPerPollMs, rssMeanMiB: mean((x) => x.rss), anonMeanMiB: mean((x) => x.anon), hwmMiB: round1(hwm), mappings: rssByMapping(c.proc.pid), ...heap };
           results.push(r);
           log(JSON.stringify(r));
         }
