@@ -102,14 +102,14 @@ async function parent(): Promise<void> {
     const [path, concurrency] = t.split('@') as [string, string | undefined];
     return concurrency === undefined ? resolve(path) : `${resolve(path)}@${concurrency}`;
   });
-  const [claims, nodeCount, intervalS, intervals, rounds, ballastMiB] = [values.claims, values.nodes, values.interval, values.intervals, values.rounds, values.ballast].map(Number) as [
-    number,
-    number,
-    number,
-    number,
-    number,
-    number,
-  ];
+  const [claims, nodeCount, intervalS, intervals, rounds, ballastMiB] = [
+    values.claims,
+    values.nodes,
+    values.interval,
+    values.intervals,
+    values.rounds,
+    values.ballast,
+  ].map(Number) as [number, number, number, number, number, number];
   const intervalMs = intervalS * 1000;
   const log = (l: string) => process.stderr.write(`[autogrow-poll-probe] ${l}\n`);
   const dir = mkdtempSync('/tmp/autogrow-poll-probe-');
@@ -150,7 +150,11 @@ process.on('SIGUSR2', () => { const before = reading(); globalThis.gc(); writeFi
       caPath: fleet.caPath,
       intervalMs,
       ballastMiB,
-      nodes: fleetNodes.map((n) => ({ name: n.name, port: ports.get(n.name)!, claims: n.volumes.filter((v) => v.claim.startsWith('ag-')).map((v) => `bench/${v.claim}`) })),
+      nodes: fleetNodes.map((n) => ({
+        name: n.name,
+        port: ports.get(n.name)!,
+        claims: n.volumes.filter((v) => v.claim.startsWith('ag-')).map((v) => `bench/${v.claim}`),
+      })),
     };
     const planPath = join(dir, 'plan.json');
     writeFileSync(planPath, JSON.stringify(plan));
@@ -160,7 +164,17 @@ process.on('SIGUSR2', () => { const before = reading(); globalThis.gc(); writeFi
         const proc = spawnLogged({
           name: `probe ${variant}`,
           command: process.execPath,
-          args: [...NODE_FLAGS, '--expose-gc', '--import', preload, '--import', 'tsx', join(repoRoot, 'bench/probes/autogrow-poll-probe.ts'), '--child', variant],
+          args: [
+            ...NODE_FLAGS,
+            '--expose-gc',
+            '--import',
+            preload,
+            '--import',
+            'tsx',
+            join(repoRoot, 'bench/probes/autogrow-poll-probe.ts'),
+            '--child',
+            variant,
+          ],
           env: { ...process.env, PROBE_PLAN: planPath },
           logPath: join(dir, `${variant.replace(/[^a-z0-9]+/gi, '_')}-${round}.log`),
         });
@@ -171,7 +185,7 @@ process.on('SIGUSR2', () => { const before = reading(); globalThis.gc(); writeFi
         await sleep(intervalMs + intervalMs / 2);
         const rss = new Map(children.map((c) => [c.variant, [] as Array<{ rss: number; anon: number }>]));
         const cpu0 = new Map(children.map((c) => [c.variant, readProc(c.proc.pid).cpuSeconds]));
-        for (const until = Date.now() + intervals * intervalMs; Date.now() < until; ) {
+        for (const until = Date.now() + intervals * intervalMs; Date.now() < until;) {
           for (const c of children) {
             const p = readProc(c.proc.pid);
             rss.get(c.variant)!.push({ rss: p.rssKiB / 1024, anon: p.rssAnonKiB / 1024 });
@@ -185,7 +199,16 @@ process.on('SIGUSR2', () => { const before = reading(); globalThis.gc(); writeFi
           const hwm = readProc(c.proc.pid).hwmKiB / 1024;
           const heap = await heapReading(dir, c.proc.pid);
           const cpuPerPollMs = Math.round((cpuMs.get(c.variant)! - cpuMs.get('off')!) / intervals);
-          const r = { round, variant: c.variant, cpuPerPollMs, rssMeanMiB: mean((x) => x.rss), anonMeanMiB: mean((x) => x.anon), hwmMiB: round1(hwm), mappings: rssByMapping(c.proc.pid), ...heap };
+          const r = {
+            round,
+            variant: c.variant,
+            cpuPerPollMs,
+            rssMeanMiB: mean((x) => x.rss),
+            anonMeanMiB: mean((x) => x.anon),
+            hwmMiB: round1(hwm),
+            mappings: rssByMapping(c.proc.pid),
+            ...heap,
+          };
           results.push(r);
           log(JSON.stringify(r));
         }
