@@ -44,7 +44,7 @@ const COMMA = 0x2c;
 const isSpace = (c: number) => c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
 
 /** The characters that change the reader's state outside strings; the rest (numbers, literals, space) are passed over. */
-const STRUCTURAL = new Uint8Array(128);
+const STRUCTURAL = new Uint8Array(256);
 for (const c of '"{}[]:,') STRUCTURAL[c.charCodeAt(0)] = 1;
 
 /** The depths the reader names: the root object, the `pods` list, a pod, a pod's `volume` list. */
@@ -98,8 +98,7 @@ export class SummaryReader {
       // Between structural characters, once the document is open and no value is being checked.
       if (this.started && !this.closed && !this.podsValueNext) {
         while (i < n) {
-          const c = piece[i]!;
-          if (c < 128 && STRUCTURAL[c] === 1) break;
+          if (STRUCTURAL[piece[i]!] === 1) break;
           i++;
         }
         if (i === n) break;
@@ -191,27 +190,33 @@ export class SummaryReader {
     this.key = undefined;
   }
 
-  /** The index of the quote that closes the string, from `from` on; -1 when it goes on in the next piece. */
+  /**
+   * The index of the quote that closes the string, from `from` on; -1 when it goes on in the next
+   * piece. A loop over the bytes, not Buffer#indexOf: most strings are a few bytes long, and a call
+   * into the runtime per string costs more than reading them.
+   */
   private stringEnd(piece: Buffer, from: number): number {
+    const n = piece.length;
     let i = from;
     if (this.escaped) {
       this.escaped = false;
       i++;
     }
-    for (;;) {
-      const quote = piece.indexOf(QUOTE, i);
-      const stop = quote < 0 ? piece.length : quote;
-      // The backslashes right before the quote (or the piece's end): an odd run escapes it.
-      let k = stop - 1;
-      while (k >= i && piece[k] === BACKSLASH) k--;
-      const odd = (stop - 1 - k) % 2 === 1;
-      if (quote < 0) {
-        this.escaped = odd;
-        return -1;
+    while (i < n) {
+      const c = piece[i]!;
+      if (c === QUOTE) return i;
+      if (c === BACKSLASH) {
+        // The escaped byte may be the next piece's first.
+        if (i + 1 === n) {
+          this.escaped = true;
+          return -1;
+        }
+        i += 2;
+        continue;
       }
-      if (!odd) return quote;
-      i = quote + 1;
+      i++;
     }
+    return -1;
   }
 
   /** One pod's `volume` list: each entry that names a wanted claim and carries a measurement. */
