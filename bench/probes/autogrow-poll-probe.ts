@@ -38,6 +38,7 @@ const { values } = parseArgs({
     intervals: { type: 'string', default: '2' },
     rounds: { type: 'string', default: '1' },
     ballast: { type: 'string', default: '20' },
+    'trace-gc': { type: 'boolean', default: false },
     out: { type: 'string' },
   },
   allowPositionals: true,
@@ -167,6 +168,7 @@ process.on('SIGUSR2', () => { const before = reading(); globalThis.gc(); writeFi
           args: [
             ...NODE_FLAGS,
             '--expose-gc',
+            ...(values['trace-gc'] ? ['--trace-gc'] : []),
             '--import',
             preload,
             '--import',
@@ -178,13 +180,14 @@ process.on('SIGUSR2', () => { const before = reading(); globalThis.gc(); writeFi
           env: { ...process.env, PROBE_PLAN: planPath },
           logPath: join(dir, `${variant.replace(/[^a-z0-9]+/gi, '_')}-${round}.log`),
         });
-        return { variant, proc };
+        return { variant, proc, logPath: join(dir, `${variant.replace(/[^a-z0-9]+/gi, '_')}-${round}.log`) };
       });
       try {
         // The first poll, then mid-interval: whole intervals from here hold one poll each.
         await sleep(intervalMs + intervalMs / 2);
         const rss = new Map(children.map((c) => [c.variant, [] as Array<{ rss: number; anon: number }>]));
         const cpu0 = new Map(children.map((c) => [c.variant, readProc(c.proc.pid).cpuSeconds]));
+        const log0 = new Map(children.map((c) => [c.variant, readFileSync(c.logPath, 'utf8').length]));
         for (const until = Date.now() + intervals * intervalMs; Date.now() < until;) {
           for (const c of children) {
             const p = readProc(c.proc.pid);
@@ -199,10 +202,16 @@ process.on('SIGUSR2', () => { const before = reading(); globalThis.gc(); writeFi
           const hwm = readProc(c.proc.pid).hwmKiB / 1024;
           const heap = await heapReading(dir, c.proc.pid);
           const cpuPerPollMs = Math.round((cpuMs.get(c.variant)! - cpuMs.get('off')!) / intervals);
+          const gcLines = readFileSync(c.logPath, 'utf8').slice(log0.get(c.variant)).split('\n');
+          const gc = {
+            scavenges: gcLines.filter((l) => l.includes('Scavenge')).length,
+            markCompacts: gcLines.filter((l) => l.includes('Mark-Compact')).length,
+          };
           const r = {
             round,
             variant: c.variant,
             cpuPerPollMs,
+            ...(values['trace-gc'] ? { gcInWindow: gc } : {}),
             rssMeanMiB: mean((x) => x.rss),
             anonMeanMiB: mean((x) => x.anon),
             hwmMiB: round1(hwm),
