@@ -88,6 +88,11 @@ export class KubeletFleet {
     k.setVolumes([...list]);
   }
 
+  /** Each stand-in's port, by node name. */
+  ports(): Map<string, number> {
+    return new Map([...this.kubelets].map(([name, k]) => [name, k.port]));
+  }
+
   /** Requests answered so far, per node. */
   requestsPerNode(): Map<string, number> {
     return new Map([...this.kubelets].map(([name, k]) => [name, k.requests.length]));

@@ -5,8 +5,9 @@
 // configuration of its own. Prometheus's connection is kept alive between polls; a kubelet's is
 // closed after its answer and its TLS session resumed next time (closingAgent). Failures of the
 // wire are classified once, here, so the sources can say which kind of failure a node had.
-// The body goes to a reader the caller chooses by the status, piece by piece as it arrives, decoded
-// as UTF-8: a kubelet's summary is read without holding it whole (kubelet-summary.ts).
+// The body goes to a reader the caller chooses by the status, piece by piece as it arrives, as the
+// bytes came: a kubelet's summary is read without holding it whole and without a string of each
+// piece (kubelet-summary.ts); the text readers decode UTF-8 themselves.
 import http from 'node:http';
 import https from 'node:https';
 import { StringDecoder } from 'node:string_decoder';
@@ -85,26 +86,31 @@ export class HttpGetError extends Error {
   }
 }
 
-/** Takes an answer's body as it arrives, in pieces of text; what it throws fails the GET with that error. */
+/**
+ * Takes an answer's body as it arrives, in pieces of bytes (a piece is the reader's only during
+ * the call); what it throws fails the GET with that error.
+ */
 export interface BodyReader<T> {
-  write(piece: string): void;
+  write(piece: Buffer): void;
   end(): T;
 }
 
-/** The whole body as one string. */
+/** The whole body as one string, decoded as UTF-8 (a character split between pieces is decoded whole). */
 export function wholeText(): BodyReader<string> {
+  const decoder = new StringDecoder('utf8');
   const pieces: string[] = [];
-  return { write: (piece) => void pieces.push(piece), end: () => pieces.join('') };
+  return { write: (piece) => void pieces.push(decoder.write(piece)), end: () => pieces.join('') + decoder.end() };
 }
 
 /** The body's first `max` characters (an error answer, for a message); the rest is dropped as it arrives. */
 export function textPrefix(max: number): BodyReader<string> {
+  const decoder = new StringDecoder('utf8');
   let text = '';
   return {
     write: (piece) => {
-      if (text.length < max) text += piece.slice(0, max - text.length);
+      if (text.length < max) text += decoder.write(piece).slice(0, max - text.length);
     },
-    end: () => text,
+    end: () => (text.length < max ? text + decoder.end().slice(0, max - text.length) : text),
   };
 }
 
@@ -154,10 +160,7 @@ export function httpGet<T>(options: GetOptions<T>, signal: AbortSignal): Promise
   });
 }
 
-/**
- * Feeds the body to the status's reader, each chunk decoded as it comes (a character split
- * between chunks is decoded whole), so no chunk outlives its turn.
- */
+/** Feeds the body to the status's reader, each chunk as it comes, so no chunk outlives its turn. */
 function readBody<T>(
   req: http.ClientRequest,
   res: http.IncomingMessage,
@@ -166,7 +169,6 @@ function readBody<T>(
 ): void {
   const statusCode = res.statusCode ?? 0;
   const reader = options.reader(statusCode);
-  const decoder = new StringDecoder('utf8');
   let length = 0;
   // The rest is not read after a failure: the connection goes, not back to the pool.
   const fail = (outcome: { error: unknown } | { readerError: unknown }) => {
@@ -180,7 +182,7 @@ function readBody<T>(
       return;
     }
     try {
-      reader.write(decoder.write(chunk));
+      reader.write(chunk);
     } catch (readerError) {
       fail({ readerError });
     }
@@ -188,7 +190,6 @@ function readBody<T>(
   res.on('error', (error) => settle({ error }));
   res.once('end', () => {
     try {
-      reader.write(decoder.end());
       settle({ answer: { statusCode, body: reader.end() } });
     } catch (readerError) {
       settle({ readerError });

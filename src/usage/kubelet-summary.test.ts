@@ -51,12 +51,13 @@ function reference(text: string, claims: ReadonlySet<string>): Map<string, Volum
   return found;
 }
 
-/** Reads `text` in pieces cut at `cuts` (sorted offsets). */
+/** Reads `text`'s UTF-8 bytes in pieces cut at `cuts` (sorted byte offsets, which may fall inside a character). */
 function readInPieces(text: string, cuts: readonly number[], claims: ReadonlySet<string>): Map<string, VolumeUsage> {
+  const bytes = Buffer.from(text, 'utf8');
   const reader = new SummaryReader(claims);
   let from = 0;
-  for (const cut of [...cuts, text.length]) {
-    reader.write(text.slice(from, cut));
+  for (const cut of [...cuts, bytes.length]) {
+    reader.write(bytes.subarray(from, cut));
     from = cut;
   }
   return reader.end();
@@ -134,19 +135,21 @@ test('keys with escapes are read as JSON reads them', () => {
   assert.equal(usageFromSummary(text, wanted).get('ns/a')?.availableBytes, 1000n);
 });
 
-test('the same answer however the text is cut: at every offset, and at random cuts of a node with 45 pods', () => {
+test('the same answer however the bytes are cut (inside a character too): at every offset, and at random cuts of a node with 45 pods', () => {
+  const claimsHere = new Set([...wanted, 'nš/ü€']);
   const tricky = JSON.stringify({
     node: { nodeName: 'n"1\\', fs: { availableBytes: 1 } },
     pods: [
-      pod([volume('ns', 'a', { name: 'a\\"]}' }), volume('ns', 'b')], { podRef: { name: '\\\\"x', namespace: '€ ü', uid: '"' } }),
-      pod([volume('ns', 'c', { name: '\\u005b' })]),
+      pod([volume('ns', 'a', { name: 'a\\"]}' }), volume('ns', 'b')], { podRef: { name: '\\\\"x', namespace: '€ ü', uid: '"' }, 'é€': { volume: [] } }),
+      pod([volume('ns', 'c', { name: '\\u005b' }), volume('nš', 'ü€', { name: 'data-€' })]),
     ],
   });
-  const want = reference(tricky, wanted);
-  assert.equal(want.size, 3);
-  for (let cut = 0; cut <= tricky.length; cut++) assert.deepEqual(readInPieces(tricky, [cut], wanted), want, `cut at ${cut}`);
-  for (let a = 0; a < tricky.length; a += 7) {
-    for (let b = a; b <= tricky.length; b += 5) assert.deepEqual(readInPieces(tricky, [a, b], wanted), want, `cuts at ${a}, ${b}`);
+  const want = reference(tricky, claimsHere);
+  assert.equal(want.size, 4);
+  const bytes = Buffer.byteLength(tricky, 'utf8');
+  for (let cut = 0; cut <= bytes; cut++) assert.deepEqual(readInPieces(tricky, [cut], claimsHere), want, `cut at ${cut}`);
+  for (let a = 0; a < bytes; a += 7) {
+    for (let b = a; b <= bytes; b += 5) assert.deepEqual(readInPieces(tricky, [a, b], claimsHere), want, `cuts at ${a}, ${b}`);
   }
 
   const claims = new Set(Array.from({ length: 30 }, (_, i) => `bench/claim-${i}`));

@@ -10,8 +10,10 @@
 // each node's whole answer and its object tree on the heap at every poll, which stayed resident
 // until the next full collection (docs/performance.md, "Auto-grow"). So a scanner
 // follows the document's structure (strings, nesting, the keys of the root and of each pod) and
-// hands each pod's `volume` list to JSON.parse; the rest is checked for balance only. Pure: the
-// transport is http-get.ts.
+// hands each pod's `volume` list to JSON.parse; the rest is checked for balance only. It scans the
+// bytes as they came, not a string decoded from them: every character it acts on is ASCII, and no
+// byte of a UTF-8 multi-byte character is below 0x80, so no such byte is taken for one; only the
+// keys it names and the `volume` lists are decoded. Pure: the transport is http-get.ts.
 import type { VolumeUsage } from './volume-usage.js';
 
 export class SummaryFormatError extends Error {
@@ -42,7 +44,7 @@ const COMMA = 0x2c;
 const isSpace = (c: number) => c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
 
 /** The characters that change the reader's state outside strings; the rest (numbers, literals, space) are passed over. */
-const STRUCTURAL = new Uint8Array(128);
+const STRUCTURAL = new Uint8Array(256);
 for (const c of '"{}[]:,') STRUCTURAL[c.charCodeAt(0)] = 1;
 
 /** The depths the reader names: the root object, the `pods` list, a pod, a pod's `volume` list. */
@@ -65,7 +67,7 @@ export class SummaryReader {
   private inString = false;
   /** The string's next character is escaped (its backslash ended the previous piece). */
   private escaped = false;
-  /** The string being read is a key the reader names (at ROOT, or at POD inside `pods`); its raw text so far. */
+  /** The string being read is a key the reader names (at ROOT, or at POD inside `pods`); its raw bytes so far, one character per byte. */
   private key: string | undefined;
   private rootKey = '';
   private podKey = '';
@@ -73,20 +75,20 @@ export class SummaryReader {
   private inPods = false;
   /** The next value is the root's `pods`: a list or null. */
   private podsValueNext = false;
-  /** The pieces of the `volume` list being read, and where it starts in the current piece (-1: not in it). */
-  private volumeList: string[] | undefined;
+  /** The bytes of the `volume` list being read (copies: a piece is not kept past its write), and where it starts in the current piece (-1: not in it). */
+  private volumeList: Buffer[] | undefined;
   private listFrom = -1;
 
   constructor(private readonly wanted: ReadonlySet<string>) {}
 
-  write(piece: string): void {
+  write(piece: Buffer): void {
     let i = 0;
     this.listFrom = this.volumeList ? 0 : -1;
     const n = piece.length;
     while (i < n) {
       if (this.inString) {
         const end = this.stringEnd(piece, i);
-        if (this.key !== undefined) this.key += piece.slice(i, end < 0 ? n : end);
+        if (this.key !== undefined) this.key += piece.toString('latin1', i, end < 0 ? n : end);
         if (end < 0) break;
         this.inString = false;
         if (this.key !== undefined) this.keyRead(this.key);
@@ -96,17 +98,16 @@ export class SummaryReader {
       // Between structural characters, once the document is open and no value is being checked.
       if (this.started && !this.closed && !this.podsValueNext) {
         while (i < n) {
-          const c = piece.charCodeAt(i);
-          if (c < 128 && STRUCTURAL[c] === 1) break;
+          if (STRUCTURAL[piece[i]!] === 1) break;
           i++;
         }
         if (i === n) break;
       }
-      const c = piece.charCodeAt(i);
+      const c = piece[i]!;
       if (!isSpace(c)) this.character(c, piece, i);
       i++;
     }
-    if (this.volumeList !== undefined && this.listFrom >= 0) this.volumeList.push(piece.slice(this.listFrom));
+    if (this.volumeList !== undefined && this.listFrom >= 0) this.volumeList.push(Buffer.from(piece.subarray(this.listFrom)));
   }
 
   end(): Map<string, VolumeUsage> {
@@ -116,7 +117,7 @@ export class SummaryReader {
   }
 
   /** One character outside strings, not space, at `i` of `piece`. */
-  private character(c: number, piece: string, i: number): void {
+  private character(c: number, piece: Buffer, i: number): void {
     if (this.closed) throw new SummaryFormatError('the answer goes on after the document');
     if (!this.started) {
       if (c !== OBJECT) throw new SummaryFormatError('the answer is not a JSON object');
@@ -162,12 +163,12 @@ export class SummaryReader {
   }
 
   /** The end of an object or a list; a pod's `volume` list is read once whole. */
-  private close(c: number, piece: string, i: number): void {
+  private close(c: number, piece: Buffer, i: number): void {
     if (this.open.pop() !== (c === OBJECT_END ? OBJECT : ARRAY)) throw new SummaryFormatError('the answer is not balanced JSON');
     this.expectKey = false;
     if (this.open.length === POD && this.volumeList !== undefined && c === ARRAY_END) {
-      this.volumeList.push(piece.slice(this.listFrom, i + 1));
-      this.volumes(this.volumeList.join(''));
+      this.volumeList.push(piece.subarray(this.listFrom, i + 1));
+      this.volumes(Buffer.concat(this.volumeList).toString('utf8'));
       this.volumeList = undefined;
       this.listFrom = -1;
     }
@@ -180,35 +181,42 @@ export class SummaryReader {
     return this.open.length === ROOT || (this.open.length === POD && this.inPods);
   }
 
-  private keyRead(raw: string): void {
-    // Kubelet's keys carry no escapes; one that does is decoded as JSON decodes it.
+  private keyRead(bytes: string): void {
+    // Kubelet's keys are ASCII without escapes; any other is decoded as JSON decodes it.
+    const raw = /[^\x00-\x7f]/.test(bytes) ? Buffer.from(bytes, 'latin1').toString('utf8') : bytes;
     const key = raw.includes('\\') ? (JSON.parse(`"${raw}"`) as string) : raw;
     if (this.open.length === ROOT) this.rootKey = key;
     else this.podKey = key;
     this.key = undefined;
   }
 
-  /** The index of the quote that closes the string, from `from` on; -1 when it goes on in the next piece. */
-  private stringEnd(piece: string, from: number): number {
+  /**
+   * The index of the quote that closes the string, from `from` on; -1 when it goes on in the next
+   * piece. A loop over the bytes, not Buffer#indexOf: most strings are a few bytes long, and a call
+   * into the runtime per string costs more than reading them.
+   */
+  private stringEnd(piece: Buffer, from: number): number {
+    const n = piece.length;
     let i = from;
     if (this.escaped) {
       this.escaped = false;
       i++;
     }
-    for (;;) {
-      const quote = piece.indexOf('"', i);
-      const stop = quote < 0 ? piece.length : quote;
-      // The backslashes right before the quote (or the piece's end): an odd run escapes it.
-      let k = stop - 1;
-      while (k >= i && piece.charCodeAt(k) === BACKSLASH) k--;
-      const odd = (stop - 1 - k) % 2 === 1;
-      if (quote < 0) {
-        this.escaped = odd;
-        return -1;
+    while (i < n) {
+      const c = piece[i]!;
+      if (c === QUOTE) return i;
+      if (c === BACKSLASH) {
+        // The escaped byte may be the next piece's first.
+        if (i + 1 === n) {
+          this.escaped = true;
+          return -1;
+        }
+        i += 2;
+        continue;
       }
-      if (!odd) return quote;
-      i = quote + 1;
+      i++;
     }
+    return -1;
   }
 
   /** One pod's `volume` list: each entry that names a wanted claim and carries a measurement. */
@@ -233,10 +241,10 @@ export class SummaryReader {
   }
 }
 
-/** The usage of each wanted claim (`namespace/name`) a whole summary's text reports. */
-export function usageFromSummary(text: string, wanted: ReadonlySet<string>): Map<string, VolumeUsage> {
+/** The usage of each wanted claim (`namespace/name`) a whole summary reports (its text, or its UTF-8 bytes). */
+export function usageFromSummary(summary: string | Buffer, wanted: ReadonlySet<string>): Map<string, VolumeUsage> {
   const reader = new SummaryReader(wanted);
-  reader.write(text);
+  reader.write(typeof summary === 'string' ? Buffer.from(summary, 'utf8') : summary);
   return reader.end();
 }
 
