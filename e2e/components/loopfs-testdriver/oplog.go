@@ -26,6 +26,7 @@ type opLog struct {
 	mu   sync.Mutex
 	file *os.File
 	pid  int
+	host string
 }
 
 type opRecord struct {
@@ -34,6 +35,7 @@ type opRecord struct {
 	Phase      string `json:"phase"`
 	OpID       string `json:"opId"`
 	Pid        int    `json:"pid"`
+	Host       string `json:"host,omitempty"` // which driver process: in a pod, the pod's name (each container's pid may be 1)
 	Volume     string `json:"volume"`
 	Required   int64  `json:"requiredBytes,omitempty"`
 	Layer      string `json:"layer,omitempty"`
@@ -60,12 +62,13 @@ func openOpLog(path string) (*opLog, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &opLog{file: f, pid: os.Getpid()}, nil
+	host, _ := os.Hostname()
+	return &opLog{file: f, pid: os.Getpid(), host: host}, nil
 }
 
 func (l *opLog) write(rec opRecord) {
 	rec.Time = time.Now().UTC().Format(time.RFC3339Nano)
-	rec.Pid = l.pid
+	rec.Pid, rec.Host = l.pid, l.host
 	line, err := json.Marshal(rec)
 	if err != nil {
 		panic(fmt.Sprintf("encoding an operation log record: %v", err)) // plain fields only: cannot happen
