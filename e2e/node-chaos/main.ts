@@ -10,7 +10,7 @@ import { parseArgs } from 'node:util';
 import { repoRoot } from '../../test/cluster/components.js';
 import { NODE_FAULTS } from './faults.js';
 import { failed, nodeChaosTable } from './report.js';
-import { DEFAULT_NODE_SETTINGS, runNodeFault, type ImageName, type NodeChaosResult } from './run.js';
+import { DEFAULT_NODE_SETTINGS, pinImages, runNodeFault, type ImageName, type NodeChaosResult } from './run.js';
 
 const D = DEFAULT_NODE_SETTINGS;
 const HELP = `usage: npm run chaos -- --node [flags]
@@ -83,13 +83,14 @@ async function main(): Promise<void> {
   }
   if (process.getuid?.() !== 0) throw new Error('the node chaos runs need root (e2e/node.sh: network namespaces, mounts, cgroups)');
   const logRoot = mkdtempSync('/tmp/rz-node-chaos-');
+  const imagesDir = pinImages(join(logRoot, 'images'));
   const started = Date.now();
   const results: NodeChaosResult[] = [];
   for (const fault of NODE_FAULTS.filter((f) => args.faults.includes(f.id))) {
     for (const image of args.images) {
       const log = (line: string) => process.stderr.write(`[node-chaos ${new Date().toISOString().slice(11, 19)} ${fault.id}/${image}] ${line}\n`);
       log(`== ${fault.title}, ${image}'s resizer, ${args.settings.n} claims`);
-      const r = await runNodeFault(args.settings, fault, image, join(logRoot, `${fault.id}-${image}`), log);
+      const r = await runNodeFault(args.settings, fault, image, join(logRoot, `${fault.id}-${image}`), log, imagesDir);
       results.push(r);
       log(
         `done: lost ${r.lost}, wrong sizes ${r.wrongSizes}, data damaged ${r.dataDamaged}, all final ${r.allFinalS ?? '—'} s${r.error ? `; FAILED: ${r.error}` : ''}`,

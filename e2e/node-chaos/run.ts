@@ -4,8 +4,8 @@
 // struck while the expansions are in flight, then the verdict (verify.ts) and the teardown, which
 // must leave nothing behind. Every wait is bounded; a run that cannot finish returns what it saw.
 import { execFile } from 'node:child_process';
-import { mkdirSync, statSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { mkdirSync, readdirSync, readlinkSync, statSync, symlinkSync, writeFileSync, copyFileSync, lstatSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import * as k8s from '@kubernetes/client-node';
 import { pool, sleep } from '../../bench/lib/api.js';
@@ -284,12 +284,31 @@ async function deployController(ctx: RunContext, image: ImageName): Promise<stri
   return `${resizer}; ${leader} leads`;
 }
 
+/**
+ * A private copy of the image set e2e/images.sh made (E2E_IMAGES_DIR, its `current` directory of
+ * links to cached tarballs): another worktree's images.sh replaces `current` with its own images,
+ * ours among them, and a long series of runs must keep the ones it was started with. Undefined
+ * when no set was given (node.sh then makes one).
+ */
+export function pinImages(into: string): string | undefined {
+  const from = process.env['E2E_IMAGES_DIR'];
+  if (!from) return undefined;
+  mkdirSync(into, { recursive: true });
+  for (const name of readdirSync(from)) {
+    const src = join(from, name);
+    if (lstatSync(src).isSymbolicLink()) symlinkSync(resolve(from, readlinkSync(src)), join(into, name));
+    else copyFileSync(src, join(into, name));
+  }
+  return into;
+}
+
 export async function runNodeFault(
   settings: NodeChaosSettings,
   fault: NodeFault,
   image: ImageName,
   logDir: string,
   log: (line: string) => void,
+  imagesDir?: string,
 ): Promise<NodeChaosResult> {
   mkdirSync(logDir, { recursive: true });
   const facts: string[] = [];
@@ -324,7 +343,7 @@ export async function runNodeFault(
     session = await startNode({
       logPath: join(logDir, 'node.log'),
       keepLogsIn: join(logDir, 'node-logs'),
-      env: { E2E_KUBELET_MAX_PODS: String(settings.n + 30) },
+      env: { E2E_KUBELET_MAX_PODS: String(settings.n + 30), ...(imagesDir ? { E2E_IMAGES_DIR: imagesDir } : {}) },
     });
     phases['node up'] = seconds(Date.now() - t0);
     const env = session.env;
