@@ -80,11 +80,16 @@ kill_pid() { # pid name: SIGTERM, wait up to 15 s, then SIGKILL (only a pid of t
 }
 
 # Pids whose command line mentions this node's containerd socket: the shims of this node only.
+# One grep over every command line finds the candidates (a process per pid would take seconds on
+# a busy machine); each is then checked for the shim's `-address SOCKET`.
 node_shims() { # dir
-  local p
-  for p in /proc/[0-9]*; do
-    if tr '\0' ' ' 2>/dev/null <"$p/cmdline" | grep -qF -- "-address $1/run/containerd.sock"; then basename "$p"; fi
+  local f pid
+  for f in $(grep -lsF -- "$1/run/containerd.sock" /proc/[0-9]*/cmdline); do
+    pid=${f#/proc/}
+    pid=${pid%/cmdline}
+    if tr '\0' ' ' 2>/dev/null <"$f" | grep -qF -- "-address $1/run/containerd.sock"; then echo "$pid"; fi
   done
+  return 0
 }
 
 # Every pid in this node's cgroups (the pods' processes), over all v1 hierarchies.
@@ -178,14 +183,17 @@ down() { # dir
 }
 
 # Loop devices whose backing file is under DIR. Matched by inode, not by the path losetup shows:
-# a device attached inside a container shows the path as that container saw it.
+# a device attached inside a container shows the path as that container saw it. The inodes under
+# DIR are listed in one walk, however many devices there are.
 node_loops() { # dir
-  local dir_dev dev ino back_dev
+  local dir_dev candidates inodes dev ino
   dir_dev=$(stat -c '%Hd:%Ld' "$1")
-  losetup --list --noheadings --output NAME,BACK-INO,BACK-MAJ:MIN 2>/dev/null | while read -r dev ino back_dev; do
-    [ "$back_dev" = "$dir_dev" ] && [ -n "$ino" ] || continue
-    [ -n "$(find "$1" -xdev -inum "$ino" -print -quit 2>/dev/null)" ] && echo "$dev"
-  done
+  candidates=$(losetup --list --noheadings --output NAME,BACK-INO,BACK-MAJ:MIN 2>/dev/null | awk -v d="$dir_dev" '$3 == d && $2 != "" {print $1, $2}')
+  [ -n "$candidates" ] || return 0
+  inodes=$(find "$1" -xdev -type f -printf '%i\n' 2>/dev/null | sort -u)
+  while read -r dev ino; do
+    if grep -qx -- "$ino" <<<"$inodes"; then echo "$dev"; fi
+  done <<<"$candidates"
   return 0
 }
 
@@ -266,6 +274,8 @@ start() { # name logfile command...: started in the node's namespace, pid and co
   nsenter --net="/run/netns/$netns" "$@" >>"$logfile" 2>&1 </dev/null 8>&- &
   echo $! >"$dir/pids/$name"
   log "started $name (pid $!)"
+  # Out of the job table: a daemon a fault kills is not reported as "Killed" by this shell.
+  disown $! 2>/dev/null || true
 }
 
 # Fails loudly unless the node's namespace has no default route and no route to a public address.
@@ -559,25 +569,53 @@ start_again() { # name: from its recorded command line, then wait until it answe
   wait_for "$name to answer" 120 "$name" answers "$name"
 }
 
-# Every shim and container process of this node, SIGKILLed; bounded wait until none is left.
+# Every shim and container process of this node, SIGKILLed at once; bounded wait until none is left.
 kill_containers() {
   local pid i left
-  for pid in $(node_shims "$dir"); do kill -KILL "$pid" 2>/dev/null || true; done
+  # shellcheck disable=SC2046 # one pid a word
+  kill -KILL $(node_shims "$dir") $(node_cgroup_pids) 2>/dev/null || true
   for i in $(seq 100); do
     left=$(node_cgroup_pids)
     [ -z "$left" ] && [ -z "$(node_shims "$dir")" ] && return 0
-    for pid in $left; do kill -KILL "$pid" 2>/dev/null || true; done
+    # shellcheck disable=SC2086
+    kill -KILL $left 2>/dev/null || true
     sleep 0.1
   done
   die "container processes still running 10 s after SIGKILL: $(node_cgroup_pids | tr '\n' ' ')"
+}
+
+# SIGKILL to several daemons at once, then a bounded wait until each is gone.
+kill_daemons() { # name...
+  local name pid pids=() i
+  for name in "$@"; do
+    pid=$(cat "$dir/pids/$name")
+    if node_pid "$dir" "$pid"; then pids+=("$pid"); else log "$name (pid $pid) was not running"; fi
+  done
+  [ "${#pids[@]}" -gt 0 ] || return 0
+  kill -KILL "${pids[@]}" 2>/dev/null || true
+  for i in $(seq 100); do
+    local alive=no
+    for pid in "${pids[@]}"; do kill -0 "$pid" 2>/dev/null && alive=yes; done
+    [ "$alive" = no ] && return 0
+    sleep 0.1
+  done
+  die "still running 10 s after SIGKILL: ${pids[*]}"
 }
 
 restart_daemon() { # name down-seconds with-containers
   local name=$1 down=$2 containers=$3 t0=$SECONDS
   printf '%s\n' "${daemons[@]}" | grep -qx -- "$name" || die "unknown daemon $name; one of: ${daemons[*]}"
   [ "$containers" = no ] || [ "$name" = containerd ] || die "--with-containers goes with containerd only"
-  kill_daemon "$name"
-  [ "$containers" = no ] || kill_containers
+  if [ "$containers" = no ]; then
+    kill_daemon "$name"
+  else
+    # containerd and everything it ran go together, as when a restart takes its whole cgroup.
+    local pid
+    pid=$(cat "$dir/pids/$name")
+    if node_pid "$dir" "$pid"; then kill -KILL "$pid" 2>/dev/null || true; fi
+    kill_containers
+    kill_daemon "$name"
+  fi
   log "$name killed$([ "$containers" = no ] || echo ', with every container of the node'); down ${down}s"
   sleep "$down"
   start_again "$name"
@@ -591,7 +629,7 @@ restart_daemon() { # name down-seconds with-containers
 # kubelet's directory, the volumes' files) stays. Then the daemons start in the order `up` uses.
 reboot_node() { # down-seconds
   local down=$1 t0=$SECONDS name m d
-  for name in "${daemons[@]}"; do kill_daemon "$name"; done
+  kill_daemons "${daemons[@]}"
   kill_containers
   unmount_under "$dir"
   if grep -qF " $dir/" /proc/self/mountinfo; then die "mounts under $dir survived the crash: $(awk -v d="$dir/" 'index($5, d) == 1 {print $5}' /proc/self/mountinfo | tr '\n' ' ')"; fi

@@ -6,6 +6,8 @@
 // table. Daemons are restarted by e2e/node.sh (recorded command lines, recorded pids); containers
 // are killed through containerd (ctr), the pod deleted through the API.
 import { execFile } from 'node:child_process';
+import { appendFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type * as k8s from '@kubernetes/client-node';
 import type { KubeClients } from '../../test/cluster/kube.js';
@@ -21,6 +23,8 @@ export interface FaultContext {
   readonly oplog: OpLogTail;
   /** Seconds a killed daemon stays down before it starts again. */
   readonly downS: number;
+  /** Where the run keeps its logs: e2e/node.sh's output for the fault goes to fault.log there. */
+  readonly logDir: string;
   log(line: string): void;
 }
 
@@ -68,10 +72,22 @@ async function killContainer(ctx: FaultContext, pod: k8s.V1Pod, container: strin
   await run(ctx.env.ctr, ['--address', ctx.env.containerdSocket, '-n', 'k8s.io', 'tasks', 'kill', '--signal', 'SIGKILL', id], { timeout: 30_000 });
 }
 
+/** e2e/node.sh's fault subcommand, its output kept in the run's fault.log (also when it fails). */
+async function nodeFault(ctx: FaultContext, args: string[], timeoutMs: number): Promise<void> {
+  const file = join(ctx.logDir, 'fault.log');
+  appendFileSync(file, `$ e2e/node.sh ${args.join(' ')}\n`);
+  try {
+    appendFileSync(file, `${await nodeScript(args, timeoutMs)}\n`);
+  } catch (err) {
+    appendFileSync(file, `${String(err)}\n`);
+    throw err;
+  }
+}
+
 async function restartDaemon(ctx: FaultContext, name: string, extra: string[] = []): Promise<string[]> {
   const before = inFlight(ctx);
   const t0 = Date.now();
-  await nodeScript(['restart', ctx.env.dir, name, '--down', String(ctx.downS), ...extra], 300_000);
+  await nodeFault(ctx, ['restart', ctx.env.dir, name, '--down', String(ctx.downS), ...extra], 300_000);
   return [`${name} SIGKILLed${extra.length ? ` (${extra.join(' ')})` : ''} with ${before} in flight, answering again ${secs(Date.now() - t0)} later`];
 }
 
@@ -98,7 +114,7 @@ const nodeReboot: NodeFault = {
   async inject(ctx) {
     const before = inFlight(ctx);
     const t0 = Date.now();
-    await nodeScript(['reboot', ctx.env.dir, '--down', String(ctx.downS)], 600_000);
+    await nodeFault(ctx, ['reboot', ctx.env.dir, '--down', String(ctx.downS)], 600_000);
     return [`node crashed with ${before} in flight, Ready again ${secs(Date.now() - t0)} later`];
   },
 };

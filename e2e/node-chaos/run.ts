@@ -491,7 +491,7 @@ async function strike(ctx: RunContext, fault: NodeFault, oplog: OpLogTail, growt
   if (fault.when === 'controller-expand') await sleep(ctx.settings.controllerFaultAfterMs);
   growth.faultAtS = at();
   ctx.log(`striking ${fault.id} at ${growth.faultAtS} s`);
-  const facts = await fault.inject({ env: ctx.env, admin: ctx.admin, oplog, downS: ctx.settings.downS, log: ctx.log });
+  const facts = await fault.inject({ env: ctx.env, admin: ctx.admin, oplog, downS: ctx.settings.downS, logDir: ctx.logDir, log: ctx.log });
   ctx.facts.push(...facts.map((f) => `${f} (at ${growth.faultAtS} s)`));
 }
 
