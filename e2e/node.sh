@@ -631,12 +631,14 @@ reboot_node() { # down-seconds
   local down=$1 t0=$SECONDS name m d
   kill_daemons "${daemons[@]}"
   kill_containers
+  log "node crashing: every daemon and container process ended ($((SECONDS - t0))s)"
   unmount_under "$dir"
   if grep -qF " $dir/" /proc/self/mountinfo; then die "mounts under $dir survived the crash: $(awk -v d="$dir/" 'index($5, d) == 1 {print $5}' /proc/self/mountinfo | tr '\n' ' ')"; fi
+  log "node crashing: every mount under $dir gone ($((SECONDS - t0))s)"
   for m in $(node_loops "$dir"); do losetup --detach "$m" || die "could not detach $m"; done
   find "$dir/run" -mindepth 1 -delete
   for d in /sys/fs/cgroup/*/"$cgroup_root"; do
-    [ -d "$d" ] && find "$d" -mindepth 1 -depth -type d -exec rmdir {} \; 2>/dev/null
+    [ -d "$d" ] && find "$d" -mindepth 1 -depth -type d -delete 2>/dev/null
   done
   log "node crashed: daemons, containers, mounts and loop devices gone; down ${down}s"
   sleep "$down"

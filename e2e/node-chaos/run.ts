@@ -51,7 +51,7 @@ export const DEFAULT_NODE_SETTINGS: NodeChaosSettings = {
   files: 2,
   fileMiB: 2,
   expandDelayMs: 1000,
-  controllerFaultAfterMs: 1500,
+  controllerFaultAfterMs: 500,
   downS: 2,
   boundMs: 600_000,
   fromSize: '1Gi',
