@@ -638,7 +638,7 @@ reboot_node() { # down-seconds
   for m in $(node_loops "$dir"); do losetup --detach "$m" || die "could not detach $m"; done
   find "$dir/run" -mindepth 1 -delete
   for d in /sys/fs/cgroup/*/"$cgroup_root"; do
-    [ -d "$d" ] && find "$d" -mindepth 1 -depth -type d -delete 2>/dev/null
+    if [ -d "$d" ]; then find "$d" -mindepth 1 -depth -type d -delete 2>/dev/null || true; fi
   done
   log "node crashed: daemons, containers, mounts and loop devices gone; down ${down}s"
   sleep "$down"
