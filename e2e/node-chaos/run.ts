@@ -351,7 +351,11 @@ export async function runNodeFault(
     const apps = admin.kc.makeApiClient(k8s.AppsV1Api);
     const ctx: RunContext = { env, admin, apps, settings, logDir, facts, phases, log };
     facts.push(await checkIsolation());
-    result.imageRef = await runBody(ctx, fault, image, result);
+    try {
+      result.imageRef = await runBody(ctx, fault, image, result);
+    } finally {
+      await saveLogs(ctx).catch((err: unknown) => log(`could not keep every log: ${String(err)}`));
+    }
   } catch (err) {
     result.error = err instanceof Error ? err.message : String(err);
     log(`run failed: ${result.error}`);
@@ -380,7 +384,6 @@ async function runBody(ctx: RunContext, fault: NodeFault, image: ImageName, resu
   const verdict = await phase(ctx, 'verify', () => judge(ctx, claims));
   applyVerdict(result, verdict);
   result.resizerRestarts = await resizerRestarts(ctx);
-  await saveLogs(ctx);
   return deployed.split(';')[0]!;
 }
 
@@ -578,8 +581,13 @@ async function resizerRestarts(ctx: RunContext): Promise<number> {
   return restarts;
 }
 
-/** The resizers' logs (and those of a container that restarted) beside the node's. */
+/** The resizers' logs (and those of a container that restarted) and the driver's operation log beside the node's. */
 async function saveLogs(ctx: RunContext): Promise<void> {
+  try {
+    copyFileSync(join(ctx.env.loopfsDir, 'operations.jsonl'), join(ctx.logDir, 'operations.jsonl'));
+  } catch {
+    // No driver call yet: no log.
+  }
   const pods = await ctx.admin.core.listNamespacedPod({ namespace: NAMESPACE, labelSelector: `app=${CONTROLLER_NAME}` });
   for (const p of pods.items) {
     const name = p.metadata!.name!;

@@ -34,6 +34,8 @@ type config struct {
 	// How long ControllerExpandVolume works before it grows the file, as a storage back-end's
 	// call would take: a window in which tests can interrupt it.
 	controllerExpandDelay time.Duration
+	// Whether growths and operation log lines are fsynced (--fsync); creation always is.
+	fsync bool
 }
 
 type driver struct {
@@ -69,6 +71,7 @@ func newDriver(c config) (*driver, error) {
 	if err != nil {
 		return nil, err
 	}
+	s.noSync = !c.fsync
 	if _, err := s.removeLeftovers(); err != nil {
 		return nil, fmt.Errorf("removing what an interrupted call left in %s: %w", s.dir, err)
 	}
@@ -84,6 +87,7 @@ func newDriver(c config) (*driver, error) {
 	if err != nil {
 		return nil, err
 	}
+	log.noSync = !c.fsync
 	return &driver{config: c, store: s, log: log, scratch: scratch, lockDir: lockDir, locks: map[string]*sync.Mutex{}}, nil
 }
 
