@@ -3,34 +3,40 @@
 //
 //   base ← model ← csi, kube, queue, flags ← controller, usage ← resize, modify, autogrow ← diagnose ← app ← main.ts
 //   observability: from any layer; it imports only base and model
+//   inside kube: api ← wire, cache (the port, then its HTTP implementation and the caches built on it)
 //
 // Unit tests (*.test.ts beside their module) may import any layer and the test support code;
 // everything else in src/ ships and may not. The parser is swc: TypeScript 7's npm package has no
 // classic compiler API for the tsc parser.
 
 const LAYERS = [['base'], ['model'], ['csi', 'kube', 'queue', 'flags'], ['controller', 'usage'], ['resize', 'modify', 'autogrow'], ['diagnose'], ['app']];
+const KUBE_LAYERS = [['api'], ['wire', 'cache']];
 const SHIPPED = { path: '^src/', pathNot: '\\.test\\.ts$' };
 
-/** One rule per layer: a folder imports none of its own rank's siblings and nothing above it. */
-const layerRules = LAYERS.flatMap((rank, r) =>
-  rank.map((folder) => {
-    const above = LAYERS.slice(r + 1)
-      .flat()
-      .concat(rank.filter((f) => f !== folder));
-    return {
-      name: `layer-${folder}`,
-      comment: `src/${folder}/ imports only layers below it (docs/architecture.md, Layers)`,
-      severity: 'error',
-      from: { path: `^src/${folder}/`, pathNot: '\\.test\\.ts$' },
-      to: { path: [`^src/(${above.join('|')})/`, '^src/main\\.ts$'] },
-    };
-  }),
-);
+/** One rule per folder of `root` (named `prefix` + folder): it imports none of its own rank's siblings and nothing above it. */
+function layerRules(root, prefix, layers, also = []) {
+  return layers.flatMap((rank, r) =>
+    rank.map((folder) => {
+      const above = layers
+        .slice(r + 1)
+        .flat()
+        .concat(rank.filter((f) => f !== folder));
+      return {
+        name: `${prefix}${folder}`,
+        comment: `${root}${folder}/ imports only layers below it (docs/architecture.md, Layers)`,
+        severity: 'error',
+        from: { path: `^${root}${folder}/`, pathNot: '\\.test\\.ts$' },
+        to: { path: [`^${root}(${above.join('|')})/`, ...also] },
+      };
+    }),
+  );
+}
 
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
   forbidden: [
-    ...layerRules,
+    ...layerRules('src/', 'layer-', LAYERS, ['^src/main\\.ts$']),
+    ...layerRules('src/kube/', 'layer-kube-', KUBE_LAYERS),
     {
       name: 'layer-observability',
       comment: 'observability is used from any layer, so it imports only base and model',
@@ -67,11 +73,18 @@ module.exports = {
       to: { path: ['^node_modules/@grpc/', '^node_modules/@bufbuild/', '^src/csi/proto/'] },
     },
     {
+      name: 'metrics-library-only-in-observability',
+      comment: 'prom-client is used by observability/ alone; the other layers record through its ports and types (the REST client port, rest-client.ts)',
+      severity: 'error',
+      from: { path: SHIPPED.path, pathNot: [SHIPPED.pathNot, '^src/observability/'] },
+      to: { path: '^node_modules/prom-client/' },
+    },
+    {
       name: 'http-client-only-in-transports',
       comment:
         "the HTTP client (node:https, or an HTTP library) is used by the transports alone: the API server's (kube/http.ts, kube/connections.ts) and the usage sources' (usage/http-get.ts)",
       severity: 'error',
-      from: { path: SHIPPED.path, pathNot: [SHIPPED.pathNot, '^src/kube/(http|connections)\\.ts$', '^src/usage/http-get\\.ts$'] },
+      from: { path: SHIPPED.path, pathNot: [SHIPPED.pathNot, '^src/kube/wire/(http|connections)\\.ts$', '^src/usage/http-get\\.ts$'] },
       to: { path: ['^node_modules/undici/', '^(node:)?https$'] },
     },
     {
@@ -80,19 +93,8 @@ module.exports = {
       severity: 'error',
       from: { path: '^src/(controller|resize|modify|autogrow)/', pathNot: '\\.test\\.ts$' },
       to: {
-        path: [
-          '^src/csi/(connection\\.ts|proto/)',
-          '^src/kube/(http|connections|proxy|credentials|kubeconfig)\\.ts$',
-          '^src/usage/(http-get|kubelet-source|prometheus-source)\\.ts$',
-        ],
+        path: ['^src/csi/(connection\\.ts|proto/)', '^src/kube/wire/', '^src/usage/(http-get|kubelet-source|prometheus-source)\\.ts$'],
       },
-    },
-    {
-      name: 'kube-builders-no-transport',
-      comment: 'patches, keys, resource paths, the store and watch decoding are pure: no transport',
-      severity: 'error',
-      from: { path: '^src/kube/(patch|keys|resources|store|watch|content-type|required-permissions)\\.ts$' },
-      to: { path: ['^src/kube/(http|connections|proxy|credentials|kubeconfig|client)\\.ts$'], dependencyTypesNot: ['type-only'] },
     },
     {
       name: 'model-no-io',

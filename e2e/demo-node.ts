@@ -9,6 +9,11 @@
 //             has it) until a pod mounts it: kubelet stages it, finishes the resize and the pod
 //             starts with the grown claim.
 //
+// Then auto-grow: the loopfs test driver (real XFS volumes) with our resizer running --auto-grow
+// (e2e/auto-grow-manifests.ts); a pod writes into a claim until less than its threshold is free,
+// and the claim grows by itself: kubelet's measurements, the claim's states and its events as
+// they come, and what the pod sees afterwards.
+//
 // It prints one line per state change, the driver's calls (who called what) and the final
 // objects, then stops everything it started (also on Ctrl-C). Needs root; a first run builds the
 // node's components (docs/e2e.md says how long).
@@ -21,8 +26,11 @@ import { clientsFromKubeconfig, type KubeClients } from '../test/cluster/kube.js
 import { applyRbac } from '../test/cluster/rbac.js';
 import { resizeProgress } from '../src/model/claim-state.js';
 import type { Pvc } from '../src/model/objects.js';
-import { startNode, type NodeSession } from './node-session.js';
-import { consumerPod, csiDriverObject, csiDriverPod } from './smoke-manifests.js';
+import { AUTO_GROW_FLAGS, createAutoGrowClass, deployAutoGrowDriver } from './auto-grow-manifests.js';
+import { fillClaim, IDLE_SCRIPT, kubeletVolumeStats, podView } from './fill.js';
+import { startNode, type NodeEnv, type NodeSession } from './node-session.js';
+import { resizeFinished } from './resize-status.js';
+import { consumerPod, csiDriverObject, csiDriverPod, shellPod } from './smoke-manifests.js';
 
 const t0 = Date.now();
 const elapsed = (from = t0) => `${((Date.now() - from) / 1000).toFixed(1)}s`;
@@ -30,6 +38,10 @@ const say = (line: string) => process.stdout.write(`${line}\n`);
 const step = (line: string) => say(`\n[${elapsed().padStart(6)}] ${line}`);
 
 const DRIVER = 'demo.csi.k8s.io';
+const AUTO_GROW_DRIVER = 'autogrow.loopfs.test.csi-resizer.local';
+/** resize.topolvm.io/threshold of the auto-grow claim: high, so the fill is under 200 MiB. */
+const AUTO_GROW_THRESHOLD_PCT = 80;
+const mib = (bytes: number) => `${(bytes / 2 ** 20).toFixed(0)} MiB`;
 const NAMESPACE = 'default';
 
 let session: NodeSession | undefined;
@@ -206,9 +218,93 @@ async function main(): Promise<void> {
     say(`    ${names.get(e.involvedObject.name!)!.padEnd(8)} ${(e.source?.component ?? e.reportingComponent ?? '').padEnd(22)} ${e.reason}: ${e.message}`);
   }
 
+  const autoGrowMs = await autoGrowDemo(env, admin, components.csiProtoPath);
+
   await stopAll();
   say(`\ntimings: node ${(session.startupMs / 1000).toFixed(1)}s, online resize ${(onlineMs / 1000).toFixed(1)}s, ` +
-    `offline finished ${(offlineMs / 1000).toFixed(1)}s after its pod was created, whole demo ${elapsed()}`);
+    `offline finished ${(offlineMs / 1000).toFixed(1)}s after its pod was created, auto-grow ${(autoGrowMs / 1000).toFixed(1)}s from the fill ` +
+    `to the grown filesystem, whole demo ${elapsed()}`);
+}
+
+/**
+ * Prints, until stopped, each new kubelet measurement of the claim, each change of its state and
+ * each new event on it: what auto-grow reads, what it does, and what follows.
+ */
+function watchClaim(env: NodeEnv, admin: KubeClients, claim: string): () => Promise<void> {
+  const from = Date.now();
+  let watching = true;
+  let lastSample = '';
+  let lastState = '';
+  const seen = new Set<string>();
+  const print = (line: string) => say(`  +${elapsed(from).padStart(6)}  ${line}`);
+  const once = async () => {
+    const stats = await kubeletVolumeStats(env, claim).catch(() => undefined);
+    if (stats && stats.time !== lastSample) {
+      lastSample = stats.time;
+      const pct = ((100 * stats.availableBytes) / stats.capacityBytes).toFixed(0);
+      print(`kubelet measured   used ${mib(stats.usedBytes)}, free ${mib(stats.availableBytes)} of ${mib(stats.capacityBytes)} (${pct}%)`);
+    }
+    const pvc = (await admin.core.readNamespacedPersistentVolumeClaim({ namespace: NAMESPACE, name: claim })) as unknown as Pvc;
+    const state = describe(pvc);
+    if (state !== lastState) {
+      lastState = state;
+      print(`claim              ${state}`);
+    }
+    const events = await admin.core.listNamespacedEvent({ namespace: NAMESPACE, fieldSelector: `involvedObject.name=${claim}` });
+    for (const e of events.items) {
+      if (seen.has(e.metadata!.uid!)) continue;
+      seen.add(e.metadata!.uid!);
+      print(`event              ${e.source?.component ?? e.reportingComponent ?? ''}: ${e.reason}: ${e.message}`);
+    }
+  };
+  const loop = (async () => {
+    while (watching) {
+      await once().catch(() => undefined);
+      await new Promise((r) => setTimeout(r, 500));
+    }
+  })();
+  return async () => {
+    watching = false;
+    await loop;
+    await once().catch(() => undefined);
+  };
+}
+
+/** Auto-grow: a claim filling up grows by itself. Returns the time from the end of the fill to the grown filesystem. */
+async function autoGrowDemo(env: NodeEnv, admin: KubeClients, csiProtoPath: string): Promise<number> {
+  step('auto-grow: the loopfs test driver (real XFS volumes on loop devices) with our resizer running --auto-grow');
+  const driver = await deployAutoGrowDriver(admin, { mode: 'central', driverName: AUTO_GROW_DRIVER, env });
+  say(`           a Deployment with deploy/kubernetes/deployment.yaml's resizer container and the auto-grow RBAC component`);
+  say(`           extra flags: ${AUTO_GROW_FLAGS.join(' ')}`);
+  const storageClassName = await createAutoGrowClass(admin, driver);
+  const annotations = { 'resize.topolvm.io/storage_limit': '2Gi', 'resize.topolvm.io/threshold': `${AUTO_GROW_THRESHOLD_PCT}%` };
+  const p = await provisionVolume(admin, driver.socket, {
+    namespace: NAMESPACE, size: '1Gi', storageClassName, driverName: driver.driverName, fsType: 'xfs', csiProtoPath, pvcAnnotations: annotations,
+  });
+  const claim = p.pvc.metadata!.name!;
+  say(`           StorageClass ${storageClassName}: resize.topolvm.io/enabled "true"; PVC ${claim}: 1Gi, ${Object.entries(annotations).map(([k, v]) => `${k} ${v}`).join(', ')}`);
+  const pod = 'app-filling';
+  await admin.core.createNamespacedPod({ namespace: NAMESPACE, body: shellPod({ name: pod, claimName: claim, nodeName: env.nodeName, image: env.images['BUSYBOX_IMAGE']!, script: IDLE_SCRIPT }) });
+  await until(`pod ${pod} to run`, () => podRunning(admin, pod));
+
+  step(`pod ${pod} writes 16 MiB files of random bytes until less than ${AUTO_GROW_THRESHOLD_PCT}% of the claim is free; nobody asks for more space`);
+  const stopWatching = watchClaim(env, admin, claim);
+  const fillStart = Date.now();
+  const filled = await fillClaim(env, pod, AUTO_GROW_THRESHOLD_PCT);
+  const filledAt = Date.now();
+  say(`           the pod's df after ${elapsed(fillStart)}: ${mib(filled.availableBytes)} of ${mib(filled.sizeBytes)} free`);
+  await until('the claim to grow to 2Gi, filesystem included', async () => {
+    const pvc = await admin.core.readNamespacedPersistentVolumeClaim({ namespace: NAMESPACE, name: claim });
+    return resizeFinished(pvc, '2Gi') ? true : undefined;
+  });
+  const grownMs = Date.now() - filledAt;
+  await stopWatching();
+  const view = await podView(env, pod);
+  say(`           the same pod, still running, sees ${mib(view.df.sizeBytes)} at /data (${mib(view.df.availableBytes)} free); ` +
+    `sha256sum -c: ${view.files} files OK${view.failed.length ? `, FAILED: ${view.failed.join('; ')}` : ''}`);
+  say(`           ${(grownMs / 1000).toFixed(1)}s from the end of the fill: kubelet's next measurement, auto-grow's next poll, ` +
+    'our resizer\'s ControllerExpandVolume, kubelet\'s NodeExpandVolume (xfs_growfs, online)');
+  return grownMs;
 }
 
 main().catch(async (err: unknown) => {

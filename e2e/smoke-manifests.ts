@@ -22,6 +22,12 @@ export interface DriverPodOptions {
   images: { ours: string; registrar: string; mock: string };
   /** Extra flags for our csi-resizer. */
   resizerArgs?: string[];
+  /**
+   * The whole resizer container instead of the default one (e2e/auto-grow-manifests.ts takes it
+   * from deploy/kubernetes); it reaches the driver through the socket-dir volume. resizerArgs
+   * does not apply then.
+   */
+  resizer?: k8s.V1Container;
   serviceAccountName?: string;
 }
 
@@ -50,7 +56,7 @@ function driverPod(o: SidecarOptions, driver: k8s.V1Container, driverVolumes: k8
             { name: 'registration-dir', mountPath: '/registration' },
           ],
         },
-        {
+        o.resizer ?? {
           name: 'csi-resizer',
           image: o.images.ours,
           args: ['--v=5', '--csi-address=/csi/csi.sock', ...(o.resizerArgs ?? [])],

@@ -1,9 +1,9 @@
 // Part of `npm run build`: `node --import tsx scripts/gen-log-lines.ts dist/resizer.js.map` writes
-// dist/resizer.js.lines, the map's line tables (src/observability/source-map-lines.ts) in the form the
+// dist/resizer.js.lines, the map's line tables (src/observability/log/source-map-lines.ts) in the form the
 // logger loads without decoding anything, so a start does not decode the map (docs/performance.md,
 // "Start-up costs behind code choices"). Only our own sources' positions are kept.
 import { readFileSync, writeFileSync } from 'node:fs';
-import { SourceMapLines, type SourceMapPayload } from '../src/observability/source-map-lines.js';
+import { SourceMapLines, type SourceMapPayload } from '../src/observability/log/source-map-lines.js';
 
 const mapPath = process.argv[2];
 if (!mapPath?.endsWith('.js.map')) throw new Error('usage: gen-log-lines.ts <bundle>.js.map');

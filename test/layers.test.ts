@@ -48,22 +48,25 @@ test('layers: each kind of break in a tree is found, and only those', async (t) 
     'test/support/helper.ts': exported('helper'),
     // the gRPC library outside csi/
     'src/resize/wire.ts': "import { status } from '@grpc/grpc-js';\nexport const wire = status;\n",
+    // the metrics library outside observability
+    'src/kube/metered.ts': "import { Counter } from 'prom-client';\nexport const metered = Counter;\n",
     // an HTTP client outside the kube transport
     'src/diagnose/raw.ts': "import { request } from 'node:https';\nexport const raw = request;\n",
     // a controller reaching for the transport
-    'src/modify/transport.ts': "import { h } from '../kube/http.js';\nexport const transport = h;\n",
+    'src/modify/transport.ts': "import { h } from '../kube/wire/http.js';\nexport const transport = h;\n",
     // auto-grow reaching past the usage port for an adapter
     'src/autogrow/adapter.ts': "import { s } from '../usage/kubelet-source.js';\nexport const adapter = s;\n",
     'src/usage/kubelet-source.ts': exported('s'),
-    'src/kube/http.ts': exported('h'),
-    // a pure builder importing the transport
-    'src/kube/patch.ts': "import { h } from './http.js';\nexport const patch = h;\n",
+    'src/kube/wire/http.ts': exported('h'),
+    // the API port importing its transport, and a cache reaching past the port for it
+    'src/kube/api/patch.ts': "import { h } from '../wire/http.js';\nexport const patch = h;\n",
+    'src/kube/cache/informer.ts': "import { h } from '../wire/http.js';\nexport const informer = h;\n",
     // model doing I/O
     'src/model/io.ts': "import { readFileSync } from 'node:fs';\nexport const io = readFileSync;\n",
     // a dev dependency in shipped code
     'src/csi/dev.ts': "import * as yaml from '@kubernetes/client-node';\nexport const dev = yaml;\n",
     // a library's internal file that is not listed
-    'src/flags/deep.ts': "import Summary from 'prom-client/lib/summary.js';\nexport const deep = Summary;\n",
+    'src/observability/deep.ts': "import Summary from 'prom-client/lib/summary.js';\nexport const deep = Summary;\n",
     // an import that resolves to nothing
     'src/controller/missing.ts': "import { gone } from './gone.js';\nexport const missing = gone;\n",
   });
@@ -73,13 +76,15 @@ test('layers: each kind of break in a tree is found, and only those', async (t) 
     'controllers-see-ports src/modify/transport.ts',
     'grpc-only-in-csi src/resize/wire.ts',
     'http-client-only-in-transports src/diagnose/raw.ts',
-    'kube-builders-no-transport src/kube/patch.ts',
+    'layer-kube-api src/kube/api/patch.ts',
+    'layer-kube-cache src/kube/cache/informer.ts',
     'layer-model src/model/upward.ts',
     'layer-observability src/observability/log.ts',
     'layer-resize src/resize/sibling.ts',
+    'metrics-library-only-in-observability src/kube/metered.ts',
     'model-no-io src/model/io.ts',
     'no-circular src/base/a.ts',
-    'no-deep-imports src/flags/deep.ts',
+    'no-deep-imports src/observability/deep.ts',
     'no-dev-dependencies-in-src src/csi/dev.ts',
     'no-test-code-in-src src/queue/q.ts',
     'no-unresolvable src/controller/missing.ts',
@@ -94,13 +99,17 @@ test('layers: a tree that keeps the map has no violations', async (t) => {
     'src/diagnose/d.ts': "import { r } from '../resize/r.js';\nimport { f } from '../flags/f.js';\nexport const d = r + f;\n",
     'src/flags/f.ts': "import { q } from '../model/q.js';\nexport const f = q;\n",
     'src/resize/r.ts': "import { e } from '../controller/e.js';\nimport { log } from '../observability/log.js';\nexport const r = e + log;\n",
-    'src/controller/e.ts': "import { c } from '../csi/client.js';\nimport { k } from '../kube/client.js';\nexport const e = c + k;\n",
+    'src/controller/e.ts':
+      "import { c } from '../csi/client.js';\nimport { k } from '../kube/api/client.js';\nimport { i } from '../kube/cache/informer.js';\nexport const e = c + k + i;\n",
     'src/csi/client.ts': "import { status } from '@grpc/grpc-js';\nimport { q } from '../model/q.js';\nexport const c = status.OK + q;\n",
-    'src/kube/client.ts': "import { agent } from './http.js';\nimport { q } from '../model/q.js';\nexport const k = q + (agent ? 1 : 0);\n",
-    'src/kube/http.ts': "import { Agent } from 'node:https';\nexport const agent = Agent;\n",
+    // inside kube: the port, its HTTP implementation and the cache built on it
+    'src/kube/api/client.ts': "import { q } from '../../model/q.js';\nexport const k = q;\n",
+    'src/kube/wire/http.ts': "import { Agent } from 'node:https';\nimport { k } from '../api/client.js';\nexport const agent = k + (Agent ? 1 : 0);\n",
+    'src/kube/cache/informer.ts': "import { k } from '../api/client.js';\nexport const i = k;\n",
+    'src/app/wiring.ts': "import { agent } from '../kube/wire/http.js';\nexport const wiring = agent;\n",
     // auto-grow sees the usage port, which sits beside the engine; the usage transport may use node:https
-    'src/autogrow/g.ts': "import { u } from '../usage/volume-usage.js';\nimport { k } from '../kube/client.js';\nexport const g = u + k;\n",
-    'src/usage/volume-usage.ts': "import { get } from './http-get.js';\nimport { k } from '../kube/client.js';\nexport const u = k + (get ? 1 : 0);\n",
+    'src/autogrow/g.ts': "import { u } from '../usage/volume-usage.js';\nimport { k } from '../kube/api/client.js';\nexport const g = u + k;\n",
+    'src/usage/volume-usage.ts': "import { get } from './http-get.js';\nimport { k } from '../kube/api/client.js';\nexport const u = k + (get ? 1 : 0);\n",
     'src/usage/http-get.ts': "import { request } from 'node:https';\nexport const get = request;\n",
     'src/model/q.ts': "import { b } from '../base/b.js';\nexport const q = b;\n",
     'src/base/b.ts': exported('b'),

@@ -5,9 +5,9 @@ import assert from 'node:assert/strict';
 import { ConfigError, parseCommandLine } from '../flags/config.js';
 import { endProcess, type ProcessEnd } from './exit.js';
 import { FeatureGateError } from '../flags/feature-gates.js';
-import type { ProcessSignals } from './lifecycle.js';
+import type { ProcessSignals } from './os-signals.js';
 import { programName, runCommand } from './run.js';
-import { createLogger } from '../observability/logger.js';
+import { createLogger } from '../observability/log/logger.js';
 import { StartupError } from './startup-error.js';
 
 function report(end: ProcessEnd) {

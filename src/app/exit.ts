@@ -4,7 +4,7 @@
 // behaviour for an unhandled signal with ReleaseLeaderElectionOnExit off: see
 // `dieOnSignals` in lifecycle.ts.)
 import type { StartupError } from './startup-error.js';
-import { createLogger, type Logger } from '../observability/logger.js';
+import { createLogger, type Logger } from '../observability/log/logger.js';
 import type { ConfigError } from '../flags/config.js';
 import type { FeatureGateError } from '../flags/feature-gates.js';
 

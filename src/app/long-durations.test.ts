@@ -13,20 +13,21 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { status } from '@grpc/grpc-js';
 import { parseConfig } from '../flags/config.js';
-import { settleWithin } from './lifecycle.js';
+import { settleWithin } from '../base/settle-within.js';
 import { realClock } from '../base/clock.js';
-import { Informer } from '../kube/informer.js';
-import type { KubeList, ListWatcher } from '../kube/client.js';
+import { Informer } from '../kube/cache/informer.js';
+import type { KubeList, ListWatcher } from '../kube/api/client.js';
 import type { KubeObject } from '../model/objects.js';
-import { Resources } from '../kube/resources.js';
-import type { WatchEvent } from '../kube/watch.js';
-import { LeaderElector } from '../kube/leader-election.js';
+import { Resources } from '../kube/api/resources.js';
+import type { WatchEvent } from '../kube/api/watch.js';
+import { LeaderElector } from '../kube/api/leader-election.js';
 import { ItemExponentialFailureRateLimiter, RateLimitingQueue } from '../queue/rate-limiters.js';
-import { CsiConnection } from '../csi/connection.js';
+import { DriverChannel } from '../csi/driver-channel.js';
+import { DriverCalls } from '../csi/driver-calls.js';
 import { Controller } from '../csi/proto/gen/csi_pb.js';
-import { silentLogger } from '../observability/logger.js';
+import { silentLogger } from '../observability/log/logger.js';
 import { MemoryLeases } from '../../test/fakes/memory-leases.js';
-import { createLogOutput } from '../observability/log-output.js';
+import { createLogOutput } from '../observability/log/output.js';
 import { runSubcommand, subcommandDeadline } from '../diagnose/subcommands.js';
 import { createMetrics } from '../observability/metrics.js';
 
@@ -168,12 +169,13 @@ test('--timeout=600h: a CSI call is ended at 600h, not before, and the driver is
     for (const session of sessions) session.destroy();
     server.close();
   });
-  const connection = await CsiConnection.connect({ address: socket, log: silentLogger, metrics: createMetrics() }, new AbortController().signal);
-  t.after(() => connection.close());
+  const channel = await DriverChannel.connect({ address: socket, log: silentLogger }, new AbortController().signal);
+  const calls = new DriverCalls(channel, { log: silentLogger, metrics: createMetrics() });
+  t.after(() => calls.close());
 
   mockTime(t);
   let outcome: unknown = 'pending';
-  const call = connection
+  const call = calls
     .unary(
       Controller.method.controllerExpandVolume,
       { volumeId: 'v', capacityRange: { requiredBytes: 1n } },

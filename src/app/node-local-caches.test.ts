@@ -2,17 +2,16 @@
 // and every order in which a claim and its volume can arrive, leave and come back afterwards.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { FakeApiServer } from '../../test/fakes/fake-apiserver.js';
+import { fakeApiWithClient, type FakeApiServer } from '../../test/fakes/fake-apiserver.js';
 import { pv, pvc } from '../../test/support/builders.js';
 import { eventually } from '../../test/support/eventually.js';
-import { HttpKubeClient } from '../kube/client.js';
-import { Informer } from '../kube/informer.js';
-import { objectKey } from '../kube/keys.js';
-import { Resources } from '../kube/resources.js';
+import { Informer } from '../kube/cache/informer.js';
+import { objectKey } from '../kube/cache/keys.js';
+import { Resources } from '../kube/api/resources.js';
 import type { NodeSelectorTerm } from '../model/node-affinity.js';
 import type { KubeObject, Pv, Pvc } from '../model/objects.js';
 import { NodeVolumeScope } from './node-volume-scope.js';
-import { createLogger } from '../observability/logger.js';
+import { createLogger } from '../observability/log/logger.js';
 import { NodeLocalCaches } from './node-local-caches.js';
 
 const PVS = 'v1/persistentvolumes';
@@ -37,11 +36,7 @@ function volume(name: string, node: string | undefined, claim?: string, driver =
 const claim = (name: string, volumeName: string | null): Pvc => pvc({ name, volumeName, phase: volumeName === null ? 'Pending' : 'Bound' });
 
 async function setup(t: { after: (fn: () => unknown) => void }, before?: (s: FakeApiServer) => void) {
-  const server = await new FakeApiServer().start();
-  t.after(() => server.close());
-  before?.(server);
-  const client = new HttpKubeClient({ kubeConfig: server.kubeConfig(), qps: 0, burst: 1 });
-  t.after(() => client.close());
+  const { server, client } = await fakeApiWithClient(t, before);
   const lines: string[] = [];
   const log = createLogger({ verbosity: 2, format: 'text', write: (l) => lines.push(l) });
   const caches = new NodeLocalCaches({ scope: new NodeVolumeScope({ name: NODE, labels: { 'kubernetes.io/hostname': NODE } }, log), driverName: DRIVER });

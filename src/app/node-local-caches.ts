@@ -10,8 +10,8 @@
 // with it (Informer.refilter); a PV that arrives after its claim was dropped has the claim read
 // again (Informer.refetch, one list of that name), since the watch will not send it again until
 // it changes.
-import type { Informer } from '../kube/informer.js';
-import type { ReadonlyStore } from '../kube/store.js';
+import type { Informer } from '../kube/cache/informer.js';
+import type { ReadonlyStore } from '../kube/cache/store.js';
 import { MIGRATION_TARGET_DRIVERS } from '../model/names.js';
 import { nodeAffinitySelects } from '../model/node-affinity.js';
 import type { KubeObject, Pv, Pvc } from '../model/objects.js';

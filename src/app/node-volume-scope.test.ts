@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { NodeVolumeScope } from './node-volume-scope.js';
-import { createLogger } from '../observability/logger.js';
+import { createLogger } from '../observability/log/logger.js';
 import { pv } from '../../test/support/builders.js';
 
 const node = { name: 'node-a', labels: { 'kubernetes.io/hostname': 'node-a' } };

@@ -4,7 +4,7 @@
 import type { Pv } from '../model/objects.js';
 import type { NodeIdentity } from '../model/node-affinity.js';
 import { nodeScopeDecision, type VolumeScope } from '../model/volume-scope.js';
-import type { Logger } from '../observability/logger.js';
+import type { Logger } from '../observability/log/logger.js';
 
 export class NodeVolumeScope implements VolumeScope {
   /** PV names already reported as having no node affinity (a PV is reported once per process). */

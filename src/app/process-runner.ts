@@ -13,13 +13,16 @@
 //
 // This module imports the app's modules only when it runs (loadProcessParts): it is loaded on the
 // path that answers -h, --version and flag errors, which must not depend on them.
-import type { App, AppDeps, Elector } from './build.js';
+import type { App, AppDeps } from './build.js';
+import type { Elector } from './build/elector.js';
 import type { Config } from '../flags/config.js';
 import type { ProcessEnd } from './exit.js';
 import { linkedSignal, sleep } from '../base/signals.js';
-import { dieOnSignals, eitherSignal, handleShutdownSignals, Lifecycle, settleWithin, type ProcessSignals } from './lifecycle.js';
+import { settleWithin } from '../base/settle-within.js';
+import { Lifecycle } from './lifecycle.js';
+import { dieOnSignals, handleShutdownSignals, type ProcessSignals } from './os-signals.js';
 import type { DiagnosticsServer, HealthResult } from '../observability/http-server.js';
-import type { Logger } from '../observability/logger.js';
+import type { Logger } from '../observability/log/logger.js';
 import type { Metrics } from '../observability/metrics.js';
 import type { StartupError } from './startup-error.js';
 
@@ -84,11 +87,12 @@ export interface ProcessRunnerOptions {
 /**
  * When the startup RBAC check runs and the process_* and nodejs_* collectors are set up (only with
  * a metrics endpoint: without one nothing could read them). Neither is needed for the first
- * resizes, so they wait until the controllers' caches have synced and then `afterSyncMs` more,
- * leaving the first resizes the CPU and the API server (the check's dozen reviews used to overlap
- * them); at the latest `latestMs` after the app started, since a standby replica has no caches and
- * a missing list permission keeps them from ever syncing. A scrape before then sets up the
- * collectors first, so every scrape has them.
+ * resizes, so they wait until the controllers' caches have settled (synced, or refused for want of
+ * an RBAC rule) and then `afterSyncMs` more, leaving the first resizes the CPU and the API server
+ * (the check's dozen reviews used to overlap them); at the latest `latestMs` after the app
+ * started, since a standby replica has no caches (and with --node-deployment a refused PV list
+ * keeps the claims' informer from starting). A scrape before then sets up the collectors first, so
+ * every scrape has them.
  */
 export interface PermissionCheckTiming {
   readonly afterSyncMs: number;
@@ -134,16 +138,7 @@ async function run(options: ProcessRunnerOptions, lifecycle: Lifecycle, endAtOnc
   const parts = options.parts ?? (await loadProcessParts());
   const metrics = parts.createMetrics();
   const address = config.metricsAddress || config.httpEndpoint;
-  // Set up once (a scrape during the set-up waits for the same promise); never when nothing could read them.
-  let processMetrics: Promise<void> | undefined = address === '' ? Promise.resolve() : undefined;
-  const registerProcessMetrics = (): Promise<void> =>
-    (processMetrics ??= (async () => {
-      try {
-        await parts.registerProcessMetrics(metrics.registry);
-      } catch (err) {
-        log.error('Setting up the process metrics failed', { err });
-      }
-    })());
+  const registerProcessMetrics = processMetricsOnce(address === '' ? undefined : () => parts.registerProcessMetrics(metrics.registry), log);
 
   let app: App;
   try {
@@ -161,30 +156,12 @@ async function run(options: ProcessRunnerOptions, lifecycle: Lifecycle, endAtOnc
     await app.checkPermissions(lifecycle.workSignal);
   });
 
-  let running: Promise<void> | undefined;
   let leadershipLost!: () => void;
   const lost = new Promise<'leadershipLost'>((resolve) => {
     leadershipLost = () => resolve('leadershipLost');
   });
-  /** The controllers, until `leading` aborts (leadership ended) or the process stops. */
-  const runControllers = (leading: AbortSignal) => {
-    // Stop taking work on shutdown or when leadership ends; cut in-flight work short only when
-    // leadership ends or the drain bound has passed (the root signal).
-    const work = eitherSignal(leading, lifecycle.workSignal);
-    const cancel = eitherSignal(leading, lifecycle.rootSignal);
-    running = app
-      .run(work.signal, cancel.signal)
-      .then(
-        () => undefined,
-        (error: unknown) => {
-          if (!lifecycle.shuttingDown && !leading.aborted) endAtOnce({ kind: 'controllersFailed', error });
-        },
-      )
-      .finally(() => {
-        work.dispose();
-        cancel.dispose();
-      });
-  };
+  const controllers = controllerRuns(app, lifecycle, endAtOnce);
+  const runControllers = (leading: AbortSignal) => controllers.start(leading);
 
   let elector: Elector | undefined;
   if (config.leaderElection) {
@@ -231,6 +208,7 @@ async function run(options: ProcessRunnerOptions, lifecycle: Lifecycle, endAtOnc
   // reconciles in flight get --timeout. After a lost Lease there is no drain: another replica may
   // already lead, so nothing cancelled here may still write (an event for the cancelled call,
   // say); upstream exits at once too (§1).
+  const running = controllers.running();
   if (reason === 'signal' && running && (await settleWithin(running, config.timeoutMs)) === 'timedOut') {
     log.info('In-flight operations did not finish within --timeout; exiting anyway', { timeoutMs: config.timeoutMs });
   }
@@ -241,11 +219,57 @@ async function run(options: ProcessRunnerOptions, lifecycle: Lifecycle, endAtOnc
   return reason === 'signal' ? { kind: 'stopped' } : { kind: 'leadershipLost' };
 }
 
+/**
+ * The process metrics' set-up, run once: a scrape during the set-up waits for the same promise.
+ * `register` is undefined when nothing could read them (no metrics address): then nothing is set up.
+ */
+function processMetricsOnce(register: (() => Promise<void>) | undefined, log: Logger): () => Promise<void> {
+  let processMetrics: Promise<void> | undefined = register === undefined ? Promise.resolve() : undefined;
+  return () =>
+    (processMetrics ??= (async () => {
+      try {
+        await register?.();
+      } catch (err) {
+        log.error('Setting up the process metrics failed', { err });
+      }
+    })());
+}
+
+/** The controllers' runs: `start` runs them until `leading` aborts (leadership ended) or the process stops; `running` is the last run. */
+function controllerRuns(
+  app: App,
+  lifecycle: Lifecycle,
+  endAtOnce: (end: ProcessEnd) => void,
+): { start(leading: AbortSignal): void; running(): Promise<void> | undefined } {
+  let running: Promise<void> | undefined;
+  return {
+    start: (leading) => {
+      // Stop taking work on shutdown or when leadership ends; cut in-flight work short only when
+      // leadership ends or the drain bound has passed (the root signal).
+      const work = linkedSignal([leading, lifecycle.workSignal]);
+      const cancel = linkedSignal([leading, lifecycle.rootSignal]);
+      running = app
+        .run(work.signal, cancel.signal)
+        .then(
+          () => undefined,
+          (error: unknown) => {
+            if (!lifecycle.shuttingDown && !leading.aborted) endAtOnce({ kind: 'controllersFailed', error });
+          },
+        )
+        .finally(() => {
+          work.dispose();
+          cancel.dispose();
+        });
+    },
+    running: () => running,
+  };
+}
+
 /** Resolves once start-up is over (see PermissionCheckTiming): true, or false when `signal` aborted first. */
 async function afterStartup(app: App, signal: AbortSignal, timing: PermissionCheckTiming): Promise<boolean> {
   const wait = linkedSignal(signal, timing.latestMs);
   try {
-    await app.whenCachesSynced(wait.signal);
+    await app.whenCachesSettled(wait.signal);
     await sleep(timing.afterSyncMs, wait.signal);
   } catch {
     // The latest time has come (or the process is stopping: checked below).

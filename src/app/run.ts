@@ -6,12 +6,13 @@ import { basename } from 'node:path';
 import { applyFeatureGates, ConfigError, parseCommandLine, type CommandLine, type Config } from '../flags/config.js';
 import type { ProcessEnd } from './exit.js';
 import { FeatureGateError } from '../flags/feature-gates.js';
-import type { ProcessSignals } from './lifecycle.js';
+import { isSubcommand, runSubcommand } from '../diagnose/subcommands.js';
+import type { ProcessSignals } from './os-signals.js';
 import { LoggingConfigError, type LoggingFlags } from '../flags/logging-flags.js';
 import { runProcess, type ProcessParts } from './process-runner.js';
 import { readVersion } from './version.js';
-import { createLogOutput } from '../observability/log-output.js';
-import { createLogger, type Logger } from '../observability/logger.js';
+import { createLogOutput } from '../observability/log/output.js';
+import { createLogger, type Logger } from '../observability/log/logger.js';
 
 export interface CommandHost {
   /** The arguments after node and the script. */
@@ -53,8 +54,7 @@ function createConfiguredLogger(config: LoggingFlags): Logger {
 export async function runCommand(host: CommandHost): Promise<CommandResult> {
   const program = programName(host.scriptPath);
   const [first, ...rest] = host.args;
-  if (first === 'doctor' || first === 'explain') {
-    const { runSubcommand } = await import('../diagnose/subcommands.js');
+  if (isSubcommand(first)) {
     const code = await runSubcommand(first, rest, { program, out: host.stdout, err: host.stderr });
     return { end: { kind: 'subcommandDone', code }, log: undefined };
   }

@@ -2,8 +2,8 @@
 // a CSI resizer, the trivial resizer for node-only drivers, or none; a modifier or none.
 // Failures carry the reference's messages and exit codes.
 import type { CsiClient, DriverCapabilities } from '../csi/client.js';
-import type { Logger } from '../observability/logger.js';
-import type { SecretReader } from '../kube/secrets.js';
+import type { Logger } from '../observability/log/logger.js';
+import type { SecretReader } from '../kube/api/secrets.js';
 import { CsiResizer } from '../resize/csi-resizer.js';
 import type { Resizer } from '../resize/resizer.js';
 import { TrivialResizer } from '../resize/trivial-resizer.js';

@@ -80,8 +80,11 @@ export type AutoGrowDecision =
   | { readonly kind: 'usageUnavailable'; readonly reason: UsageUnavailable | 'notMounted'; readonly message: string }
   | { readonly kind: 'unusableSample'; readonly reason: UnusableSample; readonly message: string }
   | { readonly kind: 'belowThreshold'; readonly evaluation: Evaluation }
-  /** The claim needs more but is at its limit; `notify` is false once the claim records the report. */
-  | { readonly kind: 'limitReached'; readonly evaluation: Evaluation; readonly notify: boolean }
+  /**
+   * The claim needs more but is at its limit; `notify` is false once the claim records the report.
+   * `limit` is the limit in canonical form, the value the limit-reached record holds.
+   */
+  | { readonly kind: 'limitReached'; readonly evaluation: Evaluation; readonly notify: boolean; readonly limit: string }
   | { readonly kind: 'cooldown'; readonly evaluation: Evaluation; readonly nextGrowAllowedAtMs: number }
   | {
       readonly kind: 'grow';
@@ -155,7 +158,7 @@ export function decideAutoGrow(input: DecisionInput): AutoGrowDecision {
   const bytesLow = sample.availableBytes < evaluation.thresholdBytes;
   const inodesLow = evaluation.inodesThreshold !== undefined && sample.inodesFree! < evaluation.inodesThreshold;
   if (!bytesLow && !inodesLow) return { kind: 'belowThreshold', evaluation };
-  if (capacity >= policy.limitBytes) return { kind: 'limitReached', evaluation, notify: !limitAlreadyReported(pvc, policy.limit) };
+  if (capacity >= policy.limitBytes) return { kind: 'limitReached', evaluation, notify: !limitAlreadyReported(pvc, policy.limit), limit: policy.limit };
   if (nextGrowAllowedAtMs !== undefined && input.nowMs < nextGrowAllowedAtMs) return { kind: 'cooldown', evaluation, nextGrowAllowedAtMs };
 
   const toBytes = grownSize(policy, capacity);

@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { eventually } from '../../test/support/eventually.js';
 import { getEventListeners } from 'node:events';
-import { abortable, linkedSignal, sleep, TimeoutError, AbortError, isAbortError, untilAborted } from './signals.js';
+import { abortable, abortReason, linkedSignal, sleep, TimeoutError, AbortError, isAbortError, untilAborted } from './signals.js';
 
 test('a linked signal follows its parent, its own abort and its timeout, and dispose unlinks', async () => {
   const parent = new AbortController();
@@ -24,6 +24,17 @@ test('a linked signal follows its parent, its own abort and its timeout, and dis
   disposed.dispose();
   root.abort();
   assert.equal(disposed.signal.aborted, false, 'a disposed child no longer follows the parent');
+});
+
+test('abortReason is the reason when it is an Error, else an AbortError', () => {
+  const withError = new AbortController();
+  const reason = new TimeoutError(5);
+  withError.abort(reason);
+  assert.equal(abortReason(withError.signal), reason);
+
+  const withText = new AbortController();
+  withText.abort('not an error');
+  assert.ok(abortReason(withText.signal) instanceof AbortError);
 });
 
 test('sleep rejects with the abort reason', async () => {
@@ -61,4 +72,18 @@ test('abortable settles as its promise does, or rejects with the reason; no list
   const plain = new AbortController();
   plain.abort('no error object');
   await assert.rejects(abortable(never, plain.signal), (err: unknown) => isAbortError(err));
+});
+
+test('a signal linked to two parents aborts with whichever aborts first and unlinks on dispose', () => {
+  const a = new AbortController();
+  const b = new AbortController();
+  const either = linkedSignal([a.signal, b.signal]);
+  b.abort(new Error('b'));
+  assert.equal(either.signal.aborted, true);
+  assert.equal((either.signal.reason as Error).message, 'b');
+  either.dispose();
+  assert.equal(getEventListeners(a.signal, 'abort').length, 0, 'dispose unlinks the parent that did not abort');
+  const pre = new AbortController();
+  pre.abort(new Error('pre'));
+  assert.equal(linkedSignal([pre.signal, new AbortController().signal]).signal.aborted, true);
 });

@@ -1,4 +1,4 @@
-// Per-call cancellation linked to a long-lived parent signal. We link a child controller by hand
+// Per-call cancellation linked to long-lived parent signals. We link a child controller by hand
 // instead of AbortSignal.any(), which leaks listeners on a process-lifetime signal in several
 // Node releases.
 import type { Clock, TimerHandle } from './clock.js';
@@ -18,6 +18,14 @@ export class TimeoutError extends Error {
   }
 }
 
+/**
+ * What an aborted signal's waiters reject with: its reason when that is an Error (a
+ * TimeoutError, the lifecycle's "shutting down"), else an AbortError.
+ */
+export function abortReason(signal: AbortSignal): Error {
+  return signal.reason instanceof Error ? signal.reason : new AbortError();
+}
+
 export interface LinkedSignal {
   readonly signal: AbortSignal;
   /** Aborts the child only (the parent is untouched). */
@@ -26,15 +34,21 @@ export interface LinkedSignal {
   dispose(): void;
 }
 
-/** A child signal aborted when the parent aborts or after timeoutMs (if given; on `clock` when given). */
-export function linkedSignal(parent: AbortSignal, timeoutMs?: number, clock?: Clock): LinkedSignal {
+/**
+ * A child signal aborted when the parent (or any of several parents, with the first one's
+ * reason) aborts, or after timeoutMs (if given; on `clock` when given).
+ */
+export function linkedSignal(parent: AbortSignal | readonly AbortSignal[], timeoutMs?: number, clock?: Clock): LinkedSignal {
   const controller = new AbortController();
-  if (parent.aborted) {
-    controller.abort(parent.reason);
-    return { signal: controller.signal, abort: () => {}, dispose: () => {} };
+  const parents = parent instanceof AbortSignal ? [parent] : parent;
+  for (const p of parents) {
+    if (p.aborted) {
+      controller.abort(p.reason);
+      return { signal: controller.signal, abort: () => {}, dispose: () => {} };
+    }
   }
-  const onParentAbort = () => controller.abort(parent.reason);
-  parent.addEventListener('abort', onParentAbort, { once: true });
+  const onParentAbort = (event: Event) => controller.abort((event.target as AbortSignal).reason);
+  for (const p of parents) p.addEventListener('abort', onParentAbort, { once: true });
   // A per-request timeout fits one Node timer: set directly, without setLongTimeout's steps.
   let shortTimer: NodeJS.Timeout | undefined;
   let timerHandle: TimerHandle | undefined;
@@ -53,7 +67,7 @@ export function linkedSignal(parent: AbortSignal, timeoutMs?: number, clock?: Cl
     signal: controller.signal,
     abort: (reason?: unknown) => controller.abort(reason ?? new AbortError()),
     dispose: () => {
-      parent.removeEventListener('abort', onParentAbort);
+      for (const p of parents) p.removeEventListener('abort', onParentAbort);
       if (shortTimer !== undefined) clearTimeout(shortTimer);
       timerHandle?.cancel();
     },
@@ -64,12 +78,12 @@ export function linkedSignal(parent: AbortSignal, timeoutMs?: number, clock?: Cl
 export function sleep(ms: number, signal?: AbortSignal, clock?: Clock): Promise<void> {
   return new Promise((resolve, reject) => {
     if (signal?.aborted) {
-      reject(signal.reason instanceof Error ? signal.reason : new AbortError());
+      reject(abortReason(signal));
       return;
     }
     const onAbort = () => {
       timer.cancel();
-      reject(signal?.reason instanceof Error ? signal.reason : new AbortError());
+      if (signal) reject(abortReason(signal));
     };
     const done = () => {
       signal?.removeEventListener('abort', onAbort);
@@ -92,10 +106,9 @@ export function untilAborted(signal: AbortSignal): Promise<void> {
  * The abort listener is removed when `promise` settles, so a long-lived signal keeps none.
  */
 export function abortable<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
-  const reason = () => (signal.reason instanceof Error ? signal.reason : new AbortError());
-  if (signal.aborted) return Promise.reject(reason());
+  if (signal.aborted) return Promise.reject(abortReason(signal));
   return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(reason());
+    const onAbort = () => reject(abortReason(signal));
     signal.addEventListener('abort', onAbort, { once: true });
     promise.then(
       (value) => {

@@ -20,6 +20,18 @@ test('reserve: burst free, then 1/qps apart, refilled over time', () => {
   assert.equal(b.reserve(), 0);
 });
 
+test('tryTake: a token there now is taken; none, or one already reserved by a waiter, is left alone', () => {
+  const clock = new FakeClock();
+  const b = new TokenBucket({ qps: 10, burst: 2, clock });
+  assert.deepEqual([b.tryTake(), b.tryTake(), b.tryTake()], [true, true, false]);
+  assert.equal(b.reserve(), 100, 'the failed tryTake took nothing');
+  clock.advance(100);
+  assert.equal(b.tryTake(), false, "the token that arrived is the waiter's");
+  clock.advance(100);
+  assert.equal(b.tryTake(), true);
+  assert.equal(new TokenBucket({ qps: 0, burst: 1, clock }).tryTake(), true, 'no limit');
+});
+
 test('take() waits for a reserved token, in order', async () => {
   const clock = new FakeClock();
   const b = new TokenBucket({ qps: 50, burst: 1, clock });

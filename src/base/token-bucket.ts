@@ -2,9 +2,9 @@
 // bucket holds up to `burst` tokens and refills at `qps` per second; a caller that finds it empty
 // reserves the next token anyway (the balance goes negative) and waits until that token exists,
 // so waiters are served in arrival order. An aborted waiter hands its reservation back.
-// Used for API requests (--kube-api-qps / --kube-api-burst, kube/http.ts).
+// Used for API requests (--kube-api-qps / --kube-api-burst, kube/wire/http.ts).
 import { realClock, type Clock } from './clock.js';
-import { AbortError } from './signals.js';
+import { abortReason } from './signals.js';
 
 export interface TokenBucketOptions {
   /** Tokens per second; 0 or less (or +Inf) disables limiting. */
@@ -47,6 +47,18 @@ export class TokenBucket {
     return this.tokens >= 0 ? 0 : (-this.tokens / this.options.qps) * 1000;
   }
 
+  /**
+   * Takes a token if one is there now (always true without a limit); false, taking nothing, when
+   * the caller would have to wait (then take()). Lets a caller skip the await when nothing waits.
+   */
+  tryTake(): boolean {
+    if (this.unlimited) return true;
+    this.refill();
+    if (this.tokens < 1) return false;
+    this.tokens -= 1;
+    return true;
+  }
+
   /** Waits for a token; rejects (and hands the reservation back) when the signal aborts. */
   async take(signal: AbortSignal): Promise<void> {
     if (this.unlimited) return;
@@ -65,7 +77,7 @@ export class TokenBucket {
     return new Promise((resolve, reject) => {
       const onAbort = () => {
         timer.cancel();
-        reject(signal.reason instanceof Error ? signal.reason : new AbortError());
+        reject(abortReason(signal));
       };
       // The caller is waiting on this timer, so it keeps the process alive like a plain sleep.
       const timer = this.clock.setTimer(

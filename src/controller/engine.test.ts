@@ -3,7 +3,7 @@
 // upstream's controllers announce themselves, including a sync cut short by shutdown.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { silentLogger } from '../observability/logger.js';
+import { silentLogger } from '../observability/log/logger.js';
 import { ItemExponentialFailureRateLimiter, RateLimitingQueue } from '../queue/rate-limiters.js';
 import type { Outcome } from '../queue/workers.js';
 import { FakeClock, flushMicrotasks } from '../../test/fakes/fake-clock.js';

@@ -4,9 +4,9 @@
 // A controller is this engine configured with its informers and handlers (`handlers.ts`), its
 // reconcile (`reconcile.ts`) and its lifecycle lines; the informers themselves are shared and run
 // by the app, so the engine only waits for their first sync.
-import type { Informer, InformerHandlers } from '../kube/informer.js';
+import type { Informer, InformerHandlers } from '../kube/cache/informer.js';
 import type { KubeObject } from '../model/objects.js';
-import type { Logger } from '../observability/logger.js';
+import type { Logger } from '../observability/log/logger.js';
 import type { RateLimitingQueue } from '../queue/rate-limiters.js';
 import { runWorkers, type Reconcile } from '../queue/workers.js';
 

@@ -1,7 +1,8 @@
 // How a driver call's ending is reported: grpc-js's status, except for the endings where grpc-js
 // and grpc-go (upstream's client) report the same thing differently. There we report what grpc-go
 // reports, because upstream's events, conditions and csi_sidecar_operations_seconds show grpc-go's
-// codes, and because grpc-js leaves some endings without a code at all. reportedStatus is pure
+// codes, and because grpc-js leaves some endings without a code at all. What grpc-js hands over in
+// each case below is pinned by grpc-js-pins.test.ts. reportedStatus is pure
 // (the caller says when the call ended and whether it cancelled it); oneResponseMessage is the
 // interceptor for the rules grpc-js applies before a status reaches the caller. See
 // docs/architecture.md, "The CSI layer".

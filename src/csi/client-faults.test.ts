@@ -7,15 +7,16 @@ import assert from 'node:assert/strict';
 import http2 from 'node:http2';
 import { status } from '@grpc/grpc-js';
 import { create, toBinary } from '@bufbuild/protobuf';
-import { silentLogger } from '../observability/logger.js';
+import { silentLogger } from '../observability/log/logger.js';
 import { createMetrics } from '../observability/metrics.js';
 import { FaultDriver } from '../../test/fakes/fault-driver.js';
 import { H2FaultProxy } from '../../test/support/h2-fault-proxy.js';
-import { answer, GrpcH2Server, type GrpcH2Handler } from '../../test/support/grpc-h2-server.js';
+import { answer, fail, GrpcH2Server, type GrpcH2Handler } from '../../test/support/grpc-h2-server.js';
 import { encodeFrame, Flag, FrameType, grpcFrame, literalHeaderBlock } from '../../test/support/h2-frames.js';
 import { eventually } from '../../test/support/eventually.js';
 import { GrpcCsiClient } from './client.js';
 import { CsiError } from './errors.js';
+import { failure } from '../../test/support/csi-failure.js';
 import { ControllerGetCapabilitiesResponseSchema, ControllerServiceCapability_RPC_Type } from './proto/gen/csi_pb.js';
 
 const never = new AbortController().signal;
@@ -24,9 +25,15 @@ const MiB = 1024 * 1024;
 
 type After = { after(fn: () => unknown): void };
 
-async function startClient(t: After, address: string, timeoutMs = 2000, connectAttemptTimeoutMs?: number): Promise<GrpcCsiClient> {
+async function startClient(
+  t: After,
+  address: string,
+  timeoutMs = 2000,
+  connectAttemptTimeoutMs?: number,
+  connectionLossGraceMs?: number,
+): Promise<GrpcCsiClient> {
   const client = await GrpcCsiClient.start(
-    { address, timeoutMs, log: silentLogger, metrics: createMetrics(), probeIntervalMs: 50, connectAttemptTimeoutMs },
+    { address, timeoutMs, log: silentLogger, metrics: createMetrics(), probeIntervalMs: 50, connectAttemptTimeoutMs, connectionLossGraceMs },
     never,
   );
   t.after(() => client.close());
@@ -45,17 +52,6 @@ async function h2Driver(t: After, handler: GrpcH2Handler): Promise<GrpcH2Server>
   const server = await GrpcH2Server.start(handler);
   t.after(() => server.stop());
   return server;
-}
-
-/** Waits for a call that must fail; returns its CsiError. */
-async function failure(promise: Promise<unknown>): Promise<CsiError> {
-  try {
-    await promise;
-  } catch (err) {
-    assert.ok(err instanceof CsiError, `not a CsiError: ${String(err)}`);
-    return err;
-  }
-  assert.fail('the call succeeded');
 }
 
 const capabilitiesAnswer = toBinary(
@@ -109,6 +105,45 @@ test('after the driver restarted, the next call goes out on a new connection and
     const caps = await client.getControllerCapabilities(never).catch((err: unknown) => assert.fail(`round ${round}: ${String(err)}`));
     assert.equal(caps.expandVolume, true);
   }
+});
+
+// A driver's own status arrives with its response headers, either before it (a status in
+// trailers) or with it (Trailers-Only, as grpc-go, grpc-js and C-core servers send an error).
+const driverFailures: Array<{ name: string; code: status; answer: (stream: http2.ServerHttp2Stream) => void }> = [
+  { name: 'Unavailable, Trailers-Only', code: status.UNAVAILABLE, answer: (stream) => fail(stream, status.UNAVAILABLE, 'driver busy') },
+  { name: 'Internal, Trailers-Only', code: status.INTERNAL, answer: (stream) => fail(stream, status.INTERNAL, 'driver busy') },
+  {
+    name: 'Unavailable in trailers after headers',
+    code: status.UNAVAILABLE,
+    answer: (stream) => {
+      stream.respond({ ':status': 200, 'content-type': 'application/grpc' }, { waitForTrailers: true });
+      stream.on('wantTrailers', () => stream.sendTrailers({ 'grpc-status': String(status.UNAVAILABLE), 'grpc-message': 'driver busy' }));
+      stream.end();
+    },
+  },
+];
+
+for (const { name, code, answer: fails } of driverFailures) {
+  test(`a driver's own ${name}: returned at once, without the connection-loss grace, and not sent again`, async (t) => {
+    const server = await h2Driver(t, (call) => fails(call.stream));
+    // A grace far beyond the call's bound below: waiting for it would fail the test.
+    const client = await startClient(t, server.address, 60_000, undefined, 60_000);
+    const started = Date.now();
+    const err = await failure(client.getControllerCapabilities(never));
+    assert.ok(Date.now() - started < 30_000, `ended after ${Date.now() - started} ms`);
+    assert.equal(err.code, code, err.message);
+    assert.equal(err.details, 'driver busy');
+    assert.equal(server.count(CAPABILITIES), 1);
+  });
+}
+
+test('a driver that resets a call with RST_STREAM INTERNAL_ERROR on a healthy connection: Internal after the grace, not sent again', async (t) => {
+  const server = await h2Driver(t, (call) => call.stream.close(http2.constants.NGHTTP2_INTERNAL_ERROR));
+  const client = await startClient(t, server.address, 5000, undefined, 100);
+  const err = await failure(client.getControllerCapabilities(never));
+  assert.equal(err.code, status.INTERNAL, err.message);
+  assert.equal(server.count(CAPABILITIES), 1);
+  assert.equal(client.connectionState, 'ready');
 });
 
 test('a call refused with RST_STREAM REFUSED_STREAM is sent again once and succeeds', async (t) => {
@@ -427,24 +462,27 @@ test('a 100,000-deep nested group in an unknown field is a decode error status, 
   assert.ok(!(err.cause instanceof RangeError));
 });
 
-test('no bytes a driver sends crash the client, reject unhandled or hang a call (bounded fuzz)', async (t) => {
-  const { proxy } = await proxiedDriver(t);
-  // A damaged handshake can leave an attempt waiting forever; a short attempt bound keeps the run short.
-  const client = await startClient(t, `unix://${proxy.socketPath}`, 300, 1000);
-  if (process.env['FUZZ_DEBUG']) process.stderr.write('client started\n');
-  const thrown: unknown[] = [];
-  const onThrown = (err: unknown) => thrown.push(err);
-  process.on('uncaughtException', onThrown);
-  process.on('unhandledRejection', onThrown);
-  t.after(() => {
-    process.off('uncaughtException', onThrown);
-    process.off('unhandledRejection', onThrown);
-  });
-  const random = mulberry32(0x5eed);
-  const cases = 100;
-  const started = Date.now();
-  const outcomes = { ok: 0, failed: 0 };
-  for (let i = 0; i < cases && Date.now() - started < 60_000; i++) {
+// The fuzz runs in lanes, each its own proxy and client with its own seed: most cases wait for
+// the call's deadline, and lanes wait side by side, so all cases fit in a quarter of the time.
+const FUZZ_LANES = 4;
+const FUZZ_CASES_PER_LANE = 25;
+const FUZZ_CALL_TIMEOUT_MS = 300;
+
+interface FuzzOutcomes {
+  ok: number;
+  failed: number;
+}
+
+/** One lane: FUZZ_CASES_PER_LANE calls through `proxy`, half answered with random frames, half with the driver's frames damaged. */
+async function fuzzLane(t: After, driver: FaultDriver, lane: number, outcomes: FuzzOutcomes): Promise<void> {
+  const proxy = await H2FaultProxy.start(driver.socketPath);
+  t.after(() => proxy.close());
+  // A damaged handshake can leave an attempt waiting forever; a short attempt bound keeps the run
+  // short. Start-up gets the default deadline (the other lanes may be busy), each fuzz call a short one.
+  const client = await startClient(t, `unix://${proxy.socketPath}`, 5000, 1000);
+  const random = mulberry32(0x5eed + lane);
+  for (let i = 0; i < FUZZ_CASES_PER_LANE; i++) {
+    const name = `lane ${lane} case ${i}`;
     if (i % 2 === 0) {
       // Generated: the driver never sees the request; the proxy answers with random frames.
       proxy.onServerFrame = undefined;
@@ -460,24 +498,42 @@ test('no bytes a driver sends crash the client, reject unhandled or hang a call 
       proxy.onServerFrame = (frame) => mutate(random, frame.raw);
     }
     const callStarted = Date.now();
-    await client.getControllerCapabilities(never).then(
+    await client.getControllerCapabilities(never, { timeoutMs: FUZZ_CALL_TIMEOUT_MS }).then(
       () => outcomes.ok++,
       (err: unknown) => {
-        assert.ok(err instanceof CsiError, `case ${i}: not a CsiError: ${String(err)}`);
-        assert.notEqual(err.code, null, `case ${i}: no gRPC code: ${err.message}`);
+        assert.ok(err instanceof CsiError, `${name}: not a CsiError: ${String(err)}`);
+        assert.notEqual(err.code, null, `${name}: no gRPC code: ${err.message}`);
         outcomes.failed++;
-        if (process.env['FUZZ_DEBUG']) process.stderr.write(`case ${i}: ${(err as Error).message}\n`);
+        if (process.env['FUZZ_DEBUG']) process.stderr.write(`${name}: ${err.message}\n`);
       },
     );
-    assert.ok(Date.now() - callStarted < 300 + 3000, `case ${i}: the call took ${Date.now() - callStarted} ms`);
+    assert.ok(Date.now() - callStarted < FUZZ_CALL_TIMEOUT_MS + 3000, `${name}: the call took ${Date.now() - callStarted} ms`);
   }
-  assert.deepEqual(thrown, []);
-  assert.ok(outcomes.ok + outcomes.failed >= 60, JSON.stringify(outcomes));
-  t.diagnostic(`fuzz: ${JSON.stringify(outcomes)} in ${Date.now() - started} ms`);
   // With the damage gone, the client works again.
   proxy.onClientFrame = undefined;
   proxy.onServerFrame = undefined;
-  await eventually('a call succeeds after the fuzz', () => client.getControllerCapabilities(never).then(() => true), 10_000);
+  await eventually(`lane ${lane}: a call succeeds after the fuzz`, () => client.getControllerCapabilities(never).then(() => true), 10_000);
+}
+
+test(`no bytes a driver sends crash the client, reject unhandled or hang a call (bounded fuzz: ${FUZZ_LANES * FUZZ_CASES_PER_LANE} seeded cases)`, async (t) => {
+  const driver = await FaultDriver.start();
+  t.after(() => driver.stop());
+  const thrown: unknown[] = [];
+  const onThrown = (err: unknown) => thrown.push(err);
+  process.on('uncaughtException', onThrown);
+  process.on('unhandledRejection', onThrown);
+  t.after(() => {
+    process.off('uncaughtException', onThrown);
+    process.off('unhandledRejection', onThrown);
+  });
+  const outcomes: FuzzOutcomes = { ok: 0, failed: 0 };
+  const started = Date.now();
+  // Every lane runs to its end before anything is asserted, so none is still calling when cleanup starts.
+  const lanes = await Promise.allSettled(Array.from({ length: FUZZ_LANES }, (_, lane) => fuzzLane(t, driver, lane, outcomes)));
+  for (const lane of lanes) if (lane.status === 'rejected') throw lane.reason;
+  assert.deepEqual(thrown, []);
+  assert.equal(outcomes.ok + outcomes.failed, FUZZ_LANES * FUZZ_CASES_PER_LANE, JSON.stringify(outcomes));
+  t.diagnostic(`fuzz: ${JSON.stringify(outcomes)} in ${Date.now() - started} ms`);
 });
 
 function varint(value: number): Buffer {
@@ -518,94 +574,75 @@ function randomFrames(random: () => number, streamId: number): Buffer[] {
     const id = pick(random, [streamId, streamId, streamId, 0, streamId + 2, Math.floor(random() * 0x7fffffff)]);
     const flags = random() < 0.5 ? pick(random, [0, Flag.END_STREAM, Flag.END_HEADERS, Flag.END_HEADERS | Flag.END_STREAM]) : Math.floor(random() * 256);
     const kind = Math.floor(random() * 12);
-    switch (kind) {
-      case 0:
-        frames.push(
-          encodeFrame(
-            FrameType.HEADERS,
-            Flag.END_HEADERS,
-            id,
-            literalHeaderBlock([
-              [':status', '200'],
-              ['content-type', 'application/grpc'],
-            ]),
-          ),
-        );
-        break;
-      case 1:
-        frames.push(
-          encodeFrame(
-            FrameType.HEADERS,
-            Flag.END_HEADERS | Flag.END_STREAM,
-            id,
-            literalHeaderBlock(
-              [
-                ['grpc-status', String(Math.floor(random() * 20))],
-                ['grpc-message', randomBytes(random, 20).toString('latin1')],
-              ].map(([n, v]) => [n!, v!] as const),
-            ),
-          ),
-        );
-        break;
-      case 2:
-        frames.push(encodeFrame(FrameType.HEADERS, flags, id, randomBytes(random, 40)));
-        break;
-      case 3:
-        frames.push(
-          encodeFrame(
-            FrameType.DATA,
-            flags & ~Flag.PADDED,
-            id,
-            grpcFrame(randomBytes(random, 30), random() < 0.8 ? 0 : Math.floor(random() * 256), random() < 0.7 ? undefined : Math.floor(random() * 0xffffffff)),
-          ),
-        );
-        break;
-      case 4:
-        frames.push(encodeFrame(FrameType.DATA, flags, id, randomBytes(random, 60)));
-        break;
-      case 5:
-        frames.push(encodeFrame(FrameType.RST_STREAM, 0, id, uint32(Math.floor(random() * 16))));
-        break;
-      case 6:
-        frames.push(
-          encodeFrame(
-            FrameType.GOAWAY,
-            0,
-            0,
-            Buffer.concat([uint32(Math.floor(random() * (streamId + 3))), uint32(Math.floor(random() * 16)), randomBytes(random, 10)]),
-          ),
-        );
-        break;
-      case 7:
-        frames.push(
-          encodeFrame(FrameType.WINDOW_UPDATE, 0, pick(random, [0, id]), uint32(pick(random, [0, 1, 65535, 0x7fffffff, Math.floor(random() * 0xffffffff)]))),
-        );
-        break;
-      case 8:
-        frames.push(
-          encodeFrame(
-            FrameType.SETTINGS,
-            flags & Flag.ACK,
-            0,
-            Buffer.concat([Buffer.from([0, 1 + Math.floor(random() * 7)]), uint32(Math.floor(random() * 0xffffffff))]),
-          ),
-        );
-        break;
-      case 9:
-        frames.push(
-          encodeFrame(pick(random, [FrameType.PING, FrameType.PRIORITY, FrameType.PUSH_PROMISE, FrameType.CONTINUATION]), flags, id, randomBytes(random, 12)),
-        );
-        break;
-      case 10:
-        frames.push(encodeFrame(10 + Math.floor(random() * 240), flags, id, randomBytes(random, 20)));
-        break;
-      default:
-        // Not a frame at all: a header that lies about the length, or noise.
-        frames.push(randomBytes(random, 30));
-    }
+    frames.push(FRAME_MAKERS[Math.min(kind, FRAME_MAKERS.length - 1)]!({ random, id, flags, streamId }));
   }
   return frames;
 }
+
+/** What a frame maker draws from: the fuzz's random source, the stream id and flags already drawn, the call's stream. */
+interface FrameDraw {
+  random: () => number;
+  id: number;
+  flags: number;
+  streamId: number;
+}
+
+/** The frame makers randomFrames picks from by the kind it drew (11: noise). */
+const FRAME_MAKERS: ReadonlyArray<(draw: FrameDraw) => Buffer> = [
+  ({ id }) =>
+    encodeFrame(
+      FrameType.HEADERS,
+      Flag.END_HEADERS,
+      id,
+      literalHeaderBlock([
+        [':status', '200'],
+        ['content-type', 'application/grpc'],
+      ]),
+    ),
+  ({ random, id }) =>
+    encodeFrame(
+      FrameType.HEADERS,
+      Flag.END_HEADERS | Flag.END_STREAM,
+      id,
+      literalHeaderBlock(
+        [
+          ['grpc-status', String(Math.floor(random() * 20))],
+          ['grpc-message', randomBytes(random, 20).toString('latin1')],
+        ].map(([n, v]) => [n!, v!] as const),
+      ),
+    ),
+  ({ random, id, flags }) => encodeFrame(FrameType.HEADERS, flags, id, randomBytes(random, 40)),
+  ({ random, id, flags }) =>
+    encodeFrame(
+      FrameType.DATA,
+      flags & ~Flag.PADDED,
+      id,
+      grpcFrame(randomBytes(random, 30), random() < 0.8 ? 0 : Math.floor(random() * 256), random() < 0.7 ? undefined : Math.floor(random() * 0xffffffff)),
+    ),
+  ({ random, id, flags }) => encodeFrame(FrameType.DATA, flags, id, randomBytes(random, 60)),
+  ({ random, id }) => encodeFrame(FrameType.RST_STREAM, 0, id, uint32(Math.floor(random() * 16))),
+  ({ random, streamId }) =>
+    encodeFrame(
+      FrameType.GOAWAY,
+      0,
+      0,
+      Buffer.concat([uint32(Math.floor(random() * (streamId + 3))), uint32(Math.floor(random() * 16)), randomBytes(random, 10)]),
+    ),
+  ({ random, id }) =>
+    encodeFrame(FrameType.WINDOW_UPDATE, 0, pick(random, [0, id]), uint32(pick(random, [0, 1, 65535, 0x7fffffff, Math.floor(random() * 0xffffffff)]))),
+  ({ random, flags }) =>
+    encodeFrame(
+      FrameType.SETTINGS,
+      flags & Flag.ACK,
+      0,
+      Buffer.concat([Buffer.from([0, 1 + Math.floor(random() * 7)]), uint32(Math.floor(random() * 0xffffffff))]),
+    ),
+  ({ random, id, flags }) =>
+    encodeFrame(pick(random, [FrameType.PING, FrameType.PRIORITY, FrameType.PUSH_PROMISE, FrameType.CONTINUATION]), flags, id, randomBytes(random, 12)),
+  ({ random, id, flags }) => encodeFrame(10 + Math.floor(random() * 240), flags, id, randomBytes(random, 20)),
+  // Not a frame at all: a header that lies about the length, or noise.
+  ({ random }) => randomBytes(random, 30),
+];
 
 /** A server frame forwarded, damaged, dropped or sent twice. */
 function mutate(random: () => number, raw: Buffer): Buffer | 'forward' | 'drop' {

@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { status } from '@grpc/grpc-js';
-import { createLogger, silentLogger, type Logger } from '../observability/logger.js';
+import { createLogger, silentLogger, type Logger } from '../observability/log/logger.js';
 import { createMetrics } from '../observability/metrics.js';
 import { FaultDriver } from '../../test/fakes/fault-driver.js';
 import { eventually } from '../../test/support/eventually.js';

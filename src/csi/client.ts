@@ -1,16 +1,17 @@
-// The CsiClient port the controllers use, and its gRPC implementation over connection.ts with the
-// generated csi.v1 messages (proto/gen). Startup follows the
+// The CsiClient port the controllers use, and its gRPC implementation: the calls of driver-calls.ts
+// on the channel of driver-channel.ts, with the generated csi.v1 messages (proto/gen). Startup follows the
 // reference: connect (30 s), Probe until ready, GetPluginInfo for the driver name. Unlike the
 // reference, losing the connection later is not fatal: the channel reconnects, and the driver's
 // name is checked again before the client trusts it; only a different or empty name is fatal
 // (reported through onFatal so the app can exit).
 import { messageOf } from '../base/errors.js';
 import { status as GrpcStatus } from '@grpc/grpc-js';
-import type { Logger } from '../observability/logger.js';
+import type { Logger } from '../observability/log/logger.js';
 import type { Metrics } from '../observability/metrics.js';
 import { Backoff } from '../base/backoff.js';
-import { AbortError, sleep } from '../base/signals.js';
-import { CsiConnection, type ConnectionState } from './connection.js';
+import { abortReason, AbortError, sleep } from '../base/signals.js';
+import { DriverChannel, type ConnectionState } from './driver-channel.js';
+import { DriverCalls } from './driver-calls.js';
 import { classifyCsiError, CsiError, GRPC_CODE_NAMES, grpcCodeOf, type CsiOperation } from './errors.js';
 import type { DescMessage, DescMethodUnary, MessageInitShape, MessageShape } from '@bufbuild/protobuf';
 import {
@@ -146,8 +147,10 @@ export interface GrpcCsiClientOptions {
   metrics: Metrics;
   connectTimeoutMs?: number;
   connectLogIntervalMs?: number;
-  /** See CsiConnectionOptions.connectAttemptTimeoutMs. */
+  /** See DriverChannelOptions.connectAttemptTimeoutMs. */
   connectAttemptTimeoutMs?: number;
+  /** See DriverChannelOptions.connectionLossGraceMs; tests only. */
+  connectionLossGraceMs?: number;
   probeIntervalMs?: number;
 }
 
@@ -162,7 +165,8 @@ export class DriverNameError extends Error {
 }
 
 export class GrpcCsiClient implements CsiClient {
-  private readonly connection: CsiConnection;
+  private readonly channel: DriverChannel;
+  private readonly calls: DriverCalls;
   private readonly options: GrpcCsiClientOptions;
   private readonly log: Logger;
   private name = '';
@@ -172,8 +176,9 @@ export class GrpcCsiClient implements CsiClient {
   private readonly lifetime = new AbortController();
   private recheckRunning = false;
 
-  private constructor(connection: CsiConnection, options: GrpcCsiClientOptions) {
-    this.connection = connection;
+  private constructor(channel: DriverChannel, options: GrpcCsiClientOptions) {
+    this.channel = channel;
+    this.calls = new DriverCalls(channel, options);
     this.options = options;
     this.log = options.log;
   }
@@ -184,8 +189,8 @@ export class GrpcCsiClient implements CsiClient {
    * "driver name is empty".
    */
   static async start(options: GrpcCsiClientOptions, signal: AbortSignal): Promise<GrpcCsiClient> {
-    const connection = await CsiConnection.connect(options, signal);
-    const client = new GrpcCsiClient(connection, options);
+    const channel = await DriverChannel.connect(options, signal);
+    const client = new GrpcCsiClient(channel, options);
     try {
       await client.waitForProbe(signal);
       let info: { name: string };
@@ -200,7 +205,7 @@ export class GrpcCsiClient implements CsiClient {
       client.close();
       throw err;
     }
-    connection.onStateChange((state) => client.onConnectionState(state));
+    channel.onStateChange((state) => client.onConnectionState(state));
     options.log.v(2).info('CSI driver name', { driverName: client.name });
     return client;
   }
@@ -210,7 +215,7 @@ export class GrpcCsiClient implements CsiClient {
   }
 
   get connectionState(): ConnectionState {
-    return this.connection.state;
+    return this.channel.state;
   }
 
   /** cb runs once the client can no longer be trusted (the driver's name changed); the app should exit. */
@@ -226,17 +231,17 @@ export class GrpcCsiClient implements CsiClient {
 
   /** Subscribe to connection state changes ('ready' | 'lost' | 'closed'). */
   onConnectionStateChange(cb: (state: ConnectionState) => void): () => void {
-    return this.connection.onStateChange(cb);
+    return this.channel.onStateChange(cb);
   }
 
   /** The driver_name label of the operations metric; the reference sets it once HTTP is served. */
   setMetricsDriverName(name: string): void {
-    this.connection.setMetricsDriverName(name);
+    this.calls.setMetricsDriverName(name);
   }
 
   close(): void {
     this.lifetime.abort(new AbortError('CSI client closed'));
-    this.connection.close();
+    this.calls.close();
   }
 
   /** One Probe: true when ready (an absent `ready` counts as ready). */
@@ -318,7 +323,7 @@ export class GrpcCsiClient implements CsiClient {
     options?: CsiCallOptions,
   ): Promise<MessageShape<O>> {
     try {
-      return await this.connection.unary(method, request, { timeoutMs: options?.timeoutMs ?? this.options.timeoutMs }, signal);
+      return await this.calls.unary(method, request, { timeoutMs: options?.timeoutMs ?? this.options.timeoutMs }, signal);
     } catch (err) {
       throw classifyCsiError(err, operation);
     }
@@ -333,7 +338,7 @@ export class GrpcCsiClient implements CsiClient {
         if (await this.probe(signal)) return;
         this.log.info('CSI driver is not ready');
       } catch (err) {
-        if (signal.aborted) throw signal.reason instanceof Error ? signal.reason : new AbortError();
+        if (signal.aborted) throw abortReason(signal);
         if (grpcCodeOf(err) !== GrpcStatus.DEADLINE_EXCEEDED) {
           throw new Error(`CSI driver probe failed: ${messageOf(err)}`, { cause: err });
         }
@@ -358,7 +363,7 @@ export class GrpcCsiClient implements CsiClient {
     const backoff = new Backoff({ initialMs: 500, maxMs: 10_000 });
     const signal = this.lifetime.signal;
     try {
-      while (!signal.aborted && this.connection.state === 'ready') {
+      while (!signal.aborted && this.channel.state === 'ready') {
         try {
           const info = await this.getPluginInfo(signal);
           if (info.name !== this.name) {

@@ -1,7 +1,7 @@
 // What `csi-resizer doctor` finds, and how it prints it: the checks with their status, the table
 // of claims that are not done, and whether anything failed; as text or JSON. Pure.
 import { formatAge } from './age.js';
-import type { ClaimProgress } from './claim-progress.js';
+import type { ClaimRow } from './claim-progress.js';
 
 export type CheckStatus = 'ok' | 'warn' | 'fail' | 'skip';
 
@@ -10,13 +10,6 @@ export interface Check {
   status: CheckStatus;
   summary: string;
   details?: string[];
-}
-
-export interface ClaimRow extends ClaimProgress {
-  claim: string;
-  pv: string;
-  /** Milliseconds in this state, when known. */
-  forMs: number | undefined;
 }
 
 export interface DoctorReport {

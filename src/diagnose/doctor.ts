@@ -9,22 +9,22 @@
 import { messageOf } from '../base/errors.js';
 import { statSync } from 'node:fs';
 import { discoverCapabilities, GrpcCsiClient, type DriverCapabilities } from '../csi/client.js';
-import { parseCsiAddress } from '../csi/connection.js';
-import { HttpKubeClient, type AccessAttributes } from '../kube/client.js';
-import { isForbidden, isNotFound } from '../kube/errors.js';
-import { loadKubeConfig } from '../kube/kubeconfig.js';
-import { leaseNameForDriver, leaseNamespace } from '../kube/leader-election.js';
-import { Resources } from '../kube/resources.js';
+import { parseCsiAddress } from '../csi/driver-channel.js';
+import type { HttpKubeClient } from '../kube/wire/http-client.js';
+import { ApiClientFactory, ClientPurpose } from '../kube/wire/client-factory.js';
+import { isForbidden, isNotFound } from '../kube/api/errors.js';
+import { leaseNameForDriver, leaseNamespace } from '../kube/api/leader-election.js';
+import { Resources } from '../kube/api/resources.js';
 import type { Pv, Pvc } from '../model/objects.js';
-import { pvcKey } from '../model/pvc.js';
-import type { Logger } from '../observability/logger.js';
+import type { Logger } from '../observability/log/logger.js';
 import { createMetrics } from '../observability/metrics.js';
-import { canSupport } from '../model/volume-scope.js';
 import { formatAge } from './age.js';
-import { CLAIM_STATE_TEXT, modifyProgress, resizeProgress } from './claim-progress.js';
-import type { Check, ClaimRow, DoctorReport } from './doctor-report.js';
+import { CLAIM_STATE_TEXT, claimTable, type ClaimRow } from './claim-progress.js';
+import type { Check, DoctorReport } from './doctor-report.js';
 import type { Config } from '../flags/config.js';
-import { describePermission, requiredPermissions } from '../kube/required-permissions.js';
+import { describeRule, permissionsOf, requiredRules, RULE_EFFECTS, Stops, type RequiredRule } from '../kube/api/required-permissions.js';
+import type { ClientConfig } from '../kube/wire/kubeconfig.js';
+import { checkAutoGrow } from './doctor-auto-grow.js';
 
 export interface DoctorOptions {
   config: Config;
@@ -58,9 +58,11 @@ export async function runDoctor(options: DoctorOptions, signal: AbortSignal): Pr
   let driver: string | undefined;
 
   let kube: HttpKubeClient | undefined;
+  let kubeConfig: ClientConfig | undefined;
   try {
-    const kubeConfig = await loadKubeConfig({ kubeconfigPath: config.kubeconfig, masterUrl: config.master });
-    kube = new HttpKubeClient({ kubeConfig, qps: config.kubeApiQps, burst: Math.max(config.kubeApiBurst, 20), userAgent: 'csi-resizer/doctor' });
+    const clients = await ApiClientFactory.load(config);
+    kubeConfig = clients.clientConfig;
+    kube = clients.create(ClientPurpose.Doctor);
   } catch (err) {
     checks.push({ name: 'API server', status: 'fail', summary: `no client configuration: ${messageOf(err)}` });
   }
@@ -102,11 +104,13 @@ export async function runDoctor(options: DoctorOptions, signal: AbortSignal): Pr
     const resizes = caps === undefined || caps.controllerExpand || caps.nodeExpand === true;
     const modifies = vacServed && config.gates.volumeAttributesClass && (caps === undefined || caps.controllerModify);
     const lease = config.leaderElection ? leaseNamespace(config.leaderElectionNamespace) : undefined;
-    const needed = requiredPermissions({
+    const needed = requiredRules({
+      resizes,
       pods: resizes && config.handleVolumeInUseError,
       volumeAttributesClasses: modifies,
       leaseNamespace: lease,
       node: config.nodeDeployment,
+      ...(config.autoGrow.enabled ? { autoGrow: { kubelets: config.autoGrow.usageSource.kind === 'kubelet' } } : {}),
     });
     await checkPermissions(kube, needed, 'RBAC', checks, signal);
 
@@ -117,6 +121,7 @@ export async function runDoctor(options: DoctorOptions, signal: AbortSignal): Pr
     const pvs = (await kube.listWatcher(Resources.persistentVolumes).list({}, signal)).items as unknown as Pv[];
     const pvcs = (await kube.listWatcher(Resources.persistentVolumeClaims).list({}, signal)).items as unknown as Pvc[];
     await checkClaims({ kube, driver, pvs, pvcs, now: now(), checks, claims }, signal);
+    if (config.autoGrow.enabled && kubeConfig) checks.push(await checkAutoGrow({ kube, kubeConfig, config, driver, pvs, pvcs }, signal));
   } catch (err) {
     checks.push({ name: 'API reads', status: 'fail', summary: `could not read the cluster: ${messageOf(err)}` });
   } finally {
@@ -231,19 +236,29 @@ async function checkDriver(
   }
 }
 
-async function checkPermissions(kube: HttpKubeClient, needed: AccessAttributes[], name: string, checks: Check[], signal: AbortSignal): Promise<void> {
-  const missing: string[] = [];
-  for (const attributes of needed) {
-    if (!(await kube.canI(attributes, signal)).allowed) missing.push(describePermission(attributes));
+/** One detail per missing rule: the rule as an operator adds it, and what its absence disables. */
+async function checkPermissions(kube: HttpKubeClient, needed: RequiredRule[], name: string, checks: Check[], signal: AbortSignal): Promise<void> {
+  const details: string[] = [];
+  let disablesAll = false;
+  for (const rule of needed) {
+    const verbs: string[] = [];
+    for (const attributes of permissionsOf(rule)) {
+      if (!(await kube.canI(attributes, signal)).allowed) verbs.push(attributes.verb);
+    }
+    if (verbs.length === 0) continue;
+    const effect = RULE_EFFECTS[rule.stops];
+    details.push(`${describeRule(rule, verbs)}: disables ${effect.disables}`);
+    if (effect.severity === 'error') disablesAll = true;
   }
   checks.push(
-    missing.length === 0
-      ? { name, status: 'ok', summary: `all ${needed.length} permissions this configuration uses are granted to this identity` }
+    details.length === 0
+      ? { name, status: 'ok', summary: `all ${needed.length} rules this configuration uses are granted to this identity` }
       : {
           name,
-          status: 'fail',
-          summary: `${missing.length} permission(s) missing: resizes stop where they are needed (see deploy/kubernetes/rbac.yaml)`,
-          details: missing,
+          // A rule only modify or events need leaves resizes working: a warning, not a failure.
+          status: disablesAll ? 'fail' : 'warn',
+          summary: `${details.length} rule(s) missing, each named below with what it disables (see deploy/kubernetes/rbac.yaml)`,
+          details,
         },
   );
 }
@@ -290,36 +305,23 @@ async function checkClaims(
   o: { kube: HttpKubeClient; driver: string; pvs: Pv[]; pvcs: Pvc[]; now: Date; checks: Check[]; claims: ClaimRow[] },
   signal: AbortSignal,
 ): Promise<void> {
-  const byKey = new Map(o.pvcs.map((pvc) => [pvcKey(pvc), pvc]));
-  const mismatched: string[] = [];
-  const secretsNeeded = new Map<string, AccessAttributes>();
-  let ours = 0;
-  for (const pv of o.pvs) {
-    const ref = pv.spec.claimRef;
-    if (!ref?.name) continue;
-    const pvc = byKey.get(`${ref.namespace ?? ''}/${ref.name}`);
-    if (!pvc || !canSupport(o.driver, pv, pvc)) continue;
-    ours += 1;
-    if (pvc.spec.volumeName === pv.metadata.name && ref.uid !== pvc.metadata.uid) {
-      mismatched.push(`PV ${pv.metadata.name} claimRef uid ${ref.uid ?? 'none'} != PVC ${pvcKey(pvc)} uid ${pvc.metadata.uid ?? 'none'}`);
-      continue;
-    }
+  const table = claimTable(o.driver, o.pvs, o.pvcs, o.now);
+  o.claims.push(...table.rows);
+  const secretsNeeded = new Map<string, RequiredRule>();
+  for (const pv of table.matched) {
     const secret = pv.spec.csi?.controllerExpandSecretRef;
-    if (secret?.namespace) secretsNeeded.set(secret.namespace, { verb: 'get', group: '', resource: 'secrets', namespace: secret.namespace });
-    for (const progress of [resizeProgress(pvc), modifyProgress(pvc)]) {
-      if (!progress) continue;
-      o.claims.push({ ...progress, claim: pvcKey(pvc), pv: pv.metadata.name, forMs: progress.since ? o.now.getTime() - progress.since.getTime() : undefined });
+    if (secret?.namespace) {
+      secretsNeeded.set(secret.namespace, { group: '', resource: 'secrets', namespace: secret.namespace, verbs: ['get'], stops: Stops.Resizes });
     }
   }
-  o.claims.sort((a, b) => (b.forMs ?? -1) - (a.forMs ?? -1));
   o.checks.push(
-    mismatched.length === 0
-      ? { name: 'Claim references', status: 'ok', summary: `${ours} bound volume(s) of ${o.driver}, each claimRef matches its claim` }
+    table.mismatched.length === 0
+      ? { name: 'Claim references', status: 'ok', summary: `${table.volumes} bound volume(s) of ${o.driver}, each claimRef matches its claim` }
       : {
           name: 'Claim references',
           status: 'warn',
-          summary: `${mismatched.length} volume(s) whose claimRef UID is not their claim's: never resized`,
-          details: mismatched,
+          summary: `${table.mismatched.length} volume(s) whose claimRef UID is not their claim's: never resized`,
+          details: table.mismatched,
         },
   );
   if (secretsNeeded.size > 0) await checkPermissions(o.kube, [...secretsNeeded.values()], 'Expansion secrets', o.checks, signal);

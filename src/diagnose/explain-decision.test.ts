@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { pv, pvc, volumeAttributesClass } from '../../test/support/builders.js';
+import type { ClaimState } from '../model/claim-state.js';
 import { explainClaim, type ClaimFacts, type DriverFacts, type EventFacts } from './explain-decision.js';
 
 const NOW = new Date('2026-12-01T10:00:00Z');
@@ -35,7 +36,16 @@ const outOfRange: EventFacts = {
   message: 'resize volume "pv-1" by resizer "hostpath.csi.k8s.io" failed: rpc error: code = OutOfRange desc = 10Ti exceeds the maximum',
 };
 
-const rows: { name: string; facts: ClaimFacts; verdict: RegExp; reason?: RegExp; next?: RegExp }[] = [
+const rows: {
+  name: string;
+  facts: ClaimFacts;
+  verdict: RegExp;
+  state?: ClaimState | undefined;
+  modifyState?: ClaimState;
+  reason?: RegExp;
+  next?: RegExp;
+  noNext?: RegExp;
+}[] = [
   { name: 'missing claim', facts: facts({ pvc: undefined, pv: undefined }), verdict: /does not exist/ },
   { name: 'unbound claim', facts: facts({ pvc: pvc({ ...claim, phase: 'Pending' }) }), verdict: /not bound/ },
   { name: 'PV gone', facts: facts({ pv: undefined }), verdict: /PV pv-1 .* does not exist/ },
@@ -43,6 +53,7 @@ const rows: { name: string; facts: ClaimFacts; verdict: RegExp; reason?: RegExp;
     name: 'PV of another driver',
     facts: facts({ pv: pv({ ...volume, driver: 'other.csi.io' }) }),
     verdict: /belongs to CSI driver other\.csi\.io/,
+    state: undefined,
     next: /resizer runs beside other\.csi\.io/,
   },
   {
@@ -58,10 +69,10 @@ const rows: { name: string; facts: ClaimFacts; verdict: RegExp; reason?: RegExp;
     next: /allowVolumeExpansion: true/,
   },
   { name: 'class missing', facts: facts({ storageClass: null }), verdict: /Expand/, reason: /StorageClass fast does not exist/ },
-  { name: 'fresh request', facts: facts(), verdict: /Expand the volume to 2Gi: the driver will be called/ },
+  { name: 'fresh request', facts: facts(), verdict: /Expand the volume to 2Gi: the driver will be called/, state: 'waiting' },
   { name: 'already big enough', facts: facts({ pvc: pvc({ ...claim, request: '1Gi' }) }), verdict: /Nothing to resize/ },
   {
-    name: 'out of range, retried with backoff',
+    name: 'a final error, retried with backoff: the event is shown, its text not parsed',
     facts: facts({
       pvc: pvc({
         ...claim,
@@ -73,19 +84,45 @@ const rows: { name: string; facts: ClaimFacts; verdict: RegExp; reason?: RegExp;
       events: [outOfRange],
     }),
     verdict: /Retry with backoff: expand the volume to 10Ti/,
+    state: 'backoff',
     reason: /answered 3m0s ago: .*OutOfRange/,
-    next: /lower the request \(to at least the current capacity, 1Gi\)/,
+    next: /Read the driver's log for the failed ControllerExpandVolume call/,
+    noNext: /out of range|lower the request/i,
+  },
+  {
+    name: 'ControllerResizeError=False is no failure: the expansion in progress is repeated, not backed off',
+    facts: facts({
+      pvc: pvc({
+        ...claim,
+        request: '10Ti',
+        allocated: '10Ti',
+        resizeStatus: 'ControllerResizeInProgress',
+        conditions: [{ type: 'ControllerResizeError', status: 'False' }],
+      }),
+    }),
+    verdict: /Expand the volume to 10Ti: an expansion to that size is in progress or its outcome is unknown/,
+    state: 'in_progress',
+  },
+  {
+    name: 'infeasible, request lowered since: tried at once; the Infeasible status says what the driver answered',
+    facts: facts({ pvc: pvc({ ...claim, request: '5Gi', allocated: '10Ti', resizeStatus: 'ControllerResizeInfeasible' }), events: [outOfRange] }),
+    verdict: /Expand the volume to 5Gi: the driver will be called/,
+    state: 'infeasible',
+    reason: /The last attempt failed/,
+    next: /called the last size infeasible; if it refuses 5Gi too, lower the request \(to at least the current capacity, 1Gi\)/,
   },
   {
     name: 'infeasible, unchanged request',
     facts: facts({ pvc: pvc({ ...claim, request: '10Ti', allocated: '10Ti', resizeStatus: 'ControllerResizeInfeasible' }), events: [outOfRange] }),
-    verdict: /infeasible, so the resizer retries only after --retry-interval-max/,
+    verdict: /the driver called 10Ti infeasible, so the resizer retries only after --retry-interval-max/,
+    state: 'infeasible',
     next: /Lower the request/,
   },
   {
     name: 'kubelet must finish',
     facts: facts({ pvc: pvc({ ...claim, allocated: '2Gi', resizeStatus: 'NodeResizePending' }), pv: pv({ ...volume, capacity: '2Gi' }) }),
     verdict: /Waiting for kubelet: node expansion pending/,
+    state: 'node_pending',
     next: /No pod uses the claim/,
   },
   {
@@ -130,6 +167,7 @@ const rows: { name: string; facts: ClaimFacts; verdict: RegExp; reason?: RegExp;
     }),
     verdict: /Nothing to resize/,
     reason: /called class gold infeasible/,
+    modifyState: 'infeasible',
     next: /another VolumeAttributesClass/,
   },
   {
@@ -144,6 +182,8 @@ for (const row of rows) {
   test(`explain: ${row.name}`, () => {
     const e = explainClaim(row.facts);
     assert.match(e.verdict, row.verdict);
+    if ('state' in row) assert.equal(e.resizeState, row.state);
+    if (row.modifyState) assert.equal(e.modifyState, row.modifyState);
     if (row.reason)
       assert.ok(
         e.reasons.some((r) => row.reason!.test(r)),
@@ -154,5 +194,6 @@ for (const row of rows) {
         e.nextSteps.some((s) => row.next!.test(s)),
         `no next step matches ${row.next}: ${JSON.stringify(e.nextSteps)}`,
       );
+    if (row.noNext) assert.ok(!e.nextSteps.some((s) => row.noNext!.test(s)), `a next step matches ${row.noNext}: ${JSON.stringify(e.nextSteps)}`);
   });
 }

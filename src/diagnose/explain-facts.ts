@@ -4,15 +4,19 @@
 // driver socket, no permission to list pods) is left unknown and the explanation says less.
 import { messageOf } from '../base/errors.js';
 import { discoverCapabilities, GrpcCsiClient } from '../csi/client.js';
-import { HttpKubeClient } from '../kube/client.js';
-import { isNotFound } from '../kube/errors.js';
-import { loadKubeConfig } from '../kube/kubeconfig.js';
-import { Resources } from '../kube/resources.js';
-import type { Pv, Pvc, VolumeAttributesClass } from '../model/objects.js';
-import type { Logger } from '../observability/logger.js';
+import { ApiClientFactory, ClientPurpose } from '../kube/wire/client-factory.js';
+import { isNotFound } from '../kube/api/errors.js';
+import { Resources } from '../kube/api/resources.js';
+import type { Node, Pv, Pvc, VolumeAttributesClass } from '../model/objects.js';
+import type { Logger } from '../observability/log/logger.js';
 import { createMetrics } from '../observability/metrics.js';
 import { explainClaim, type DriverFacts, type EventFacts, type Explanation, type StorageClassFacts } from './explain-decision.js';
 import type { Config } from '../flags/config.js';
+import type { HttpKubeClient } from '../kube/wire/http-client.js';
+import type { ClientConfig } from '../kube/wire/kubeconfig.js';
+import { readPolicy, type StorageClassView } from '../autogrow/policy.js';
+import { usageSourceFromFlags } from '../usage/source-from-flags.js';
+import type { AutoGrowFacts } from './explain-auto-grow.js';
 
 export class ExplainInputError extends Error {
   constructor(message: string) {
@@ -35,7 +39,7 @@ interface KubeEvent {
 interface PodLike {
   metadata: { name: string };
   status?: { phase?: string };
-  spec?: { volumes?: Array<{ persistentVolumeClaim?: { claimName?: string } }> };
+  spec?: { nodeName?: string; volumes?: Array<{ persistentVolumeClaim?: { claimName?: string } }> };
 }
 
 /** NAMESPACE/NAME, as kubectl prints keys. */
@@ -77,23 +81,20 @@ export async function runExplain(
   const { namespace, name } = parseClaimKey(options.claim);
   const key = `${namespace}/${name}`;
   const unknown: string[] = [];
-  const kube = new HttpKubeClient({
-    kubeConfig: await loadKubeConfig({ kubeconfigPath: config.kubeconfig, masterUrl: config.master }),
-    qps: config.kubeApiQps,
-    burst: Math.max(config.kubeApiBurst, 20),
-    userAgent: 'csi-resizer/explain',
-  });
+  const clients = await ApiClientFactory.load(config);
+  const kubeConfig = clients.clientConfig;
+  const kube = clients.create(ClientPurpose.Explain);
   try {
     const pvc = await orMissing<Pvc>(() => kube.getPvc(namespace, name, signal));
     const pv = pvc?.spec.volumeName ? await orMissing<Pv>(() => kube.getPv(pvc.spec.volumeName!, signal)) : null;
 
     let storageClass: StorageClassFacts | null | undefined;
+    let classView: StorageClassView | undefined;
     const scName = pvc?.spec.storageClassName;
     if (scName) {
-      const sc = await orMissing<{ metadata: { name: string }; provisioner?: string; allowVolumeExpansion?: boolean }>(() =>
-        kube.getStorageClass(scName, signal),
-      );
+      const sc = await orMissing<StorageClassView & { provisioner?: string }>(() => kube.getStorageClass(scName, signal));
       storageClass = sc ? { name: sc.metadata.name, provisioner: sc.provisioner ?? '', allowVolumeExpansion: sc.allowVolumeExpansion === true } : null;
+      classView = sc ?? undefined;
     }
 
     let attributesClass: VolumeAttributesClass | null | undefined;
@@ -124,17 +125,19 @@ export async function runExplain(
     }
 
     let usedBy: string[] | undefined;
+    let usingPods: PodLike[] = [];
     try {
       const pods = (await kube.listWatcher(Resources.pods).list({ namespace }, signal)).items as unknown as PodLike[];
-      usedBy = pods
+      usingPods = pods
         .filter((p) => p.status?.phase !== 'Succeeded' && p.status?.phase !== 'Failed')
-        .filter((p) => p.spec?.volumes?.some((v) => v.persistentVolumeClaim?.claimName === name))
-        .map((p) => p.metadata.name);
+        .filter((p) => p.spec?.volumes?.some((v) => v.persistentVolumeClaim?.claimName === name));
+      usedBy = usingPods.map((p) => p.metadata.name);
     } catch (err) {
       unknown.push(`pods using the claim: ${messageOf(err)}`);
     }
 
     const driver = await driverFacts(options, pv, unknown, signal);
+    const autoGrow = pvc ? await autoGrowFacts({ config, kubeConfig, kube, key, pvc, storageClass: classView, pods: usingPods, unknown }, signal) : undefined;
     const explanation = explainClaim({
       key,
       pvc: pvc ?? undefined,
@@ -145,6 +148,7 @@ export async function runExplain(
       driver,
       gates: { volumeAttributesClass: config.gates.volumeAttributesClass },
       usedBy,
+      ...(autoGrow ? { autoGrow } : {}),
       now: (options.now ?? (() => new Date()))(),
     });
     return { key, explanation, unknown };
@@ -186,5 +190,44 @@ async function driverFacts(
   } catch (err) {
     unknown.push(`the CSI driver at ${options.config.csiAddress} (assuming the PV's driver ${fallback || 'unknown'}, capabilities unknown): ${messageOf(err)}`);
     return { name: fallback, controllerExpand: undefined, nodeExpand: undefined, modify: undefined, offlineOnly: undefined };
+  }
+}
+
+/**
+ * What auto-grow would read of the claim: its class's opt-in and, with --auto-grow, its usage from
+ * the configured source (each node whose pods mount it). Nothing is read for a claim that does not opt in.
+ */
+async function autoGrowFacts(
+  o: {
+    config: Config;
+    kubeConfig: ClientConfig;
+    kube: HttpKubeClient;
+    key: string;
+    pvc: Pvc;
+    storageClass: StorageClassView | undefined;
+    pods: PodLike[];
+    unknown: string[];
+  },
+  signal: AbortSignal,
+): Promise<AutoGrowFacts> {
+  const flags = o.config.autoGrow;
+  const defaults = { cooldownMs: flags.cooldownMs, minStepBytes: flags.minStepBytes, dryRun: flags.dryRun };
+  const base = { enabled: flags.enabled, storageClass: o.storageClass, usage: undefined, defaults };
+  if (!flags.enabled || readPolicy(o.pvc, o.storageClass, defaults).kind === 'notOptedIn') return base;
+  const nodes = [...new Set(o.pods.map((p) => p.spec?.nodeName ?? '').filter((n) => n !== ''))];
+  if (nodes.length === 0) return { ...base, usageNotRead: 'no scheduled pod mounts the claim: kubelet measures only mounted volumes' };
+  const chosen = usageSourceFromFlags(flags, o.kubeConfig);
+  try {
+    const claim = { namespace: o.pvc.metadata.namespace ?? '', name: o.pvc.metadata.name };
+    const asked = await Promise.all(
+      nodes.map(async (name) => ({ node: chosen.readsKubelets ? ((await o.kube.getNode(name, signal)) as Node) : { metadata: { name } }, claims: [claim] })),
+    );
+    const report = await chosen.source.readUsage(asked, signal);
+    return { ...base, usage: report.claims.get(o.key) };
+  } catch (err) {
+    o.unknown.push(`the claim's usage (${chosen.description}): ${messageOf(err)}`);
+    return { ...base, usageNotRead: 'its usage could not be read' };
+  } finally {
+    chosen.close();
   }
 }

@@ -7,7 +7,7 @@ import { messageOf } from '../base/errors.js';
 import { linkedSignal, type LinkedSignal } from '../base/signals.js';
 import { ConfigError, parseConfig, type Config } from '../flags/config.js';
 import type { FlagSet } from '../flags/go-flags.js';
-import { createLogger } from '../observability/logger.js';
+import { createLogger } from '../observability/log/logger.js';
 
 /** The exit status of a subcommand (the process exits with it): the same numbers as the sidecar's own. */
 export const SubcommandExit = {

@@ -36,6 +36,20 @@ test('defaults equal the reference sidecar', () => {
     metricsAddress: '',
     metricsPath: '/metrics',
     automaxprocs: false,
+    // Ours, off by default (docs/auto-grow.md).
+    autoGrow: {
+      enabled: false,
+      intervalMs: 60_000,
+      cooldownMs: (8 * 60 + 10) * 60_000,
+      minStepBytes: 1n << 30n,
+      dryRun: false,
+      usageSource: { kind: 'kubelet' },
+      usageTimeoutMs: 10_000,
+      concurrency: 16,
+      kubeletCaFile: '',
+      kubeletInsecureTls: false,
+      kubeletPreferredAddressTypes: ['Hostname', 'InternalDNS', 'InternalIP', 'ExternalDNS', 'ExternalIP'],
+    },
     verbosity: 0,
     vmodule: '',
     loggingFormat: 'text',
@@ -69,7 +83,7 @@ test('flag forms parse with Go flag semantics', () => {
     { args: ['--kube-api-qps', '1e2'], expect: { kubeApiQps: 100 } },
     { args: ['--workers=0x10'], expect: { workers: 16 } },
     // As the Go sidecar: 0 or fewer workers start no worker; 0 QPS/burst mean client-go's
-    // defaults and a negative QPS disables the client-side limiter (src/kube/rate-limiter.ts).
+    // defaults and a negative QPS disables the client-side limiter (src/kube/wire/rate-limiter.ts).
     { args: ['--workers=0'], expect: { workers: 0 } },
     { args: ['--workers=-2'], expect: { workers: -2 } },
     { args: ['--kube-api-qps=0', '--kube-api-burst=0'], expect: { kubeApiQps: 0, kubeApiBurst: 0 } },
@@ -326,6 +340,56 @@ test('--node-deployment is off by default and refuses --leader-election with a c
   );
 });
 
+test('the auto-grow flags: values in Go syntax, every bad one reported at once', () => {
+  const c = parseConfig([
+    '--auto-grow',
+    '--auto-grow-interval=5s',
+    '--auto-grow-cooldown=0s',
+    '--auto-grow-min-step=0',
+    '--auto-grow-dry-run',
+    '--auto-grow-usage-source=http://prometheus.monitoring:9090/prom',
+    '--auto-grow-usage-timeout=3s',
+    '--auto-grow-usage-concurrency=4',
+    '--kubelet-certificate-authority=/etc/kubelet-ca/ca.crt',
+    '--kubelet-insecure-tls',
+    '--kubelet-preferred-address-types=InternalIP,Hostname',
+  ]);
+  assert.deepEqual(c.autoGrow, {
+    enabled: true,
+    intervalMs: 5_000,
+    cooldownMs: 0,
+    minStepBytes: 0n,
+    dryRun: true,
+    usageSource: { kind: 'prometheus', url: 'http://prometheus.monitoring:9090/prom' },
+    usageTimeoutMs: 3_000,
+    concurrency: 4,
+    kubeletCaFile: '/etc/kubelet-ca/ca.crt',
+    kubeletInsecureTls: true,
+    kubeletPreferredAddressTypes: ['InternalIP', 'Hostname'],
+  });
+  assert.throws(
+    () =>
+      parseConfig([
+        '--auto-grow-min-step=lots',
+        '--auto-grow-usage-source=prometheus',
+        '--auto-grow-interval=0s',
+        '--auto-grow-usage-concurrency=0',
+        '--kubelet-preferred-address-types=InternalIP,Internal',
+      ]),
+    (err: unknown) =>
+      err instanceof ConfigError &&
+      /^invalid auto-grow flags: /.test(err.message) &&
+      [
+        /--auto-grow-min-step=lots: not a quantity/,
+        /--auto-grow-usage-source=prometheus: use kubelet or the http\(s\) URL of a Prometheus server/,
+        /--auto-grow-interval: must be positive/,
+        /--auto-grow-usage-concurrency=0: must be 1 or more/,
+        /--kubelet-preferred-address-types=InternalIP,Internal: "Internal" not among/,
+      ].every((re) => re.test(err.message)),
+  );
+  assert.throws(() => parseConfig(['--auto-grow-min-step=-1Gi']), /--auto-grow-min-step=-1Gi: must not be negative/);
+});
+
 /** `-h` blocks by flag name: "  -name ..." and its indented usage lines. */
 function usageBlocks(text: string): Map<string, string> {
   const blocks = new Map<string, string>();
@@ -354,7 +418,20 @@ test("-h prints the Go sidecar's help text, flag by flag (test/reference/upstrea
       .replace('match Linux container CPU quota\n', 'match Linux container CPU quota (accepted for compatibility; no effect on Node.js)\n'),
   );
   // Flags csi-resizer adds beyond upstream, each listed in the README's table of differences.
-  const ourAdditions = ['node-deployment'];
+  const ourAdditions = [
+    'node-deployment',
+    'auto-grow',
+    'auto-grow-cooldown',
+    'auto-grow-dry-run',
+    'auto-grow-interval',
+    'auto-grow-min-step',
+    'auto-grow-usage-concurrency',
+    'auto-grow-usage-source',
+    'auto-grow-usage-timeout',
+    'kubelet-certificate-authority',
+    'kubelet-insecure-tls',
+    'kubelet-preferred-address-types',
+  ];
   const ours = usageBlocks(usageText());
   for (const [name, block] of ours) {
     if (ourAdditions.includes(name)) continue;
@@ -369,7 +446,12 @@ test("-h prints the Go sidecar's help text, flag by flag (test/reference/upstrea
     missing.filter((name) => !arrivingWithLogging.includes(name)),
     [],
   );
-  assert.ok(usageText().startsWith('Usage of csi-resizer:\n  -automaxprocs\n'));
+  // Go prints the flags sorted by name: ours among upstream's, upstream's in its own order.
+  assert.ok(usageText().startsWith('Usage of csi-resizer:\n  -auto-grow\n'));
+  assert.deepEqual(
+    [...ours.keys()].filter((name) => !ourAdditions.includes(name)),
+    [...expected.keys()].filter((name) => ours.has(name)),
+  );
 });
 
 test('feature gates are resolved after the flags: --version never fails on a bad gate', () => {

@@ -4,6 +4,7 @@ import { messageOf } from '../base/errors.js';
 import { FeatureGateError, knownFeatures, resolveFeatureGates, type FeatureGates, type GateWarning } from './feature-gates.js';
 import { FlagError, FlagSet, MapStringBoolValue, MapStringStringValue, type FlagDescription, type FlagValue } from './go-flags.js';
 import { defineLoggingFlags, type LoggingFlags } from './logging-flags.js';
+import { defineAutoGrowFlags, type AutoGrowFlags } from './auto-grow-flags.js';
 
 export type { LoggingFormat } from './logging-flags.js';
 
@@ -39,6 +40,8 @@ export interface CommandLine extends LoggingFlags {
   readonly metricsAddress: string;
   readonly metricsPath: string;
   readonly automaxprocs: boolean;
+  /** Ours: the auto-grow controller and its usage source (docs/auto-grow.md). */
+  readonly autoGrow: AutoGrowFlags;
   /** `--feature-gates` as given, resolved into `gates` only after the version is logged (as the Go sidecar does). */
   readonly featureGateSettings: ReadonlyMap<string, boolean>;
   /** Arguments after the flags. Go's flag package leaves them for the program, and the sidecar ignores them. */
@@ -72,21 +75,7 @@ function defineFlags(flags: FlagSet): (positionalArgs: readonly string[]) => Com
     'Master URL to build a client config from. Either this or kubeconfig needs to be set if the provisioner is being run out of cluster.',
   );
   const csiAddress = flags.string('csi-address', '/run/csi/socket', 'Address of the CSI driver socket.');
-  const timeout = flags.durationMs(
-    'timeout',
-    10_000,
-    'Timeout for waiting for CSI driver socket. If set explicitly on the command line, this value also overrides --resize-timeout and --modify-timeout as the per-call timeout for ControllerExpandVolume and ControllerModifyVolume.',
-  );
-  const resizeTimeout = flags.durationMs(
-    'resize-timeout',
-    10_000,
-    'Timeout for ControllerExpandVolume calls. Ignored if --timeout is set explicitly on the command line.',
-  );
-  const modifyTimeout = flags.durationMs(
-    'modify-timeout',
-    10_000,
-    'Timeout for ControllerModifyVolume calls. Ignored if --timeout is set explicitly on the command line.',
-  );
+  const timeouts = defineTimeoutFlags(flags);
   const workers = flags.int('workers', 10, 'Concurrency to process multiple resize requests');
   const resync = flags.durationMs('resync-period', 10 * 60_000, 'Resync period for cache');
   const retryStart = flags.durationMs(
@@ -107,6 +96,94 @@ function defineFlags(flags: FlagSet): (positionalArgs: readonly string[]) => Com
     false,
     'Run beside a node-local CSI driver on every node (a DaemonSet): act only on PersistentVolumes whose node affinity selects the node named by the NODE_NAME environment variable. Cannot be combined with --leader-election.',
   );
+  const leaderElectionSettings = defineLeaderElectionFlags(flags);
+  const qps = flags.float64('kube-api-qps', 5, 'QPS to use while communicating with the kubernetes apiserver. Defaults to 5.0.');
+  const burst = flags.int('kube-api-burst', 10, 'Burst to use while communicating with the kubernetes apiserver. Defaults to 10.');
+  const diagnostics = defineDiagnosticsFlags(flags);
+  const automaxprocs = flags.var(
+    new BoolFuncValue(),
+    'automaxprocs',
+    'automatically set GOMAXPROCS to match Linux container CPU quota (accepted for compatibility; no effect on Node.js)',
+  );
+  const logging = defineLoggingFlags(flags);
+  const autoGrow = defineAutoGrowFlags(flags);
+  // The Go sidecar's text, typo and missing space included, then component-base's list of gates.
+  const gates = flags.var(
+    new MapStringBoolValue(),
+    'feature-gates',
+    `A set of key=value paris that describe feature gates for alpha/experimental features for csi external resizer.Options are:\n${knownFeatures().join('\n')}`,
+  );
+
+  return (positionalArgs) => {
+    const loggingFlags = logging();
+    // --workers below 1 runs no workers, --kube-api-qps/--kube-api-burst 0 mean client-go's defaults
+    // and a negative QPS turns the client-side limiter off: accepted here as the Go sidecar does.
+    if (nodeDeployment.value && leaderElection.value)
+      throw new Error('--node-deployment cannot be combined with --leader-election: each node runs its own resizer for its own volumes');
+    const autoGrowFlags = autoGrow();
+    return Object.freeze({
+      showVersion: showVersion.value,
+      kubeconfig: kubeconfig.value,
+      master: master.value,
+      csiAddress: csiAddress.value,
+      ...timeouts(),
+      workers: workers.value,
+      resyncPeriodMs: resync.value,
+      retryIntervalStartMs: retryStart.value,
+      retryIntervalMaxMs: retryMax.value,
+      handleVolumeInUseError: inUse.value,
+      extraModifyMetadata: extraModify.value,
+      leaderElection: leaderElection.value,
+      nodeDeployment: nodeDeployment.value,
+      ...leaderElectionSettings(),
+      kubeApiQps: qps.value,
+      kubeApiBurst: burst.value,
+      ...diagnostics(),
+      automaxprocs: automaxprocs.value.enabled,
+      autoGrow: autoGrowFlags,
+      ...loggingFlags,
+      featureGateSettings: new Map(gates.value.entries),
+      positionalArgs: Object.freeze([...positionalArgs]),
+    });
+  };
+}
+
+/** --timeout, --resize-timeout and --modify-timeout, and the per-call timeouts they give. */
+function defineTimeoutFlags(flags: FlagSet): () => Pick<CommandLine, 'timeoutMs' | 'resizeTimeoutMs' | 'modifyTimeoutMs'> {
+  const timeout = flags.durationMs(
+    'timeout',
+    10_000,
+    'Timeout for waiting for CSI driver socket. If set explicitly on the command line, this value also overrides --resize-timeout and --modify-timeout as the per-call timeout for ControllerExpandVolume and ControllerModifyVolume.',
+  );
+  const resizeTimeout = flags.durationMs(
+    'resize-timeout',
+    10_000,
+    'Timeout for ControllerExpandVolume calls. Ignored if --timeout is set explicitly on the command line.',
+  );
+  const modifyTimeout = flags.durationMs(
+    'modify-timeout',
+    10_000,
+    'Timeout for ControllerModifyVolume calls. Ignored if --timeout is set explicitly on the command line.',
+  );
+  // --timeout replaces both per-call timeouts only when the command line names it (Go's
+  // flag.Visit), even at its default value: its default must not hide the other two (§2.1).
+  return () => {
+    const timeoutGiven = timeout.isSet;
+    return {
+      timeoutMs: timeout.value,
+      resizeTimeoutMs: timeoutGiven ? timeout.value : resizeTimeout.value,
+      modifyTimeoutMs: timeoutGiven ? timeout.value : modifyTimeout.value,
+    };
+  };
+}
+
+/** The Lease's namespace, timings and labels (--leader-election itself is read with --node-deployment). */
+function defineLeaderElectionFlags(
+  flags: FlagSet,
+): () => Pick<
+  CommandLine,
+  'leaderElectionNamespace' | 'leaderElectionLeaseDurationMs' | 'leaderElectionRenewDeadlineMs' | 'leaderElectionRetryPeriodMs' | 'leaderElectionLabels'
+> {
   const leNamespace = flags.string(
     'leader-election-namespace',
     '',
@@ -132,8 +209,17 @@ function defineFlags(flags: FlagSet): (positionalArgs: readonly string[]) => Com
     'leader-election-labels',
     "List of labels to add to lease when given replica becomes leader. Formatted as a comma seperated list of key:value labels. Example: 'my-label:my-value,my-second-label:my-second-value'",
   );
-  const qps = flags.float64('kube-api-qps', 5, 'QPS to use while communicating with the kubernetes apiserver. Defaults to 5.0.');
-  const burst = flags.int('kube-api-burst', 10, 'Burst to use while communicating with the kubernetes apiserver. Defaults to 10.');
+  return () => ({
+    leaderElectionNamespace: leNamespace.value,
+    leaderElectionLeaseDurationMs: leLease.value,
+    leaderElectionRenewDeadlineMs: leRenew.value,
+    leaderElectionRetryPeriodMs: leRetry.value,
+    leaderElectionLabels: Object.freeze(Object.fromEntries(leLabels.value.entries)),
+  });
+}
+
+/** Where the HTTP server for metrics and the leader health check listens, and the metrics path. */
+function defineDiagnosticsFlags(flags: FlagSet): () => Pick<CommandLine, 'httpEndpoint' | 'metricsAddress' | 'metricsPath'> {
   const httpEndpoint = flags.string(
     'http-endpoint',
     '',
@@ -145,60 +231,7 @@ function defineFlags(flags: FlagSet): (positionalArgs: readonly string[]) => Com
     '(deprecated) The TCP network address where the prometheus metrics endpoint will listen (example: `:8080`). The default is empty string, which means metrics endpoint is disabled. Only one of `--metrics-address` and `--http-endpoint` can be set.',
   );
   const metricsPath = flags.string('metrics-path', '/metrics', 'The HTTP path where prometheus metrics will be exposed. Default is `/metrics`.');
-  const automaxprocs = flags.var(
-    new BoolFuncValue(),
-    'automaxprocs',
-    'automatically set GOMAXPROCS to match Linux container CPU quota (accepted for compatibility; no effect on Node.js)',
-  );
-  const logging = defineLoggingFlags(flags);
-  // The Go sidecar's text, typo and missing space included, then component-base's list of gates.
-  const gates = flags.var(
-    new MapStringBoolValue(),
-    'feature-gates',
-    `A set of key=value paris that describe feature gates for alpha/experimental features for csi external resizer.Options are:\n${knownFeatures().join('\n')}`,
-  );
-
-  return (positionalArgs) => {
-    const loggingFlags = logging();
-    // --workers below 1 runs no workers, --kube-api-qps/--kube-api-burst 0 mean client-go's defaults
-    // and a negative QPS turns the client-side limiter off: accepted here as the Go sidecar does.
-    if (nodeDeployment.value && leaderElection.value)
-      throw new Error('--node-deployment cannot be combined with --leader-election: each node runs its own resizer for its own volumes');
-    // --timeout replaces both per-call timeouts only when the command line names it (Go's
-    // flag.Visit), even at its default value: its default must not hide the other two (§2.1).
-    const timeoutGiven = timeout.isSet;
-    return Object.freeze({
-      showVersion: showVersion.value,
-      kubeconfig: kubeconfig.value,
-      master: master.value,
-      csiAddress: csiAddress.value,
-      timeoutMs: timeout.value,
-      resizeTimeoutMs: timeoutGiven ? timeout.value : resizeTimeout.value,
-      modifyTimeoutMs: timeoutGiven ? timeout.value : modifyTimeout.value,
-      workers: workers.value,
-      resyncPeriodMs: resync.value,
-      retryIntervalStartMs: retryStart.value,
-      retryIntervalMaxMs: retryMax.value,
-      handleVolumeInUseError: inUse.value,
-      extraModifyMetadata: extraModify.value,
-      leaderElection: leaderElection.value,
-      nodeDeployment: nodeDeployment.value,
-      leaderElectionNamespace: leNamespace.value,
-      leaderElectionLeaseDurationMs: leLease.value,
-      leaderElectionRenewDeadlineMs: leRenew.value,
-      leaderElectionRetryPeriodMs: leRetry.value,
-      leaderElectionLabels: Object.freeze(Object.fromEntries(leLabels.value.entries)),
-      kubeApiQps: qps.value,
-      kubeApiBurst: burst.value,
-      httpEndpoint: httpEndpoint.value,
-      metricsAddress: metricsAddress.value,
-      metricsPath: metricsPath.value,
-      automaxprocs: automaxprocs.value.enabled,
-      ...loggingFlags,
-      featureGateSettings: new Map(gates.value.entries),
-      positionalArgs: Object.freeze([...positionalArgs]),
-    });
-  };
+  return () => ({ httpEndpoint: httpEndpoint.value, metricsAddress: metricsAddress.value, metricsPath: metricsPath.value });
 }
 
 /** Parses argv (without node and the script) into flag values. Throws ConfigError carrying the usage text. */

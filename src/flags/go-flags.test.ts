@@ -19,98 +19,101 @@ function sample() {
   };
 }
 
+type Sample = ReturnType<typeof sample>;
+
+/** Command lines, what each sets and the arguments left after the flags. */
+const PARSE_CASES: Array<{ args: string[]; check: (s: Sample) => void; rest?: string[] }> = [
+  {
+    args: [],
+    check: (s) => {
+      assert.equal(s.address.value, '/run/csi/socket');
+      assert.equal(s.workers.value, 10);
+      assert.equal(s.timeout.value, 10_000);
+    },
+  },
+  { args: ['-csi-address=/x'], check: (s) => assert.equal(s.address.value, '/x') },
+  { args: ['--csi-address=/x'], check: (s) => assert.equal(s.address.value, '/x') },
+  { args: ['-csi-address', '/x'], check: (s) => assert.equal(s.address.value, '/x') },
+  { args: ['--csi-address', '/x'], check: (s) => assert.equal(s.address.value, '/x') },
+  { args: ['--csi-address='], check: (s) => assert.equal(s.address.value, '') },
+  { args: ['--csi-address', '-weird'], check: (s) => assert.equal(s.address.value, '-weird') },
+  { args: ['-csi-address=a=b'], check: (s) => assert.equal(s.address.value, 'a=b') },
+  { args: ['-v=5'], check: (s) => assert.equal(s.v.value, 5) },
+  { args: ['-v', '5'], check: (s) => assert.equal(s.v.value, 5) },
+  { args: ['--workers=0x10'], check: (s) => assert.equal(s.workers.value, 16) },
+  { args: ['--workers=-3'], check: (s) => assert.equal(s.workers.value, -3) },
+  { args: ['--workers=1', '--workers=2'], check: (s) => assert.equal(s.workers.value, 2) },
+  { args: ['--leader-election'], check: (s) => assert.equal(s.leader.value, true) },
+  { args: ['-leader-election=true'], check: (s) => assert.equal(s.leader.value, true) },
+  { args: ['--handle-volume-inuse-error=false'], check: (s) => assert.equal(s.handleInUse.value, false) },
+  { args: ['--handle-volume-inuse-error=0'], check: (s) => assert.equal(s.handleInUse.value, false) },
+  { args: ['--leader-election', 'false'], check: (s) => assert.equal(s.leader.value, true), rest: ['false'] },
+  { args: ['--kube-api-qps=2.5'], check: (s) => assert.equal(s.qps.value, 2.5) },
+  { args: ['--kube-api-qps', '1e2'], check: (s) => assert.equal(s.qps.value, 100) },
+  { args: ['--timeout=1m30s'], check: (s) => assert.equal(s.timeout.value, 90_000) },
+  { args: ['--timeout', '500ms'], check: (s) => assert.equal(s.timeout.value, 500) },
+  { args: ['--timeout=0'], check: (s) => assert.equal(s.timeout.value, 0) },
+  {
+    args: ['--feature-gates=A=true,B=false'],
+    check: (s) =>
+      assert.deepEqual(
+        [...s.gates.value.entries],
+        [
+          ['A', true],
+          ['B', false],
+        ],
+      ),
+  },
+  {
+    args: ['--feature-gates', ' A = true , B=0 ,'],
+    check: (s) =>
+      assert.deepEqual(
+        [...s.gates.value.entries],
+        [
+          ['A', true],
+          ['B', false],
+        ],
+      ),
+  },
+  { args: ['--feature-gates=A=true', '--feature-gates=B=true'], check: (s) => assert.equal(s.gates.value.toString(), 'A=true,B=true') },
+  {
+    args: ['--leader-election-labels=k1:v1,k2:v2'],
+    check: (s) =>
+      assert.deepEqual(
+        [...s.labels.value.entries],
+        [
+          ['k1', 'v1'],
+          ['k2', 'v2'],
+        ],
+      ),
+  },
+  {
+    args: ['--leader-election-labels=k1: v1', '--leader-election-labels=k2:v2'],
+    check: (s) =>
+      assert.deepEqual(
+        [...s.labels.value.entries],
+        [
+          ['k1', ' v1'],
+          ['k2', 'v2'],
+        ],
+      ),
+  },
+  // parsing stops at "--", at "-" and at the first non-flag; flags after it are arguments
+  {
+    args: ['--workers=3', '--', '--v=2'],
+    check: (s) => {
+      assert.equal(s.workers.value, 3);
+      assert.equal(s.v.value, 0);
+    },
+    rest: ['--v=2'],
+  },
+  { args: ['run', '--v=2'], check: (s) => assert.equal(s.v.value, 0), rest: ['run', '--v=2'] },
+  { args: ['-', '--v=2'], check: () => {}, rest: ['-', '--v=2'] },
+  { args: ['--v=1', 'x', 'y'], check: (s) => assert.equal(s.v.value, 1), rest: ['x', 'y'] },
+];
+
 test('parse: accepted forms, values and remaining arguments', () => {
-  type Sample = ReturnType<typeof sample>;
-  const table: Array<{ args: string[]; check: (s: Sample) => void; rest?: string[] }> = [
-    {
-      args: [],
-      check: (s) => {
-        assert.equal(s.address.value, '/run/csi/socket');
-        assert.equal(s.workers.value, 10);
-        assert.equal(s.timeout.value, 10_000);
-      },
-    },
-    { args: ['-csi-address=/x'], check: (s) => assert.equal(s.address.value, '/x') },
-    { args: ['--csi-address=/x'], check: (s) => assert.equal(s.address.value, '/x') },
-    { args: ['-csi-address', '/x'], check: (s) => assert.equal(s.address.value, '/x') },
-    { args: ['--csi-address', '/x'], check: (s) => assert.equal(s.address.value, '/x') },
-    { args: ['--csi-address='], check: (s) => assert.equal(s.address.value, '') },
-    { args: ['--csi-address', '-weird'], check: (s) => assert.equal(s.address.value, '-weird') },
-    { args: ['-csi-address=a=b'], check: (s) => assert.equal(s.address.value, 'a=b') },
-    { args: ['-v=5'], check: (s) => assert.equal(s.v.value, 5) },
-    { args: ['-v', '5'], check: (s) => assert.equal(s.v.value, 5) },
-    { args: ['--workers=0x10'], check: (s) => assert.equal(s.workers.value, 16) },
-    { args: ['--workers=-3'], check: (s) => assert.equal(s.workers.value, -3) },
-    { args: ['--workers=1', '--workers=2'], check: (s) => assert.equal(s.workers.value, 2) },
-    { args: ['--leader-election'], check: (s) => assert.equal(s.leader.value, true) },
-    { args: ['-leader-election=true'], check: (s) => assert.equal(s.leader.value, true) },
-    { args: ['--handle-volume-inuse-error=false'], check: (s) => assert.equal(s.handleInUse.value, false) },
-    { args: ['--handle-volume-inuse-error=0'], check: (s) => assert.equal(s.handleInUse.value, false) },
-    { args: ['--leader-election', 'false'], check: (s) => assert.equal(s.leader.value, true), rest: ['false'] },
-    { args: ['--kube-api-qps=2.5'], check: (s) => assert.equal(s.qps.value, 2.5) },
-    { args: ['--kube-api-qps', '1e2'], check: (s) => assert.equal(s.qps.value, 100) },
-    { args: ['--timeout=1m30s'], check: (s) => assert.equal(s.timeout.value, 90_000) },
-    { args: ['--timeout', '500ms'], check: (s) => assert.equal(s.timeout.value, 500) },
-    { args: ['--timeout=0'], check: (s) => assert.equal(s.timeout.value, 0) },
-    {
-      args: ['--feature-gates=A=true,B=false'],
-      check: (s) =>
-        assert.deepEqual(
-          [...s.gates.value.entries],
-          [
-            ['A', true],
-            ['B', false],
-          ],
-        ),
-    },
-    {
-      args: ['--feature-gates', ' A = true , B=0 ,'],
-      check: (s) =>
-        assert.deepEqual(
-          [...s.gates.value.entries],
-          [
-            ['A', true],
-            ['B', false],
-          ],
-        ),
-    },
-    { args: ['--feature-gates=A=true', '--feature-gates=B=true'], check: (s) => assert.equal(s.gates.value.toString(), 'A=true,B=true') },
-    {
-      args: ['--leader-election-labels=k1:v1,k2:v2'],
-      check: (s) =>
-        assert.deepEqual(
-          [...s.labels.value.entries],
-          [
-            ['k1', 'v1'],
-            ['k2', 'v2'],
-          ],
-        ),
-    },
-    {
-      args: ['--leader-election-labels=k1: v1', '--leader-election-labels=k2:v2'],
-      check: (s) =>
-        assert.deepEqual(
-          [...s.labels.value.entries],
-          [
-            ['k1', ' v1'],
-            ['k2', 'v2'],
-          ],
-        ),
-    },
-    // parsing stops at "--", at "-" and at the first non-flag; flags after it are arguments
-    {
-      args: ['--workers=3', '--', '--v=2'],
-      check: (s) => {
-        assert.equal(s.workers.value, 3);
-        assert.equal(s.v.value, 0);
-      },
-      rest: ['--v=2'],
-    },
-    { args: ['run', '--v=2'], check: (s) => assert.equal(s.v.value, 0), rest: ['run', '--v=2'] },
-    { args: ['-', '--v=2'], check: () => {}, rest: ['-', '--v=2'] },
-    { args: ['--v=1', 'x', 'y'], check: (s) => assert.equal(s.v.value, 1), rest: ['x', 'y'] },
-  ];
-  for (const { args, check, rest = [] } of table) {
+  for (const { args, check, rest = [] } of PARSE_CASES) {
     const s = sample();
     const result = s.fs.parse(args);
     check(s);

@@ -7,7 +7,7 @@
 // enable their LoggingAlphaOptions gate (its logging gate set is not the one --feature-gates
 // sets), so setting one makes it exit 1. Here they work as component-base documents them.
 import { parseQuantity } from '../model/quantity.js';
-import { parseVModule, type VModuleEntry } from '../observability/vmodule.js';
+import { parseVModule, type VModuleEntry } from '../observability/log/vmodule.js';
 import { formatGoDuration } from './go-duration.js';
 import type { FlagSet, FlagValue } from './go-flags.js';
 

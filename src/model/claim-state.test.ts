@@ -1,9 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { Pvc } from './objects.js';
 import { pvc } from '../../test/support/builders.js';
-import { cond, growing, RESIZE_ROWS } from '../../test/support/claim-state-rows.js';
-import { modifyProgress, resizeProgress, type ClaimState } from './claim-state.js';
+import { cond, growing, MODIFY_ROWS, RESIZE_ROWS } from '../../test/support/claim-state-rows.js';
+import { modifyProgress, resizeProgress } from './claim-state.js';
 
 test('resize state of one PVC', () => {
   for (const row of RESIZE_ROWS) assert.equal(resizeProgress(row.pvc, row.failures ?? 0)?.state, row.expect, row.name);
@@ -34,39 +33,7 @@ test('the state comes with the True conditions that show it, the most telling fi
 });
 
 test('modify state of one PVC', () => {
-  const claim = { request: '1Gi', capacity: '1Gi' };
-  const inProgress = { targetVolumeAttributesClassName: 'gold', status: 'InProgress' };
-  const rows: Array<{ name: string; pvc: Pvc; expect: ClaimState | undefined }> = [
-    { name: 'no class asked for', pvc: pvc(claim), expect: undefined },
-    { name: 'the class is applied', pvc: pvc({ ...claim, attributesClass: 'gold', currentAttributesClass: 'gold' }), expect: undefined },
-    { name: 'another class asked for, untouched', pvc: pvc({ ...claim, attributesClass: 'gold' }), expect: 'waiting' },
-    {
-      name: 'Pending (the class does not exist yet)',
-      pvc: pvc({ ...claim, attributesClass: 'gold', modifyVolumeStatus: { targetVolumeAttributesClassName: 'gold', status: 'Pending' } }),
-      expect: 'waiting',
-    },
-    {
-      name: 'InProgress',
-      pvc: pvc({ ...claim, attributesClass: 'gold', modifyVolumeStatus: inProgress, conditions: [cond('ModifyingVolume')] }),
-      expect: 'in_progress',
-    },
-    {
-      name: 'InProgress with ModifyVolumeError=True: backoff',
-      pvc: pvc({ ...claim, attributesClass: 'gold', modifyVolumeStatus: inProgress, conditions: [cond('ModifyVolumeError')] }),
-      expect: 'backoff',
-    },
-    {
-      name: 'InProgress with ModifyVolumeError=False: in progress',
-      pvc: pvc({ ...claim, attributesClass: 'gold', modifyVolumeStatus: inProgress, conditions: [cond('ModifyVolumeError', 'False')] }),
-      expect: 'in_progress',
-    },
-    {
-      name: 'Infeasible',
-      pvc: pvc({ ...claim, attributesClass: 'gold', modifyVolumeStatus: { targetVolumeAttributesClassName: 'gold', status: 'Infeasible' } }),
-      expect: 'infeasible',
-    },
-  ];
-  for (const row of rows) {
+  for (const row of MODIFY_ROWS) {
     const progress = modifyProgress(row.pvc);
     assert.equal(progress?.state, row.expect, row.name);
     if (progress) assert.equal(progress.operation, 'modify');

@@ -3,9 +3,9 @@
 // The PVC, PV and VAC informers are shared and run by the app. Once they have synced, the PVCs
 // left InProgress seed the uncertain keys before any worker starts.
 import { ControllerEngine, watched } from '../controller/engine.js';
-import type { Informer } from '../kube/informer.js';
+import type { Informer } from '../kube/cache/informer.js';
 import type { Pv, Pvc, VolumeAttributesClass } from '../model/objects.js';
-import type { Logger } from '../observability/logger.js';
+import type { Logger } from '../observability/log/logger.js';
 import type { RateLimitingQueue } from '../queue/rate-limiters.js';
 import { classHandlers, pvcHandlers } from './handlers.js';
 import type { ModifyReconciler } from './reconcile.js';

@@ -1,11 +1,13 @@
 // The Modifier over a CSI driver (§4.5): mutable parameters from the VolumeAttributesClass (with
 // --extra-modify-metadata, the PVC and PV names added), secrets from the PV's modify-secret
 // annotations with a fallback to controllerExpandSecretRef, one ControllerModifyVolume with the
-// modify timeout as its deadline.
+// modify timeout as its deadline. Every failure leaves as a CsiError, the port's one error type
+// (modifier.ts).
 import type { CsiClient } from '../csi/client.js';
+import { classifyCsiError } from '../csi/errors.js';
 import { Annotation } from '../model/names.js';
 import type { Pv, Pvc, VolumeAttributesClass } from '../model/objects.js';
-import { readSecret, type SecretReader } from '../kube/secrets.js';
+import { readSecret, type SecretReader } from '../kube/api/secrets.js';
 import type { Modifier } from './modifier.js';
 
 /** Keys --extra-modify-metadata adds to the mutable parameters (the provisioner's spelling). */
@@ -54,6 +56,14 @@ export class CsiModifier implements Modifier {
   }
 
   async modify(pv: Pv, pvc: Pvc, vac: VolumeAttributesClass, signal: AbortSignal): Promise<void> {
+    try {
+      await this.modifyOnce(pv, pvc, vac, signal);
+    } catch (err) {
+      throw classifyCsiError(err, 'modify');
+    }
+  }
+
+  private async modifyOnce(pv: Pv, pvc: Pvc, vac: VolumeAttributesClass, signal: AbortSignal): Promise<void> {
     const source = pv.spec.csi;
     if (!source) throw new Error(`volume ${pv.metadata.name} is not a CSI volumes, modify volume feature only supports CSI volumes`);
     if (!source.volumeHandle) throw new Error('empty volume handle');

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Pv } from '../model/objects.js';
-import { createLogger } from '../observability/logger.js';
+import { createLogger } from '../observability/log/logger.js';
 import { pvc, volumeAttributesClass } from '../../test/support/builders.js';
 import { classHandlers, pvcHandlers, pvcsWaitingForClass, pvcUpdateWorthModifying } from './handlers.js';
 

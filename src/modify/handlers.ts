@@ -1,10 +1,10 @@
 // Informer callbacks to keys (§4.2). Handlers only decide whether a change is worth a reconcile;
 // the reconcile reads the stores again and decides what to do.
-import type { InformerHandlers } from '../kube/informer.js';
+import type { InformerHandlers } from '../kube/cache/informer.js';
 import type { Pv, Pvc, VolumeAttributesClass } from '../model/objects.js';
 import { pvcKey } from '../model/pvc.js';
 import { goQuote } from '../base/go-quote.js';
-import { kObj, type Logger } from '../observability/logger.js';
+import { kObj, type Logger } from '../observability/log/logger.js';
 import type { RateLimitingQueue } from '../queue/rate-limiters.js';
 
 type KeyQueue = Pick<RateLimitingQueue<string>, 'add' | 'forget'>;

@@ -3,32 +3,19 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { status as GrpcStatus } from '@grpc/grpc-js';
-import { classifyCsiError } from '../csi/errors.js';
-import { KubeApiError } from '../kube/errors.js';
 import type { Pv, Pvc, VolumeAttributesClass } from '../model/objects.js';
-import { silentLogger } from '../observability/logger.js';
+import { silentLogger } from '../observability/log/logger.js';
 import { KeyLock } from '../queue/key-lock.js';
 import { SlowSet } from '../queue/slow-set.js';
 import { FakeClock } from '../../test/fakes/fake-clock.js';
 import { RecordingEventRecorder } from '../../test/fakes/recording-events.js';
+import { MemoryVolumeApi, type WriteFailure } from '../../test/fakes/memory-volume-api.js';
+import { assertFailureTexts, driverError, noStatusError, pvcGone, pvGone } from '../../test/support/reconcile-errors.js';
 import type { Modifier } from './modifier.js';
 import { ModifyReconciler } from './reconcile.js';
 
 const DRIVER = 'd.csi.test';
 
-// What the API server answers for objects deleted meanwhile, as our HTTP layer turns it into an error.
-const pvcGone = () =>
-  KubeApiError.fromStatus(
-    404,
-    { kind: 'Status', reason: 'NotFound', code: 404, message: 'persistentvolumeclaims "data" not found' },
-    { method: 'PATCH', path: '/api/v1/namespaces/ns/persistentvolumeclaims/data/status' },
-  );
-const pvGone = () =>
-  KubeApiError.fromStatus(
-    404,
-    { kind: 'Status', reason: 'NotFound', code: 404, message: 'persistentvolumes "pv-1" not found' },
-    { method: 'PATCH', path: '/api/v1/persistentvolumes/pv-1' },
-  );
 const never = new AbortController().signal;
 
 function setup(
@@ -37,9 +24,8 @@ function setup(
     status?: Pvc['status'];
     classes?: string[];
     modify?: () => Promise<void>;
-    failPatch?: string;
     pvDriver?: string;
-    failWrite?: { target: 'pvc' | 'pv'; call: number };
+    fail?: WriteFailure;
   } = {},
 ) {
   const pvc: Pvc = {
@@ -48,17 +34,14 @@ function setup(
     status: { phase: 'Bound', ...opts.status },
   };
   const pv: Pv = { metadata: { name: 'pv-1' }, spec: { csi: { driver: opts.pvDriver ?? DRIVER, volumeHandle: 'vol-1' } } };
-  const pvcs = new Map([['ns/data', pvc]]);
-  const pvs = new Map([['pv-1', pv]]);
+  const volumes = new MemoryVolumeApi(pvc, pv, opts.fail ? [opts.fail] : []);
   const classes = new Map(
     (opts.classes ?? ['gold', 'silver']).map((n): [string, VolumeAttributesClass] => [
       n,
       { metadata: { name: n }, driverName: DRIVER, parameters: { tier: n } },
     ]),
   );
-  const writes: { target: 'pvc' | 'pv'; body: Record<string, unknown> }[] = [];
   const calls: string[] = [];
-  let rv = 10;
   const modifier: Modifier = {
     name: DRIVER,
     async modify(_pv, _pvc, vac) {
@@ -71,32 +54,17 @@ function setup(
   const events = new RecordingEventRecorder();
   const reconciler = new ModifyReconciler({
     modifier,
-    pvcs: { get: (k) => pvcs.get(k), writeBack: (o) => (pvcs.set('ns/data', o), true) },
-    pvs: { get: (k) => pvs.get(k), writeBack: (o) => (pvs.set('pv-1', o), true) },
+    pvcs: volumes.pvcCache,
+    pvs: volumes.pvCache,
     classes: { get: (n) => classes.get(n) },
-    api: {
-      async patchPvcStatus(_ns, _name, body) {
-        writes.push({ target: 'pvc', body });
-        if (opts.failPatch === 'pvc') throw new Error('apiserver says no');
-        if (opts.failWrite?.target === 'pvc' && writes.filter((w) => w.target === 'pvc').length === opts.failWrite.call) throw pvcGone();
-        rv += 1;
-        const current = pvcs.get('ns/data')!;
-        return { ...current, metadata: { ...current.metadata, resourceVersion: String(rv) } };
-      },
-      async patchPv(_name, body) {
-        writes.push({ target: 'pv', body });
-        if (opts.failPatch === 'pv') throw new Error('apiserver says no');
-        if (opts.failWrite?.target === 'pv' && writes.filter((w) => w.target === 'pv').length === opts.failWrite.call) throw pvGone();
-        return pvs.get('pv-1')!;
-      },
-    },
+    api: volumes,
     events,
     slowSet,
     keyLock: new KeyLock(),
     clock,
     log: silentLogger,
   });
-  return { reconciler, writes, calls, events, slowSet, clock };
+  return { reconciler, writes: volumes.writes, calls, events, slowSet, clock };
 }
 
 test('success: InProgress mark (RV-checked), VolumeModify, driver call, PV patch, then completion; events in order', async () => {
@@ -131,30 +99,44 @@ test('a PV of another driver, an unbound PVC, a missing PV', async () => {
   assert.deepEqual(await noPv.reconciler.reconcile('ns/missing', never), { kind: 'done' });
 });
 
-test('an error before the driver answers (no gRPC status): no status change, no event, "cannot get error status"', async () => {
-  const s = setup({
-    modify: async () => {
-      throw new Error('error getting secret creds in namespace ns: forbidden');
-    },
+const broken = new Error('not a CsiError');
+const noDriverAnswer: { name: string; error: () => Error; rejects: (err: unknown) => boolean }[] = [
+  {
+    name: 'an error before the driver answers (no gRPC status): "cannot get error status"',
+    error: () => noStatusError('error getting secret creds in namespace ns: forbidden', 'modify'),
+    rejects: (err) =>
+      err instanceof Error && err.message === 'cannot get error status from modify volume err: error getting secret creds in namespace ns: forbidden',
+  },
+  {
+    name: 'a Modifier that breaks its port (rejects with a plain Error): the error passes up as it is',
+    error: () => broken,
+    rejects: (err) => err === broken,
+  },
+];
+
+for (const row of noDriverAnswer) {
+  test(`${row.name}; no status change, no event, not uncertain`, async () => {
+    const s = setup({
+      modify: async () => {
+        throw row.error();
+      },
+    });
+    await assert.rejects(s.reconciler.reconcile('ns/data', never), row.rejects);
+    assert.deepEqual(
+      s.writes.map((w) => w.target),
+      ['pvc'],
+      'only the InProgress mark',
+    );
+    assert.deepEqual(
+      s.events.events.map((e) => e.reason),
+      ['VolumeModify'],
+    );
+    assert.equal(s.reconciler.isUncertain('ns/data'), false);
   });
-  await assert.rejects(
-    s.reconciler.reconcile('ns/data', never),
-    /^Error: cannot get error status from modify volume err: error getting secret creds in namespace ns: forbidden$/,
-  );
-  assert.deepEqual(
-    s.writes.map((w) => w.target),
-    ['pvc'],
-    'only the InProgress mark',
-  );
-  assert.deepEqual(
-    s.events.events.map((e) => e.reason),
-    ['VolumeModify'],
-  );
-  assert.equal(s.reconciler.isUncertain('ns/data'), false);
-});
+}
 
 test('InvalidArgument: Infeasible written, key parked; the next sync with the same target waits for the slow set', async () => {
-  const invalid = classifyCsiError({ code: GrpcStatus.INVALID_ARGUMENT, details: 'bad tier', metadata: {} }, 'modify');
+  const invalid = driverError(GrpcStatus.INVALID_ARGUMENT, 'bad tier', 'modify');
   const s = setup({
     modify: async () => {
       throw invalid;
@@ -205,7 +187,7 @@ test('a new class that does not exist: Warning, Pending (RV-checked), done witho
 });
 
 test('the PV patch fails after the driver succeeded: "failed to mark pvc … completed", no success event', async () => {
-  const s = setup({ failPatch: 'pv' });
+  const s = setup({ fail: { target: 'pv', error: () => new Error('apiserver says no') } });
   await assert.rejects(s.reconciler.reconcile('ns/data', never), {
     message:
       'cannot get error status from modify volume err: modify volume failed to mark pvc data modify volume completed: ' +
@@ -228,8 +210,8 @@ test('deleting the PVC forgets its uncertain mark and slow-set entry', async () 
 
 // Every failure path's text, as upstream's modify controller words it (v2.2.1): the returned
 // error (logged by the worker) and the events. The API errors are the server's Status messages.
-const unavailable = () => classifyCsiError({ code: GrpcStatus.UNAVAILABLE, details: 'driver restarting', metadata: {} }, 'modify');
-const internal = () => classifyCsiError({ code: GrpcStatus.INTERNAL, details: 'backend down', metadata: {} }, 'modify');
+const unavailable = () => driverError(GrpcStatus.UNAVAILABLE, 'driver restarting', 'modify');
+const internal = () => driverError(GrpcStatus.INTERNAL, 'backend down', 'modify');
 const failureTexts: {
   name: string;
   opts: Parameters<typeof setup>[0];
@@ -239,13 +221,13 @@ const failureTexts: {
 }[] = [
   {
     name: 'PVC gone before the InProgress mark',
-    opts: { failWrite: { target: 'pvc', call: 1 } },
+    opts: { fail: { target: 'pvc', call: 1, error: pvcGone } },
     error: 'mark PVC "data" as modify volume failed, errored with: can\'t patch status of  PVC ns/data with persistentvolumeclaims "data" not found',
     events: [],
   },
   {
     name: 'PVC gone before the Pending mark (class missing)',
-    opts: { pvc: { volumeAttributesClassName: 'later' }, failWrite: { target: 'pvc', call: 1 } },
+    opts: { pvc: { volumeAttributesClassName: 'later' }, fail: { target: 'pvc', call: 1, error: pvcGone } },
     error: 'mark PVC "data" as modify volume failed, errored with: can\'t patch status of  PVC ns/data with persistentvolumeclaims "data" not found',
     events: ['Warning VolumeModifyFailed: VAC "later" does not exist.'],
   },
@@ -255,7 +237,7 @@ const failureTexts: {
       modify: async () => {
         throw internal();
       },
-      failWrite: { target: 'pvc', call: 2 },
+      fail: { target: 'pvc', call: 2, error: pvcGone },
     },
     error: 'mark PVC "data" as modify volume failed, errored with: can\'t patch status of  PVC ns/data with persistentvolumeclaims "data" not found',
     events: ['Normal VolumeModify: external resizer is modifying volume data with vac gold'],
@@ -288,7 +270,7 @@ const failureTexts: {
   },
   {
     name: "PV gone after the driver succeeded (trailing space is upstream's)",
-    opts: { failWrite: { target: 'pv', call: 1 } },
+    opts: { fail: { target: 'pv', call: 1, error: pvGone } },
     error:
       'cannot get error status from modify volume err: modify volume failed to mark pvc data modify volume completed: ' +
       'update pv.Spec.VolumeAttributesClassName for PVC "data" failed, errored with: update capacity of PV pv-1 failed: persistentvolumes "pv-1" not found ',
@@ -296,7 +278,7 @@ const failureTexts: {
   },
   {
     name: 'PVC gone after the driver succeeded and the PV was written',
-    opts: { failWrite: { target: 'pvc', call: 2 } },
+    opts: { fail: { target: 'pvc', call: 2, error: pvcGone } },
     error:
       'cannot get error status from modify volume err: modify volume failed to mark pvc data modify volume completed: ' +
       'mark PVC "data" as ModifyVolumeCompleted failed, errored with: can\'t patch status of  PVC ns/data with persistentvolumeclaims "data" not found ',
@@ -310,7 +292,7 @@ const failureTexts: {
         modifyVolumeStatus: { targetVolumeAttributesClassName: 'bad', status: 'Infeasible' },
         conditions: [{ type: 'ModifyingVolume', status: 'True' }],
       },
-      failWrite: { target: 'pvc', call: 1 },
+      fail: { target: 'pvc', call: 1, error: pvcGone },
     },
     error: 'mark PVC "data" as rolled back failed: can\'t patch status of  PVC ns/data with persistentvolumeclaims "data" not found',
     events: ['Normal VolumeModifyCanceled: Cancelled modify.'],
@@ -326,13 +308,6 @@ const failureTexts: {
 for (const c of failureTexts) {
   test(`failure text: ${c.name}`, async () => {
     const s = setup(c.opts);
-    await assert.rejects(s.reconciler.reconcile('ns/data', never), (err: Error) => {
-      assert.equal(err.message, c.error);
-      return true;
-    });
-    assert.deepEqual(
-      s.events.events.map((e) => `${e.type} ${e.reason}: ${e.message}`),
-      c.events,
-    );
+    await assertFailureTexts(s.reconciler.reconcile('ns/data', never), s.events, c);
   });
 }

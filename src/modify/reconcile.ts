@@ -20,11 +20,11 @@ import type { VolumeScope } from '../model/volume-scope.js';
 import type { Pv, Pvc, VolumeAttributesClass } from '../model/objects.js';
 import { pvcKey } from '../model/pvc.js';
 import { goQuote } from '../base/go-quote.js';
-import { kObj, type Logger } from '../observability/logger.js';
+import { kObj, type Logger } from '../observability/log/logger.js';
 import type { KeyLock } from '../queue/key-lock.js';
 import type { SlowSetView } from '../queue/slow-set.js';
-import type { EventRecorder } from '../kube/events.js';
-import { patchPvCached, patchPvcStatusCached, readClaimAndVolume, type ObjectCache, type VolumeApi } from '../kube/volume-api.js';
+import type { EventRecorder } from '../kube/api/events.js';
+import { patchPvCached, patchPvcStatusCached, readClaimAndVolume, type ObjectCache, type VolumeApi } from '../kube/api/volume-api.js';
 import type { Outcome } from '../queue/workers.js';
 import type { Modifier } from './modifier.js';
 import { modifyFacts, planModify } from './plan.js';
@@ -54,6 +54,18 @@ export interface ModifyReconcilerOptions {
   log: Logger;
   /** The volumes this replica acts on (--node-deployment: its node's); every volume by default. */
   scope?: VolumeScope;
+}
+
+/** One ControllerModifyVolume attempt of one claim: what each of its steps needs. */
+interface ModifyAttempt {
+  readonly key: string;
+  /** The PVC as last written (the InProgress mark's answer when one was written). */
+  readonly pvc: Pvc;
+  readonly pv: Pv;
+  readonly vac: VolumeAttributesClass;
+  /** The class name the attempt applies. */
+  readonly target: string;
+  readonly signal: AbortSignal;
 }
 
 /** The class a retried modify needs is gone from the cache (upstream's lister error, wrapped as upstream does). */
@@ -165,7 +177,7 @@ export class ModifyReconciler {
           this.options.events.event(pvc, 'Warning', EventReason.VolumeModifyFailed, Message.vacMissing(plan.target));
           throw new MissingClassError(plan.target);
         }
-        await this.callDriver(key, pvc, pv, vac, plan.target, signal);
+        await this.callDriver({ key, pvc, pv, vac, target: plan.target, signal });
         return { kind: 'done' };
       }
       case 'modify': {
@@ -178,7 +190,7 @@ export class ModifyReconciler {
         }
         const marked = await this.markStatus(pvc, markModifyInProgress(pvc, plan.target, this.now()), signal);
         this.options.events.event(marked, 'Normal', EventReason.VolumeModify, Message.modifying(pvc.metadata.name, plan.target));
-        await this.callDriver(key, marked, pv, vac, plan.target, signal);
+        await this.callDriver({ key, pvc: marked, pv, vac, target: plan.target, signal });
         return { kind: 'done' };
       }
       default: {
@@ -189,16 +201,19 @@ export class ModifyReconciler {
   }
 
   /** §4.5 and §4.6: one ControllerModifyVolume and what its result means for the PVC and PV. */
-  private async callDriver(key: string, pvc: Pvc, pv: Pv, vac: VolumeAttributesClass, target: string, signal: AbortSignal): Promise<void> {
+  private async callDriver(attempt: ModifyAttempt): Promise<void> {
     const { log } = this.options;
+    const { key, pvc, pv, target, signal } = attempt;
     try {
-      await this.options.modifier.modify(pv, pvc, vac, signal);
+      await this.options.modifier.modify(pv, pvc, attempt.vac, signal);
     } catch (err) {
-      if (!(err instanceof CsiError) || err.code === null) {
+      // The port rejects with a CsiError only (modifier.ts); anything else is a bug of the port, passed up as it is.
+      if (!(err instanceof CsiError)) throw err;
+      if (err.code === null) {
         // No gRPC status (secret lookup, no volume handle, shutdown): no status change, no event.
-        throw new Error(`cannot get error status from modify volume err: ${messageOf(err)}`, { cause: err });
+        throw new Error(`cannot get error status from modify volume err: ${err.message}`, { cause: err });
       }
-      await this.recordDriverFailure(key, pvc, err, target, signal);
+      await this.recordDriverFailure(attempt, err);
       throw err;
     }
 
@@ -224,7 +239,8 @@ export class ModifyReconciler {
   }
 
   /** §4.6, a gRPC error: remember how final it was, say so on the PVC, park infeasible targets. */
-  private async recordDriverFailure(key: string, pvc: Pvc, err: CsiError, target: string, signal: AbortSignal): Promise<void> {
+  private async recordDriverFailure(attempt: ModifyAttempt, err: CsiError): Promise<void> {
+    const { key, pvc, target, signal } = attempt;
     const final = err.failure !== 'inProgress';
     if (final) this.uncertainKeys.delete(key);
     else this.uncertainKeys.add(key);

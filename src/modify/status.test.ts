@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { pv, pvc } from '../../test/support/builders.js';
 import { markModifyCanceled, markModifyCompleted, markModifyFailed, markModifyInProgress, markModifyPending, pvClassPatch } from './status.js';
-import type { Patch } from '../kube/patch.js';
+import type { Patch } from '../kube/api/patch.js';
 
 const NOW = '2025-01-02T03:04:05Z';
 const EARLIER = '2024-12-31T00:00:00Z';

@@ -1,13 +1,13 @@
 // The modify controller's writes (§4.4, §4.6, §3.12): each builds the desired status (or PV) from
 // the cached object, and the patch is the two-way strategic merge patch between the two
-// (kube/patch.ts), as upstream builds it.
+// (kube/api/patch.ts), as upstream builds it.
 //
 // Conditions merge by `type` on the server: a patch carries ModifyingVolume and ModifyVolumeError
 // (the conditions this controller owns) where they are added or changed, `$patch: delete` for the
 // ones it drops, and `$setElementOrder/conditions` with every condition's type in the desired
 // order. Resize conditions are never added, changed or deleted by these patches. A field the
 // desired status drops is sent as `null`, which deletes it (modifyVolumeStatus on completion).
-import { patchFromDraft, type Patch } from '../kube/patch.js';
+import { patchFromDraft, type Patch } from '../kube/api/patch.js';
 import { mergeModifyConditions } from '../model/conditions.js';
 import { ConditionType, Message, ModifyStatus } from '../model/names.js';
 import type { Pv, Pvc, PvcCondition } from '../model/objects.js';

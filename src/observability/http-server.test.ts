@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Gauge } from 'prom-client';
-import { createLogger, silentLogger } from './logger.js';
+import { createLogger, silentLogger } from './log/logger.js';
 import { createMetrics, registerProcessMetrics } from './metrics.js';
 import { LEADER_ELECTION_HEALTH_PATH, parseListenAddress, startHttpServer, type HealthResult } from './http-server.js';
 

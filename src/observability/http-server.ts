@@ -6,7 +6,7 @@ import { messageOf } from '../base/errors.js';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Registry } from 'prom-client';
-import type { Logger } from './logger.js';
+import type { Logger } from './log/logger.js';
 
 export const LEADER_ELECTION_HEALTH_PATH = '/healthz/leader-election';
 

@@ -5,7 +5,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { runWorkers, type Outcome } from './workers.js';
 import { ItemExponentialFailureRateLimiter, RateLimitingQueue } from './rate-limiters.js';
-import { createLogger } from '../observability/logger.js';
+import { createLogger } from '../observability/log/logger.js';
 import { FakeClock, flushMicrotasks } from '../../test/fakes/fake-clock.js';
 
 const doneOutcome: Outcome = { kind: 'done' };

@@ -8,7 +8,7 @@
 // started, and runWorkers resolves when the reconciles in flight have finished.
 import { setMaxListeners } from 'node:events';
 import { untilAborted } from '../base/signals.js';
-import type { Logger } from '../observability/logger.js';
+import type { Logger } from '../observability/log/logger.js';
 import type { RateLimitingQueue } from './rate-limiters.js';
 
 export type Outcome = { kind: 'done' } | { kind: 'retryAfter'; ms: number };

@@ -2,8 +2,8 @@
 // with --handle-volume-inuse-error, the Pod handlers) of handlers.ts, the PV cache, and
 // ResizeReconciler. The informers are shared with the modify controller and run by the app.
 import { ControllerEngine, watched } from '../controller/engine.js';
-import type { Informer } from '../kube/informer.js';
-import type { Logger } from '../observability/logger.js';
+import type { Informer } from '../kube/cache/informer.js';
+import type { Logger } from '../observability/log/logger.js';
 import type { Pv, Pvc } from '../model/objects.js';
 import type { RateLimitingQueue } from '../queue/rate-limiters.js';
 import { podHandlers, pvcHandlers } from './handlers.js';

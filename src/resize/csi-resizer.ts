@@ -2,9 +2,11 @@
 // migrated volumes), expand secrets from the PV's controllerExpandSecretRef, the volume capability
 // built from the PV, one ControllerExpandVolume with the resize timeout as its deadline.
 // Unlike upstream, SINGLE_NODE_MULTI_WRITER is taken from the capabilities discovered at startup
-// instead of asking the driver again before every expansion.
+// instead of asking the driver again before every expansion. Every failure leaves as a CsiError,
+// the port's one error type (resizer.ts).
 import { messageOf } from '../base/errors.js';
 import { volumeCapabilityFor } from '../csi/capabilities.js';
+import { classifyCsiError } from '../csi/errors.js';
 import { formatBytes } from '../model/quantity.js';
 import type { CsiClient, VolumeCapability, VolumeExpansionMode } from '../csi/client.js';
 import { MIGRATION_TARGET_DRIVERS } from '../model/names.js';
@@ -12,7 +14,7 @@ import type { CsiPersistentVolumeSource, Pv, Pvc } from '../model/objects.js';
 import { translateInTreePv } from './migration.js';
 import type { Resizer, ResizeResult, ResizeTarget } from './resizer.js';
 import { canSupport } from '../model/volume-scope.js';
-import { readSecret, type SecretReader } from '../kube/secrets.js';
+import { readSecret, type SecretReader } from '../kube/api/secrets.js';
 
 export interface CsiResizerOptions {
   driverName: string;
@@ -39,6 +41,14 @@ export class CsiResizer implements Resizer {
   }
 
   async resize(pv: Pv, target: ResizeTarget, signal: AbortSignal): Promise<ResizeResult> {
+    try {
+      return await this.expand(pv, target, signal);
+    } catch (err) {
+      throw classifyCsiError(err, 'expand');
+    }
+  }
+
+  private async expand(pv: Pv, target: ResizeTarget, signal: AbortSignal): Promise<ResizeResult> {
     const source = this.csiSourceOf(pv);
     if (!source.volumeHandle) throw new Error('empty volume handle');
 

@@ -1,6 +1,6 @@
 // Informer callbacks to queue keys (§3.2). Handlers only decide whether a change is worth a
 // reconcile; the reconcile reads the store again and decides what to do.
-import type { InformerHandlers } from '../kube/informer.js';
+import type { InformerHandlers } from '../kube/cache/informer.js';
 import { Annotation } from '../model/names.js';
 import type { Pvc } from '../model/objects.js';
 import { capacityBytes, pvcKey, requestedBytes, resizeStatus } from '../model/pvc.js';

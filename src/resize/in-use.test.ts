@@ -2,12 +2,11 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ClaimUsage, PodClaimUsage, toPodClaimUsage } from './in-use.js';
 import { podHandlers } from './handlers.js';
-import { Informer } from '../kube/informer.js';
-import { HttpKubeClient } from '../kube/client.js';
-import { objectKey } from '../kube/keys.js';
-import { Resources } from '../kube/resources.js';
-import { createLogger } from '../observability/logger.js';
-import { FakeApiServer } from '../../test/fakes/fake-apiserver.js';
+import { Informer } from '../kube/cache/informer.js';
+import { objectKey } from '../kube/cache/keys.js';
+import { Resources } from '../kube/api/resources.js';
+import { createLogger } from '../observability/log/logger.js';
+import { fakeApiWithClient } from '../../test/fakes/fake-apiserver.js';
 import { eventually } from '../../test/support/eventually.js';
 import { pod } from '../../test/support/builders.js';
 
@@ -80,10 +79,7 @@ test('intern returns the key instance the index holds, and the argument for an u
 
 test('through the pod informer: pods that end, are deleted, or are re-created under the same name while the watch was gone', async (t) => {
   const PODS = 'v1/pods';
-  const server = await new FakeApiServer().start();
-  t.after(() => server.close());
-  const client = new HttpKubeClient({ kubeConfig: server.kubeConfig(), qps: 0, burst: 1 });
-  t.after(() => client.close());
+  const { server, client } = await fakeApiWithClient(t);
   const usage = new ClaimUsage();
   const informer = new Informer<PodClaimUsage>({
     listWatcher: client.listWatcher(Resources.pods),

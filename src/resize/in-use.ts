@@ -24,9 +24,24 @@ export class PodClaimUsage implements KubeObject {
   }
 }
 
+/**
+ * The record with the node the pod runs on, for auto-grow (which kubelet to ask for a claim's
+ * usage). A subclass, so the pod cache pays for the field only when auto-grow is on.
+ */
+export class PodClaimUsageOnNode extends PodClaimUsage {
+  constructor(
+    key: string,
+    claims: string | readonly string[],
+    /** spec.nodeName; '' while the pod is not scheduled. */
+    readonly nodeName: string,
+  ) {
+    super(key, claims);
+  }
+}
+
 interface RawPod {
   metadata?: { namespace?: string };
-  spec?: { volumes?: { persistentVolumeClaim?: { claimName?: string } }[] };
+  spec?: { nodeName?: string; volumes?: { persistentVolumeClaim?: { claimName?: string } }[] };
   status?: { phase?: string };
 }
 
@@ -34,9 +49,15 @@ interface RawPod {
  * Informer transform: a full Pod in, its claim usage out. A pod that has ended (Failed or
  * Succeeded) or mounts no claim uses nothing: it is not cached at all (undefined), so the informer
  * treats it as absent and a pod that ends is a delete to the handlers. `intern` returns the claim
- * key instance already held for an equal key.
+ * key instance already held for an equal key; with `internNode` the record keeps the pod's node
+ * name too (one shared instance per node).
  */
-export function toPodClaimUsage(obj: KubeObject, key: string, intern: (claimKey: string) => string = (k) => k): PodClaimUsage | undefined {
+export function toPodClaimUsage(
+  obj: KubeObject,
+  key: string,
+  intern: (claimKey: string) => string = (k) => k,
+  internNode?: (nodeName: string) => string,
+): PodClaimUsage | undefined {
   const pod = obj as RawPod;
   const phase = pod.status?.phase;
   if (phase === 'Failed' || phase === 'Succeeded') return undefined;
@@ -50,7 +71,8 @@ export function toPodClaimUsage(obj: KubeObject, key: string, intern: (claimKey:
     else if (typeof claims === 'string') claims = [claims, claim];
     else claims.push(claim);
   }
-  return claims === undefined ? undefined : new PodClaimUsage(key, claims);
+  if (claims === undefined) return undefined;
+  return internNode ? new PodClaimUsageOnNode(key, claims, internNode(pod.spec?.nodeName ?? '')) : new PodClaimUsage(key, claims);
 }
 
 /** The pods using one claim: the claim key instance records share, and one pod key or a set of them. */

@@ -7,13 +7,15 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { status as GrpcStatus } from '@grpc/grpc-js';
-import { KubeApiError } from '../kube/errors.js';
+import { KubeApiError } from '../kube/api/errors.js';
 import type { Pv, Pvc } from '../model/objects.js';
-import { silentLogger } from '../observability/logger.js';
+import { silentLogger } from '../observability/log/logger.js';
 import { KeyLock } from '../queue/key-lock.js';
 import { SlowSet } from '../queue/slow-set.js';
 import { FakeClock } from '../../test/fakes/fake-clock.js';
 import { RecordingEventRecorder } from '../../test/fakes/recording-events.js';
+import { MemoryVolumeApi, type WriteFailure } from '../../test/fakes/memory-volume-api.js';
+import { assertFailureTexts, conflict, driverError, pvcGone, pvGone } from '../../test/support/reconcile-errors.js';
 import { ResizeReconciler } from './reconcile.js';
 import type { Resizer, ResizeResult, ResizeTarget } from './resizer.js';
 import { CsiResizer } from './csi-resizer.js';
@@ -25,31 +27,7 @@ const DRIVER = 'd.csi.test';
 const never = new AbortController().signal;
 const GiB = 1024n ** 3n;
 
-const pvcGone = () =>
-  KubeApiError.fromStatus(
-    404,
-    { kind: 'Status', reason: 'NotFound', code: 404, message: 'persistentvolumeclaims "data" not found' },
-    { method: 'PATCH', path: '/api/v1/namespaces/ns/persistentvolumeclaims/data/status' },
-  );
-const pvGone = () =>
-  KubeApiError.fromStatus(
-    404,
-    { kind: 'Status', reason: 'NotFound', code: 404, message: 'persistentvolumes "pv-1" not found' },
-    { method: 'PATCH', path: '/api/v1/persistentvolumes/pv-1' },
-  );
-const conflict = () =>
-  KubeApiError.fromStatus(
-    409,
-    {
-      kind: 'Status',
-      reason: 'Conflict',
-      code: 409,
-      message:
-        'Operation cannot be fulfilled on persistentvolumeclaims "data": the object has been modified; please apply your changes to the latest version and try again',
-    },
-    { method: 'PATCH', path: '/api/v1/namespaces/ns/persistentvolumeclaims/data/status' },
-  );
-const grpc = (code: GrpcStatus, details: string) => Object.assign(new Error(`${code} ${details}`), { code, details, metadata: {} });
+const grpc = (code: GrpcStatus, details: string) => driverError(code, details, 'expand');
 
 interface Setup {
   resize?: (target: ResizeTarget) => Promise<ResizeResult>;
@@ -82,12 +60,12 @@ function setup(o: Setup = {}) {
       ...o.pv,
     },
   };
-  const pvcs = new Map([['ns/data', pvc]]);
-  const pvs = new Map([['pv-1', pv]]);
-  const writes: { target: 'pvc' | 'pv'; body: Record<string, unknown> }[] = [];
+  const failures: WriteFailure[] = [];
+  if (o.failPvc) failures.push({ target: 'pvc', ...o.failPvc });
+  if (o.failPv) failures.push({ target: 'pv', ...o.failPv });
+  const volumes = new MemoryVolumeApi(pvc, pv, failures);
   /** The targets the driver was asked for, in order. */
   const calls: string[] = [];
-  let rv = 10;
   const resizer: Resizer = o.resizer ?? {
     name: DRIVER,
     supportsControlPlaneExpansion: true,
@@ -101,25 +79,11 @@ function setup(o: Setup = {}) {
   const clock = new FakeClock();
   const slowSet = new SlowSet<string>({ retentionMs: 60_000, clock });
   const events = new RecordingEventRecorder();
-  const count = (target: 'pvc' | 'pv') => writes.filter((w) => w.target === target).length;
   const reconciler = new ResizeReconciler({
     resizer,
-    pvcs: { get: (k) => pvcs.get(k), writeBack: (obj) => (pvcs.set('ns/data', obj), true) },
-    pvs: { get: (k) => pvs.get(k), writeBack: (obj) => (pvs.set('pv-1', obj), true) },
-    api: {
-      async patchPvcStatus(_ns, _name, body) {
-        writes.push({ target: 'pvc', body });
-        if (o.failPvc?.call === count('pvc')) throw o.failPvc.error();
-        rv += 1;
-        const current = pvcs.get('ns/data')!;
-        return { ...current, metadata: { ...current.metadata, resourceVersion: String(rv) } };
-      },
-      async patchPv(_name, body) {
-        writes.push({ target: 'pv', body });
-        if (o.failPv?.call === count('pv')) throw o.failPv.error();
-        return pvs.get('pv-1')!;
-      },
-    },
+    pvcs: volumes.pvcCache,
+    pvs: volumes.pvCache,
+    api: volumes,
     events,
     gates: { annotateFsResize: true },
     slowSet,
@@ -128,7 +92,7 @@ function setup(o: Setup = {}) {
     clock,
     log: silentLogger,
   });
-  return { reconciler, writes, events, calls, slowSet, clock, pvcs };
+  return { reconciler, writes: volumes.writes, events, calls, slowSet, clock, pvcs: volumes.pvcs };
 }
 
 const csiResizer = (csi: Partial<CsiClient>) =>
@@ -237,14 +201,7 @@ const table: { name: string; setup: Setup; error: string; events: string[]; cond
 for (const c of table) {
   test(`failure text: ${c.name}`, async () => {
     const s = setup(c.setup);
-    await assert.rejects(s.reconciler.reconcile('ns/data', never), (err: Error) => {
-      assert.equal(err.message, c.error);
-      return true;
-    });
-    assert.deepEqual(
-      s.events.events.map((e) => `${e.type} ${e.reason}: ${e.message}`),
-      c.events,
-    );
+    await assertFailureTexts(s.reconciler.reconcile('ns/data', never), s.events, c);
     if (c.condition !== undefined) {
       const conditions = s.writes
         .filter((w) => w.target === 'pvc')
@@ -475,6 +432,21 @@ for (const c of writeTable) {
     );
   });
 }
+
+test('a Resizer that breaks its port (rejects with a plain Error): the error passes up as it is, no failure written on the PVC', async () => {
+  const broken = new Error('not a CsiError');
+  const s = setup({
+    resize: async () => {
+      throw broken;
+    },
+  });
+  await assert.rejects(s.reconciler.reconcile('ns/data', never), (err) => err === broken);
+  assert.deepEqual(s.writes.map(summarise), [MARK], 'only the in-progress mark');
+  assert.deepEqual(
+    s.events.events.map((e) => `${e.type} ${e.reason}: ${e.message}`),
+    [RESIZING, failed('not a CsiError')],
+  );
+});
 
 // Across reconciles: what the reconciler remembers about a key decides the next one.
 const IN_USE = failed('Unable to expand ns/data because CSI driver d.csi.test only supports offline expansion and volume is currently in-use');

@@ -5,19 +5,19 @@
 // A thrown error means "retry with backoff" (the worker requeues rate-limited); a returned
 // `retryAfter` is the infeasible slow path, which waits without growing the backoff.
 import { messageOf } from '../base/errors.js';
-import { classifyCsiError, type CsiError } from '../csi/errors.js';
+import { CsiError } from '../csi/errors.js';
 import { Annotation, EventReason, Message } from '../model/names.js';
 import type { Pv, Pvc } from '../model/objects.js';
 import { allocatedBytes, capacityBytes, isFileSystemResizePending, pvBytes, pvClaimedBy, requestedBytes, resizeStatus, STORAGE } from '../model/pvc.js';
 import { formatBytes } from '../model/quantity.js';
-import { kObj, type Logger } from '../observability/logger.js';
+import { kObj, type Logger } from '../observability/log/logger.js';
 import type { Clock } from '../base/clock.js';
 import { metaTime } from '../model/time.js';
 import type { Outcome } from '../queue/workers.js';
 import type { KeyLock } from '../queue/key-lock.js';
 import type { SlowSetView } from '../queue/slow-set.js';
-import type { EventRecorder } from '../kube/events.js';
-import { patchPvCached, patchPvcStatusCached, readClaimAndVolume, type ObjectCache, type VolumeApi } from '../kube/volume-api.js';
+import type { EventRecorder } from '../kube/api/events.js';
+import { patchPvCached, patchPvcStatusCached, readClaimAndVolume, type ObjectCache, type VolumeApi } from '../kube/api/volume-api.js';
 import { planExpansion, pvcNeedsResize } from './plan.js';
 import type { Resizer, ResizeResult, ResizeTarget } from './resizer.js';
 import type { ClaimUsage } from './in-use.js';
@@ -60,6 +60,18 @@ export class BogusCapacityError extends Error {
     super(`CSI driver reported capacity ${replyBytes} bytes, less than the requested ${requestedBytes} bytes`);
     this.name = 'BogusCapacityError';
   }
+}
+
+/** One expansion attempt of one claim, from the in-progress mark on: what each of its steps needs. */
+interface ExpandAttempt {
+  readonly key: string;
+  /** The PVC as last written: the cached copy, then the in-progress mark's answer. */
+  readonly pvc: Pvc;
+  readonly pv: Pv;
+  readonly target: ResizeTarget;
+  /** Whether the in-progress mark rewrites allocatedResources and the status (the plan's `rewritesAllocation`). */
+  readonly rewritesAllocation: boolean;
+  readonly signal: AbortSignal;
 }
 
 /** The volume is used by a pod and the driver can't expand it online; retried with backoff. */
@@ -164,7 +176,7 @@ export class ResizeReconciler {
       case 'expand': {
         if (!plan.rewritesAllocation) log.v(4).infof(`skipping updating status for pvc ${key}`);
         const target: ResizeTarget = { bytes: plan.targetBytes, quantity: quantityFor(pvc, plan.targetBytes) };
-        await this.resize(key, pvc, pv, target, plan.rewritesAllocation, signal);
+        await this.resize({ key, pvc, pv, target, rewritesAllocation: plan.rewritesAllocation, signal });
         log.v(4).info('Update capacity of PV succeeded', { PV: kObj(pv), capacity: target });
         return { kind: 'done' };
       }
@@ -180,9 +192,10 @@ export class ResizeReconciler {
    * the PV capacity, the node-pending or finished mark and its event. Any failure after the guard
    * is recorded as a `VolumeResizeFailed` warning and thrown.
    */
-  private async resize(key: string, pvc: Pvc, pv: Pv, target: ResizeTarget, rewritesAllocation: boolean, signal: AbortSignal): Promise<void> {
+  private async resize(attempt: ExpandAttempt): Promise<void> {
     const { events, log } = this.options;
-    const marked = await this.patchStatus(pvc, markControllerResizeInProgress(pvc, target.quantity, rewritesAllocation, this.now()), signal).catch(
+    const { key, pvc, pv, target, signal } = attempt;
+    const marked = await this.patchStatus(pvc, markControllerResizeInProgress(pvc, target.quantity, attempt.rewritesAllocation, this.now()), signal).catch(
       (err: unknown) => {
         throw new Error(`marking pvc "${key}" as resizing failed: ${messageOf(err)}`, { cause: err });
       },
@@ -190,9 +203,10 @@ export class ResizeReconciler {
     this.guardVolumeInUse(key, marked);
     events.event(marked, 'Normal', EventReason.Resizing, Message.resizing(pv.metadata.name));
     this.inUseErrorUids.delete(marked.metadata.uid ?? '');
+    const expanding: ExpandAttempt = { ...attempt, pvc: marked };
     try {
-      const result = await this.expandVolume(key, marked, pv, target, signal);
-      await this.updatePvCapacity(pv, marked, result, signal).catch((err: unknown) => {
+      const result = await this.expandVolume(expanding);
+      await this.updatePvCapacity(expanding, result).catch((err: unknown) => {
         throw new Error(`error updating pv "${pv.metadata.name}" by resizer: ${messageOf(err)}`, { cause: err });
       });
       if (result.nodeExpansionRequired) {
@@ -215,37 +229,43 @@ export class ResizeReconciler {
   }
 
   /**
-   * The one ControllerExpandVolume, and its answer classified (§3.7, §3.8): an implausible size is
-   * a failure; `FailedPrecondition` sets the in-use mark; a failure is recorded on the PVC (§3.5
-   * step 8) and thrown. A success clears the key's failure memory.
+   * The one ControllerExpandVolume, and its answer (§3.7, §3.8): the port's CsiError says how final
+   * a failure was; an implausible size is a failure; `FailedPrecondition` sets the in-use mark; a
+   * failure is recorded on the PVC (§3.5 step 8) and thrown. A success clears the key's failure memory.
    */
-  private async expandVolume(key: string, pvc: Pvc, pv: Pv, target: ResizeTarget, signal: AbortSignal): Promise<ResizeResult> {
+  private async expandVolume(attempt: ExpandAttempt): Promise<ResizeResult> {
     const { resizer, log } = this.options;
-    let result: ResizeResult;
+    const { key, pvc, pv, target } = attempt;
+    let failure: CsiError | BogusCapacityError;
     try {
-      result = await resizer.resize(pv, target, signal);
-      if (result.capacityBytes <= 0n || result.capacityBytes < target.bytes) throw new BogusCapacityError(result.capacityBytes, target.bytes);
-    } catch (raw) {
-      const err = raw instanceof BogusCapacityError ? raw : classifyCsiError(raw, 'expand');
-      if (!(err instanceof BogusCapacityError) && err.failure === 'inUse') this.inUseErrorUids.add(pvc.metadata.uid ?? '');
-      await this.recordControllerFailure(key, pvc, err, signal);
-      throw new Error(`resize volume "${pv.metadata.name}" by resizer "${resizer.name}" failed: ${err.message}`, { cause: err });
+      const result = await resizer.resize(pv, target, attempt.signal);
+      if (result.capacityBytes > 0n && result.capacityBytes >= target.bytes) {
+        this.finalErrorKeys.delete(key);
+        this.options.slowSet.remove(key);
+        log.v(4).info("Resize volume succeeded, start to update PV's capacity", { PV: kObj(pv) });
+        return result;
+      }
+      failure = new BogusCapacityError(result.capacityBytes, target.bytes);
+    } catch (err) {
+      // The port rejects with a CsiError only (resizer.ts); anything else is a bug of the port, passed up as it is.
+      if (!(err instanceof CsiError)) throw err;
+      failure = err;
     }
-    this.finalErrorKeys.delete(key);
-    this.options.slowSet.remove(key);
-    log.v(4).info("Resize volume succeeded, start to update PV's capacity", { PV: kObj(pv) });
-    return result;
+    if (failure instanceof CsiError && failure.failure === 'inUse') this.inUseErrorUids.add(pvc.metadata.uid ?? '');
+    await this.recordControllerFailure(attempt, failure);
+    throw new Error(`resize volume "${pv.metadata.name}" by resizer "${resizer.name}" failed: ${failure.message}`, { cause: failure });
   }
 
   /** §3.5 step 8, on error: remember how final it was and say so on the PVC. */
-  private async recordControllerFailure(key: string, pvc: Pvc, err: CsiError | BogusCapacityError, signal: AbortSignal): Promise<void> {
+  private async recordControllerFailure(attempt: ExpandAttempt, err: CsiError | BogusCapacityError): Promise<void> {
+    const { key, pvc } = attempt;
     if (err instanceof BogusCapacityError || err.failure !== 'inProgress') {
       this.finalErrorKeys.add(key);
       const infeasible = !(err instanceof BogusCapacityError) && err.failure === 'infeasible';
       if (!infeasible) this.options.slowSet.remove(key);
       try {
         // Not RV-checked: the failure is recorded even from a slightly stale copy.
-        await this.patchStatus(pvc, markControllerExpansionFailed(pvc, err.message, infeasible, this.now()), signal);
+        await this.patchStatus(pvc, markControllerExpansionFailed(pvc, err.message, infeasible, this.now()), attempt.signal);
       } catch (patchErr) {
         throw new Error(
           `resizing failed in controller with ${err.message} but failed to update PVC ${key} with: ` +
@@ -272,12 +292,13 @@ export class ResizeReconciler {
   }
 
   /** §3.6: PV capacity, and the pre-resize annotation while the node still has work. */
-  private async updatePvCapacity(pv: Pv, pvc: Pvc, result: ResizeResult, signal: AbortSignal): Promise<void> {
+  private async updatePvCapacity(attempt: ExpandAttempt, result: ResizeResult): Promise<void> {
+    const { pv, pvc } = attempt;
     this.options.log.v(4).info("Resize volume succeeded, start to update PV's capacity", { PV: kObj(pv) });
     // The PVC's capacity before the resize; a missing one reads as Go's zero quantity.
     const preResize = this.options.gates.annotateFsResize && result.nodeExpansionRequired ? (pvc.status?.capacity?.[STORAGE] ?? '0') : undefined;
     try {
-      await patchPvCached(this.options.api, this.options.pvs, pv.metadata.name, pvCapacityPatch(pv, result.capacity, preResize), signal);
+      await patchPvCached(this.options.api, this.options.pvs, pv.metadata.name, pvCapacityPatch(pv, result.capacity, preResize), attempt.signal);
     } catch (err) {
       throw new Error(`updating capacity of PV "${pv.metadata.name}" to ${result.capacity} failed: ${messageOf(err)}`, { cause: err });
     }

@@ -10,7 +10,7 @@ import {
   pvCapacityPatch,
   removePreResizeAnnotationPatch,
 } from './status.js';
-import type { Patch } from '../kube/patch.js';
+import type { Patch } from '../kube/api/patch.js';
 import { pv, pvc } from '../../test/support/builders.js';
 
 // The claim ns/c asks for 2Gi.

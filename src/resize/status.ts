@@ -1,9 +1,9 @@
 // The resize controller's writes (§3.4–§3.6, §3.12): each builds the desired status and
 // annotations (or PV) from the cached object, and the patch is the two-way strategic merge patch
-// between the two (kube/patch.ts), as upstream builds it: conditions merge by type, and
+// between the two (kube/api/patch.ts), as upstream builds it: conditions merge by type, and
 // `$setElementOrder/conditions` keeps them in the desired order, so an added condition ends up
 // after the existing ones. Building is pure; the reconcile sends the patches.
-import { patchFromDraft, type Patch } from '../kube/patch.js';
+import { patchFromDraft, type Patch } from '../kube/api/patch.js';
 import { mergeResizeConditions, withoutResizeConditions } from '../model/conditions.js';
 import { Annotation, ConditionType, Message, ResizeStatus } from '../model/names.js';
 import type { Pv, Pvc, PvcCondition } from '../model/objects.js';

@@ -1,12 +1,13 @@
 // The usage sources' HTTP transport: one GET, its whole answer up to a size bound, over Node's
 // own client (node:http, node:https with node:tls), as the API server's transport uses it
-// (docs/architecture.md, "The API server's connections"). Kept apart from kube/http.ts because a
+// (docs/architecture.md, "The API server's connections"). Kept apart from kube/wire/http.ts because a
 // kubelet or Prometheus is not the API server: no token bucket, no watch, no proxy, a TLS
 // configuration of its own. Keep-alive agents let the next poll reuse the connection; failures
 // of the wire are classified once, here, so the sources can say which kind of failure a node had.
 import http from 'node:http';
 import https from 'node:https';
 import { createSecureContext } from 'node:tls';
+import { UsageUnavailable } from './volume-usage.js';
 
 export interface TlsMaterial {
   readonly ca?: Buffer;
@@ -41,6 +42,13 @@ export const WireFailure = {
   Protocol: 'protocol',
 } as const;
 export type WireFailure = (typeof WireFailure)[keyof typeof WireFailure];
+
+/** Why a source's usage is unavailable when its GET failed this way. */
+export function unavailableBecause(failure: WireFailure): UsageUnavailable {
+  if (failure === WireFailure.Tls) return UsageUnavailable.Tls;
+  if (failure === WireFailure.Unreachable) return UsageUnavailable.Unreachable;
+  return UsageUnavailable.BadResponse;
+}
 
 export class HttpGetError extends Error {
   constructor(

@@ -14,9 +14,9 @@ import type http from 'node:http';
 import { forEachBounded } from '../base/bounded-concurrency.js';
 import { messageOf } from '../base/errors.js';
 import { linkedSignal, TimeoutError } from '../base/signals.js';
-import { resolveCredentials, type ResolvedCredentials } from '../kube/credentials.js';
-import type { ClientConfig } from '../kube/kubeconfig.js';
-import { HttpGetError, httpGet, keepAliveAgent, WireFailure, type TlsMaterial } from './http-get.js';
+import { resolveCredentials, type ResolvedCredentials } from '../kube/wire/credentials.js';
+import type { ClientConfig } from '../kube/wire/kubeconfig.js';
+import { HttpGetError, httpGet, keepAliveAgent, unavailableBecause, type TlsMaterial } from './http-get.js';
 import { usageFromSummary } from './kubelet-summary.js';
 import { DEFAULT_ADDRESS_TYPES, kubeletUrl } from './node-address.js';
 import {
@@ -158,12 +158,7 @@ export class KubeletUsageSource implements VolumeUsageSource {
         return { kind: 'failed', reason: UsageUnavailable.Timeout, message: `${where} did not answer within ${this.options.timeoutMs}ms` };
       }
       if (err instanceof HttpGetError) {
-        const reason =
-          err.failure === WireFailure.Tls
-            ? UsageUnavailable.Tls
-            : err.failure === WireFailure.Unreachable
-              ? UsageUnavailable.Unreachable
-              : UsageUnavailable.BadResponse;
+        const reason = unavailableBecause(err.failure);
         const hint = reason === UsageUnavailable.Tls ? " (give the CA that signed the kubelets' serving certificates, or turn verification off by name)" : '';
         return { kind: 'failed', reason, message: `${where}: ${err.message}${hint}` };
       }

@@ -10,7 +10,7 @@ import type http from 'node:http';
 import { forEachBounded } from '../base/bounded-concurrency.js';
 import { messageOf } from '../base/errors.js';
 import { linkedSignal, TimeoutError } from '../base/signals.js';
-import { HttpGetError, httpGet, keepAliveAgent, WireFailure } from './http-get.js';
+import { HttpGetError, httpGet, keepAliveAgent, unavailableBecause } from './http-get.js';
 import { PrometheusAnswerError, seriesKey, vectorOf, type PromSample } from './prometheus-response.js';
 import { claimKey, UsageUnavailable, type ClaimUsage, type NodeClaims, type UsageReport, type VolumeUsage, type VolumeUsageSource } from './volume-usage.js';
 
@@ -170,13 +170,7 @@ function unavailable(err: unknown, base: URL): { reason: UsageUnavailable; messa
   if (err instanceof PrometheusAnswerError)
     return { reason: err.timedOut ? UsageUnavailable.Timeout : UsageUnavailable.BadResponse, message: `${where}: ${err.message}` };
   if (err instanceof HttpGetError) {
-    const reason =
-      err.failure === WireFailure.Tls
-        ? UsageUnavailable.Tls
-        : err.failure === WireFailure.Unreachable
-          ? UsageUnavailable.Unreachable
-          : UsageUnavailable.BadResponse;
-    return { reason, message: `${where}: ${err.message}` };
+    return { reason: unavailableBecause(err.failure), message: `${where}: ${err.message}` };
   }
   return { reason: UsageUnavailable.BadResponse, message: `${where}: ${messageOf(err)}` };
 }

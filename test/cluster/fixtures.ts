@@ -2,6 +2,9 @@
 // no kube-controller-manager): a volume created on the CSI driver, a PV and a PVC bound to each
 // other by hand. Every name is unique, so tests never collide on the shared cluster.
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type * as k8s from '@kubernetes/client-node';
 import { loadDriverComponents } from './components.js';
 import { csiTestClient } from './csi-proto.js';
@@ -28,6 +31,36 @@ export async function createStorageClass(
 ): Promise<k8s.V1StorageClass> {
   const body = asApiBody<k8s.V1StorageClass>(storageClass({ ...opts, name: opts.name ?? uniqueName('rz-sc') }));
   return retryWhileStarting('creating StorageClass', () => clients.storage.createStorageClass({ body }));
+}
+
+/** A Node object named `name` with its kubernetes.io/hostname label (no kubelet behind it), deleted when the test ends. */
+export async function createNode(clients: KubeClients, t: { after: (fn: () => unknown) => void }, name: string): Promise<void> {
+  await clients.core.createNode({ body: { metadata: { name, labels: { 'kubernetes.io/hostname': name } } } });
+  t.after(() =>
+    clients.core.deleteNode({ name }).then(
+      () => undefined,
+      () => undefined,
+    ),
+  );
+}
+
+/**
+ * A copy of the resizer's kubeconfig (`resizerKubeconfigPath`) in a new temp directory named after
+ * `tempPrefix`, whose user is the new ServiceAccount `no-rules` of `namespace`, bound to no role.
+ * Returns the copy's path.
+ */
+export async function kubeconfigWithoutRules(clients: KubeClients, resizerKubeconfigPath: string, namespace: string, tempPrefix: string): Promise<string> {
+  await clients.core.createNamespacedServiceAccount({ namespace, body: { metadata: { name: 'no-rules' } } });
+  const token = await clients.core.createNamespacedServiceAccountToken({
+    namespace,
+    name: 'no-rules',
+    body: { spec: { audiences: [], expirationSeconds: 600 } },
+  });
+  const kubeconfig = JSON.parse(readFileSync(resizerKubeconfigPath, 'utf8')) as { users: { user: { token: string } }[] };
+  kubeconfig.users[0]!.user.token = token.status!.token!;
+  const path = join(mkdtempSync(join(tmpdir(), tempPrefix)), 'kubeconfig');
+  writeFileSync(path, JSON.stringify(kubeconfig));
+  return path;
 }
 
 export type AccessMode = 'ReadWriteOnce' | 'ReadOnlyMany' | 'ReadWriteMany' | 'ReadWriteOncePod';

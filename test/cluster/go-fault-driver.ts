@@ -1,6 +1,7 @@
 // A CSI driver on grpc-go that fails on purpose (test/infra/components/gofaultdriver): it hangs in
 // ControllerExpandVolume until grpc-go's server resets the call at its deadline, answers with an
-// oversized message, or flags its responses compressed under an encoding the client cannot read.
+// oversized message or its own Unavailable, or flags its responses compressed under an encoding
+// the client cannot read.
 // Served on a unix socket in a short temp directory. Ready means the socket takes a connection:
 // with a compressor set, no CSI call of the test client would succeed.
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -11,7 +12,7 @@ import { spawnLogged, tail } from './process.js';
 import { eventually, StopPolling } from '../support/eventually.js';
 
 /** What ControllerExpandVolume does (its --expand flag). */
-export type GoFaultExpand = 'grow' | 'hang' | 'oversized';
+export type GoFaultExpand = 'grow' | 'hang' | 'oversized' | 'unavailable';
 
 export interface GoFaultDriverOptions {
   /** Driver name reported by GetPluginInfo; gofault.csi.test by default. */

@@ -7,7 +7,8 @@
 // silently, fail the next requests with a status.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { ClientConfig } from '../../src/kube/kubeconfig.js';
+import { HttpKubeClient } from '../../src/kube/wire/http-client.js';
+import type { ClientConfig } from '../../src/kube/wire/kubeconfig.js';
 
 type Obj = Record<string, any>;
 
@@ -544,4 +545,20 @@ function safeJson(text: string): unknown {
   } catch {
     return text;
   }
+}
+
+/**
+ * A started FakeApiServer and a client of it without a rate limit, both ended when the test ends.
+ * `before` prepares the server (objects, faults) before the client exists.
+ */
+export async function fakeApiWithClient(
+  t: { after: (fn: () => unknown) => void },
+  before?: (server: FakeApiServer) => void,
+): Promise<{ server: FakeApiServer; client: HttpKubeClient }> {
+  const server = await new FakeApiServer().start();
+  t.after(() => server.close());
+  before?.(server);
+  const client = new HttpKubeClient({ kubeConfig: server.kubeConfig(), qps: 0, burst: 1 });
+  t.after(() => client.close());
+  return { server, client };
 }

@@ -5,7 +5,7 @@
 // to hang until their signal aborts.
 import type { Clock } from '../../src/base/clock.js';
 import { realClock } from '../../src/base/clock.js';
-import { KubeApiError } from '../../src/kube/errors.js';
+import { KubeApiError } from '../../src/kube/api/errors.js';
 import type { KubeObject } from '../../src/model/objects.js';
 
 export class MemoryLeases {

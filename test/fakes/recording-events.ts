@@ -1,5 +1,5 @@
 // An EventRecorder that keeps what it was told, for asserting on events in controller tests.
-import type { EventRecorder, EventType } from '../../src/kube/events.js';
+import type { EventRecorder, EventType } from '../../src/kube/api/events.js';
 import type { KubeObject } from '../../src/model/objects.js';
 
 export interface RecordedEvent {

@@ -33,7 +33,9 @@ if [ -x "$bin" ]; then echo "$bin"; exit 0; fi
 work=$cache/modules/kube-apiserver-$version
 mkdir -p "$work"
 cd "$work"
-gomod=$(go mod download -json "k8s.io/kubernetes@$version" | sed -n 's/^[[:space:]]*"GoMod": "\(.*\)",$/\1/p')
+# A release that needs a newer Go than GOTOOLCHAIN=local fails the download while still fetching its
+# go.mod, which is all this step needs: the check below decides.
+gomod=$({ go mod download -json "k8s.io/kubernetes@$version" || true; } | sed -n 's/^[[:space:]]*"GoMod": "\(.*\)",$/\1/p')
 [ -f "$gomod" ] || { echo "could not download k8s.io/kubernetes@$version's go.mod" >&2; exit 1; }
 go_line=$(sed -n 's/^go \([0-9.]*\)$/\1/p' "$gomod")
 local_go=$(go env GOVERSION | sed 's/^go//')

@@ -12,9 +12,9 @@ import { eventually } from '../support/in-process-resizer.js';
 import { faultScenario, GiB, type FaultScenario, type FaultScenarioOptions, type TestContextLike } from '../support/fault-scenario.js';
 import { eventsFor, readPv, readPvc } from '../support/api-reads.js';
 import { createVac, deleteVac, setClass } from './modify-fixtures.js';
-import { HttpKubeClient } from '../../src/kube/client.js';
-import { KubeApiError } from '../../src/kube/errors.js';
-import { loadKubeConfig } from '../../src/kube/kubeconfig.js';
+import { HttpKubeClient } from '../../src/kube/wire/http-client.js';
+import { KubeApiError } from '../../src/kube/api/errors.js';
+import { loadKubeConfig } from '../../src/kube/wire/kubeconfig.js';
 import type { Pvc } from '../../src/model/objects.js';
 
 const cluster = await useCluster();

@@ -19,7 +19,7 @@ import { eventually } from '../support/eventually.js';
 import { selfSigned } from '../support/self-signed.js';
 import { FakeKubelet, type FakeVolume } from '../fakes/fake-kubelet.js';
 import { KubeletUsageSource, type KubeletSourceOptions } from '../../src/usage/kubelet-source.js';
-import { loadKubeConfig } from '../../src/kube/kubeconfig.js';
+import { loadKubeConfig } from '../../src/kube/wire/kubeconfig.js';
 import type { NodeClaims, UsageReport } from '../../src/usage/volume-usage.js';
 
 const cluster = await useCluster();

@@ -1,9 +1,10 @@
 // The real command on the real cluster, with the manifest's identity only (the resizer
 // kubeconfig's user is bound by deploy/kubernetes/rbac.yaml and nothing else): a resize finishes,
 // a refused one is recorded as infeasible and recovers, and /metrics shows it all — the CSI
-// operation histogram, the work queue, and our resize-state gauges.
+// operation histogram, the work queue, client-go's REST client metrics, and our resize-state gauges.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import type * as k8s from '@kubernetes/client-node';
 import { freePort } from '../cluster/cluster.js';
 import { csiTestClient } from '../cluster/csi-proto.js';
@@ -87,6 +88,16 @@ test('metrics after real resizes: operations, work queue and resize-state gauges
   assert.ok((samples(text, 'workqueue_adds_total').get(`{name="${driver}-pvc"}`) ?? 0) >= 2);
   assert.ok(samples(text, 'workqueue_depth').has(`{name="${driver}-pvc"}`));
   assert.match(text, /^process_start_time_seconds \d/m);
+
+  // The REST client: the status patches on the wire by code, verb and the server's host:port.
+  const server = (JSON.parse(readFileSync(cluster.resizerKubeconfigPath, 'utf8')) as { clusters: Array<{ cluster: { server: string } }> }).clusters[0]!.cluster
+    .server;
+  const host = server.replace(/^https?:\/\//, '').replace(/\/.*$/, '');
+  const apiRequests = samples(text, 'rest_client_requests_total');
+  assert.ok((apiRequests.get(`{code="200",method="PATCH",host="${host}"}`) ?? 0) >= 2, `status patches recorded:\n${[...apiRequests.keys()].join('\n')}`);
+  assert.ok((samples(text, 'rest_client_request_duration_seconds_count').get(`{verb="PATCH",host="${host}"}`) ?? 0) >= 2);
+  assert.ok((samples(text, 'rest_client_rate_limiter_duration_seconds_count').get(`{verb="GET",host="${host}"}`) ?? 0) >= 1);
+  assert.ok((samples(text, 'rest_client_transport_create_calls_total').get('{result="uncacheable"}') ?? 0) >= 1);
 
   const states = samples(text, 'csi_resizer_pvcs');
   assert.deepEqual([...states.keys()].sort(), [

@@ -7,10 +7,11 @@ import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { status } from '@grpc/grpc-js';
-import { silentLogger } from '../../src/observability/logger.js';
+import { silentLogger } from '../../src/observability/log/logger.js';
 import { createMetrics, type Metrics } from '../../src/observability/metrics.js';
 import { DriverNameError, GrpcCsiClient } from '../../src/csi/client.js';
 import { CsiError } from '../../src/csi/errors.js';
+import { failure } from '../support/csi-failure.js';
 import { startGoFaultDriver, type GoFaultDriverOptions } from '../cluster/go-fault-driver.js';
 import { eventually } from '../support/eventually.js';
 
@@ -27,20 +28,16 @@ async function goDriver(t: After, opts: GoFaultDriverOptions) {
   return driver;
 }
 
-async function startClient(t: After, address: string, timeoutMs: number, metrics: Metrics = createMetrics()): Promise<GrpcCsiClient> {
-  const client = await GrpcCsiClient.start({ address, timeoutMs, log: silentLogger, metrics, probeIntervalMs: 50 }, never);
+async function startClient(
+  t: After,
+  address: string,
+  timeoutMs: number,
+  metrics: Metrics = createMetrics(),
+  connectionLossGraceMs?: number,
+): Promise<GrpcCsiClient> {
+  const client = await GrpcCsiClient.start({ address, timeoutMs, log: silentLogger, metrics, probeIntervalMs: 50, connectionLossGraceMs }, never);
   t.after(() => client.close());
   return client;
-}
-
-async function failure(promise: Promise<unknown>): Promise<CsiError> {
-  try {
-    await promise;
-  } catch (err) {
-    assert.ok(err instanceof CsiError, `not a CsiError: ${String(err)}`);
-    return err;
-  }
-  assert.fail('the call succeeded');
 }
 
 async function expandCodeLabels(metrics: Metrics): Promise<Record<string, number>> {
@@ -95,6 +92,21 @@ test('a grpc-go driver answering over the 4 MiB receive limit: ResourceExhausted
   assert.match(err.details, /larger than max \(\d+ vs 4194304\)/);
   assert.equal(err.failure, 'inProgress');
   assert.equal((await client.getControllerCapabilities(never)).expandVolume, true);
+});
+
+test("a grpc-go driver's own Unavailable: returned at once, without the connection-loss grace, and not sent again", async (t) => {
+  const driver = await goDriver(t, { expand: 'unavailable' });
+  const metrics = createMetrics();
+  // A grace far beyond the bound below: waiting for it would fail the test.
+  const client = await startClient(t, driver.address, 60_000, metrics, 60_000);
+  for (let round = 1; round <= 3; round++) {
+    const started = Date.now();
+    const err = await failure(client.expandVolume(expandRequest, never));
+    assert.ok(Date.now() - started < 30_000, `round ${round} ended after ${Date.now() - started} ms`);
+    assert.equal(err.message, 'rpc error: code = Unavailable desc = driver busy');
+    assert.equal(err.failure, 'inProgress');
+  }
+  assert.deepEqual(await expandCodeLabels(metrics), { Unavailable: 3 });
 });
 
 for (const compressor of ['identity', 'x-unknown']) {

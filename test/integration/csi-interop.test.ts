@@ -6,10 +6,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { status, type ServiceError } from '@grpc/grpc-js';
-import { silentLogger } from '../../src/observability/logger.js';
+import { silentLogger } from '../../src/observability/log/logger.js';
 import { createMetrics } from '../../src/observability/metrics.js';
 import { discoverCapabilities, GrpcCsiClient } from '../../src/csi/client.js';
-import { CsiError } from '../../src/csi/errors.js';
+import { failure } from '../support/csi-failure.js';
 import { FaultDriver } from '../fakes/fault-driver.js';
 import { PythonCsiDriver } from '../fakes/python-csi-driver.js';
 import { startMockDriver } from '../cluster/mock-driver.js';
@@ -97,17 +97,13 @@ async function grpcGoServer(): Promise<Server> {
   };
 }
 
-type Row = { name: string; needs?: Scriptable; run: (server: Server, client: GrpcCsiClient, t: { after(fn: () => unknown): void }) => Promise<void> };
-
-async function failure(promise: Promise<unknown>): Promise<CsiError> {
-  try {
-    await promise;
-  } catch (err) {
-    assert.ok(err instanceof CsiError, `not a CsiError: ${String(err)}`);
-    return err;
-  }
-  assert.fail('the call succeeded');
-}
+type Row = {
+  name: string;
+  needs?: Scriptable;
+  /** The client's connection-loss grace, where the row must show that a call does not wait for it. */
+  connectionLossGraceMs?: number;
+  run: (server: Server, client: GrpcCsiClient, t: { after(fn: () => unknown): void }) => Promise<void>;
+};
 
 const rows: Row[] = [
   {
@@ -146,6 +142,22 @@ const rows: Row[] = [
         const err = await failure(client.expandVolume({ volumeId: await server.volume(), requiredBytes: 2n * GiB, secrets: {}, capability: null }, never));
         assert.equal(err.code, code, err.message);
         assert.equal(err.details, MESSAGE, `code ${code}`);
+      }
+    },
+  },
+  {
+    name: "a driver's own Unavailable and Internal come back at once, without the connection-loss grace, and are not sent again",
+    needs: 'status',
+    connectionLossGraceMs: 60_000,
+    run: async (server, client) => {
+      for (const code of [status.UNAVAILABLE, status.INTERNAL]) {
+        await server.failExpand(code, MESSAGE);
+        const started = Date.now();
+        const err = await failure(client.expandVolume({ volumeId: await server.volume(), requiredBytes: 2n * GiB, secrets: {}, capability: null }, never));
+        // Only the next call is scripted to fail: had the client sent it again, it would have succeeded.
+        assert.equal(err.code, code, err.message);
+        // The client's 1.5 s deadline would end a call that waited for the grace; it did not.
+        assert.ok(Date.now() - started < 1500, `ended after ${Date.now() - started} ms`);
       }
     },
   },
@@ -215,7 +227,14 @@ for (const { name, scriptable, start } of servers) {
       const server = await start();
       t.after(() => server.stop());
       const client = await GrpcCsiClient.start(
-        { address: server.address, timeoutMs: 1500, log: silentLogger, metrics: createMetrics(), probeIntervalMs: 50 },
+        {
+          address: server.address,
+          timeoutMs: 1500,
+          log: silentLogger,
+          metrics: createMetrics(),
+          probeIntervalMs: 50,
+          connectionLossGraceMs: row.connectionLossGraceMs,
+        },
         never,
       );
       t.after(() => client.close());

@@ -3,13 +3,14 @@
 // in the resizer's own proto).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { silentLogger } from '../../src/observability/logger.js';
+import { silentLogger } from '../../src/observability/log/logger.js';
 import { createMetrics } from '../../src/observability/metrics.js';
 import { discoverCapabilities, GrpcCsiClient } from '../../src/csi/client.js';
 import { volumeCapabilityFor } from '../../src/csi/capabilities.js';
 import { CsiError } from '../../src/csi/errors.js';
 import { startMockDriver, type MockDriver, type MockDriverOptions } from '../cluster/mock-driver.js';
 import { csiTestClient } from '../cluster/csi-proto.js';
+import { eventually, StopPolling } from '../support/eventually.js';
 
 const never = new AbortController().signal;
 const GiB = 1n << 30n;
@@ -97,10 +98,17 @@ test('shrinking is InvalidArgument (infeasible); an unknown volume is NotFound (
   assert.equal(missing.failure, 'infeasible');
 });
 
-test('modify succeeds', async (t) => {
-  const { driver, client } = await setup(t);
+test('modify succeeds: the call resolves and the driver answered OK (the mock driver applies nothing to read back)', async (t) => {
+  const { driver, client, metrics } = await setup(t);
   const volumeId = await createVolume(driver, 'pvc-modify', GiB);
-  await client.modifyVolume({ volumeId, secrets: { s: 'x' }, mutableParameters: { iops: '3000' } }, never);
+  assert.equal(await client.modifyVolume({ volumeId, secrets: { s: 'x' }, mutableParameters: { iops: '3000' } }, never), undefined);
+  const calls = (await metrics.csiOperations.get()).values.filter(
+    (v) => v.metricName === 'csi_sidecar_operations_seconds_count' && v.labels['method_name'] === '/csi.v1.Controller/ControllerModifyVolume',
+  );
+  assert.deepEqual(
+    calls.map((v) => [v.labels['grpc_status_code'], v.value]),
+    [['OK', 1]],
+  );
 });
 
 test('a restart of the real driver is survived: reconnect, same name, calls work again', async (t) => {
@@ -111,17 +119,21 @@ test('a restart of the real driver is survived: reconnect, same name, calls work
   client.onConnectionStateChange((s) => states.push(s));
   await driver.restart();
   const volumeId = await createVolume(driver, 'pvc-after-restart', GiB);
-  const end = Date.now() + 15_000;
-  for (;;) {
-    try {
-      const result = await client.expandVolume({ volumeId, requiredBytes: 2n * GiB, secrets: {}, capability: mountRwo }, never);
-      assert.equal(result.capacityBytes, 2n * GiB);
-      break;
-    } catch (err) {
-      if (Date.now() > end || !(err instanceof CsiError) || err.isFinal) throw err;
-      await new Promise((r) => setTimeout(r, 200));
-    }
-  }
+  // Until the channel is back, a call fails as not final (Unavailable); a final failure ends the wait.
+  const result = await eventually(
+    'an expansion through the reconnected channel',
+    async () => {
+      try {
+        return await client.expandVolume({ volumeId, requiredBytes: 2n * GiB, secrets: {}, capability: mountRwo }, never);
+      } catch (err) {
+        if (!(err instanceof CsiError) || err.isFinal) throw new StopPolling(`a final failure: ${String(err)}`, { cause: err });
+        throw err;
+      }
+    },
+    15_000,
+    200,
+  );
+  assert.equal(result.capacityBytes, 2n * GiB);
   assert.ok(states.includes('lost'), states.join(','));
   assert.deepEqual(fatal, []);
 });

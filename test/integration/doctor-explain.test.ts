@@ -5,20 +5,30 @@
 // against the scripted driver, not written by hand.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { status as GrpcStatus } from '@grpc/grpc-js';
 import { useCluster } from '../cluster/test-cluster.js';
 import { clientsFromKubeconfig, patchAs } from '../cluster/kube.js';
-import { createNamespace, createStorageClass, deletePv, deletePvc, provisionVolume, requestPvcSize, uniqueName } from '../cluster/fixtures.js';
+import {
+  createNamespace,
+  kubeconfigWithoutRules,
+  createStorageClass,
+  deletePv,
+  deletePvc,
+  provisionVolume,
+  requestPvcSize,
+  uniqueName,
+} from '../cluster/fixtures.js';
 import { eventually } from '../support/in-process-resizer.js';
 import { faultScenario, GiB } from '../support/fault-scenario.js';
 import { readPvc } from '../support/api-reads.js';
 import { runSubcommand, type Subcommand } from '../../src/diagnose/subcommands.js';
 import { runCli } from './cli-harness.js';
-import { HttpKubeClient } from '../../src/kube/client.js';
-import { loadKubeConfig } from '../../src/kube/kubeconfig.js';
+import { identityWithRunnerRole, runnerRules } from '../cluster/rbac.js';
+import { HttpKubeClient } from '../../src/kube/wire/http-client.js';
+import { loadKubeConfig } from '../../src/kube/wire/kubeconfig.js';
 import { microTime } from '../../src/model/time.js';
 
 const cluster = await useCluster();
@@ -88,7 +98,7 @@ async function anotherClaim(size = '1Gi'): Promise<{ pvc: string; pv: string }> 
   return names;
 }
 
-test("infeasible size: explain names the driver's answer and what to lower; doctor lists the claim as infeasible", async () => {
+test("infeasible size: explain names the driver's answer and what to lower; doctor and explain both call the claim infeasible", async () => {
   await requestPvcSize(admin, s.namespace, s.pvcName, '10Gi', { retryUntilAdmittedMs: 10_000 });
   await eventually(
     'ControllerResizeInfeasible',
@@ -100,6 +110,7 @@ test("infeasible size: explain names the driver's answer and what to lower; doct
   assert.match(explained.out, /Decision: Waiting: the driver called 10Gi infeasible/);
   assert.match(explained.out, /Warning VolumeResizeFailed .*code = OutOfRange desc = requested capacity exceeds maximum/);
   assert.match(explained.out, /Lower the request to a size the driver accepts \(at least the current capacity, 1Gi\)/);
+  assert.match(explained.out, /^State: resize infeasible$/m);
 
   const { code, report } = await doctor(base);
   assert.equal(report.driver, s.driver.name);
@@ -114,7 +125,7 @@ test("infeasible size: explain names the driver's answer and what to lower; doct
   assert.equal(code, report.healthy ? 0 : 1);
 });
 
-test('a kubelet that never finishes: explain says the node must grow it; doctor shows how long it has waited', async () => {
+test('a kubelet that never finishes: explain says the node must grow it, in the state doctor shows with how long it has waited', async () => {
   const c = await anotherClaim();
   await requestPvcSize(admin, s.namespace, c.pvc, '2Gi', { retryUntilAdmittedMs: 10_000 });
   await eventually(
@@ -125,6 +136,7 @@ test('a kubelet that never finishes: explain says the node must grow it; doctor 
   const explained = await run('explain', [`${s.namespace}/${c.pvc}`, ...base]);
   assert.match(explained.out, /Decision: Waiting for kubelet: node expansion pending/);
   assert.match(explained.out, /No pod uses the claim: kubelet grows the file system the next time a pod mounts it/);
+  assert.match(explained.out, /^State: resize waiting for kubelet$/m);
 
   const { report } = await doctor(base);
   const row = report.claims.find((x) => x.claim === `${s.namespace}/${c.pvc}`);
@@ -197,18 +209,9 @@ test('the wrong socket: doctor fails and says where it looked (real CLI, exit 1)
   assert.match(r.stdout, /Problems found/);
 });
 
-test('missing RBAC: doctor lists every missing permission; explain says it cannot read the claim', async (t) => {
+test('missing RBAC: doctor names every missing rule and what it disables; explain says it cannot read the claim', async (t) => {
   const namespace = await createNamespace(admin, 'rz-doctor-rbac');
-  await admin.core.createNamespacedServiceAccount({ namespace, body: { metadata: { name: 'no-rules' } } });
-  const token = await admin.core.createNamespacedServiceAccountToken({
-    namespace,
-    name: 'no-rules',
-    body: { spec: { audiences: [], expirationSeconds: 600 } },
-  });
-  const kubeconfig = JSON.parse(readFileSync(cluster.resizerKubeconfigPath, 'utf8')) as { users: { user: { token: string } }[] };
-  kubeconfig.users[0]!.user.token = token.status!.token!;
-  const path = join(mkdtempSync(join(tmpdir(), 'rz-doctor-')), 'kubeconfig');
-  writeFileSync(path, JSON.stringify(kubeconfig));
+  const path = await kubeconfigWithoutRules(admin, cluster.resizerKubeconfigPath, namespace, 'rz-doctor-');
   t.after(() =>
     admin.core.deleteNamespace({ name: namespace }).then(
       () => undefined,
@@ -220,12 +223,37 @@ test('missing RBAC: doctor lists every missing permission; explain says it canno
   assert.equal(code, 1);
   const rbac = check(report, 'RBAC');
   assert.equal(rbac.status, 'fail');
-  assert.ok(rbac.details?.includes('patch persistentvolumeclaims/status (apiGroup core, cluster-wide)'), JSON.stringify(rbac.details));
-  assert.ok(rbac.details?.includes('list persistentvolumes (apiGroup core, cluster-wide)'));
+  assert.ok(rbac.details?.includes('persistentvolumeclaims/status patch: disables resizes and modifications'), JSON.stringify(rbac.details));
+  assert.ok(rbac.details?.includes('persistentvolumes list,watch: disables resizes and modifications'));
+  assert.ok(rbac.details?.includes('events create,patch: disables events on claims (resizes and modifications are not affected)'));
 
   const explained = await run('explain', [`${s.namespace}/${s.pvcName}`, `--kubeconfig=${path}`, `--csi-address=${s.driver.address}`]);
   assert.equal(explained.code, 1);
   assert.match(explained.err, /forbidden/);
+});
+
+test('a role without the VolumeAttributesClass rule: doctor names the rule and says it disables modify, a warning', async (t) => {
+  const namespace = await createNamespace(admin, 'rz-doctor-vac');
+  t.after(() =>
+    admin.core.deleteNamespace({ name: namespace }).then(
+      () => undefined,
+      () => undefined,
+    ),
+  );
+  const identity = await identityWithRunnerRole(admin, {
+    namespace,
+    resizerKubeconfigPath: cluster.resizerKubeconfigPath,
+    rules: runnerRules().filter((r) => !(r.resources ?? []).includes('volumeattributesclasses')),
+    after: (fn) => t.after(fn),
+  });
+  await identity.untilAllowed('list', 'storage.k8s.io', 'volumeattributesclasses', false);
+
+  const { report } = await doctor([`--kubeconfig=${identity.kubeconfigPath}`, `--csi-address=${s.driver.address}`]);
+  const rbac = check(report, 'RBAC');
+  assert.equal(rbac.status, 'warn', 'resizes still work: a warning, not a failure');
+  assert.deepEqual(rbac.details, [
+    'volumeattributesclasses.storage.k8s.io list,watch: disables modify (VolumeAttributesClass changes are not applied; resizes are not affected)',
+  ]);
 });
 
 test('no leader: doctor says when no Lease exists, when it expired, and who leads when it is fresh', async (t) => {

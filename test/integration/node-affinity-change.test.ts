@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import { status as GrpcStatus } from '@grpc/grpc-js';
 import { useCluster } from '../cluster/test-cluster.js';
 import { clientsFromKubeconfig, patchAs } from '../cluster/kube.js';
-import { createNamespace, createStorageClass, deletePv, deletePvc, provisionVolume, requestPvcSize, uniqueName } from '../cluster/fixtures.js';
+import { createNamespace, createNode, createStorageClass, deletePv, deletePvc, provisionVolume, requestPvcSize, uniqueName } from '../cluster/fixtures.js';
 import { applyRbac } from '../cluster/rbac.js';
 import { loadComponents, repoRoot } from '../cluster/components.js';
 import { apiserverFeatureGates } from '../cluster/cluster.js';
@@ -54,13 +54,7 @@ test(
     t.after(() => Promise.all([drivers.a.stop(), drivers.b.stop()]));
     const nodes = { a: uniqueName('node-a'), b: uniqueName('node-b') };
     for (const name of Object.values(nodes)) {
-      await admin.core.createNode({ body: { metadata: { name, labels: { 'kubernetes.io/hostname': name } } } });
-      t.after(() =>
-        admin.core.deleteNode({ name }).then(
-          () => undefined,
-          () => undefined,
-        ),
-      );
+      await createNode(admin, t, name);
     }
     const namespace = await createNamespace(admin, 'rz-node-move');
     const storageClassName = uniqueName('rz-sc');

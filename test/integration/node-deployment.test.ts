@@ -8,7 +8,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { useCluster } from '../cluster/test-cluster.js';
 import { clientsFromKubeconfig, patchAs } from '../cluster/kube.js';
-import { createNamespace, createStorageClass, deletePv, deletePvc, provisionVolume, requestPvcSize, uniqueName } from '../cluster/fixtures.js';
+import { createNamespace, createNode, createStorageClass, deletePv, deletePvc, provisionVolume, requestPvcSize, uniqueName } from '../cluster/fixtures.js';
 import { asApiBody, pod, pv, pvc } from '../support/builders.js';
 import type { NodeSelectorTerm } from '../../src/model/node-affinity.js';
 import { FaultDriver } from '../fakes/fault-driver.js';
@@ -30,13 +30,7 @@ test("two node replicas never touch each other's volumes; a PV without node affi
   t.after(() => Promise.all([drivers.a.stop(), drivers.b.stop()]));
   const nodes = { a: uniqueName('node-a'), b: uniqueName('node-b') };
   for (const name of Object.values(nodes)) {
-    await admin.core.createNode({ body: { metadata: { name, labels: { 'kubernetes.io/hostname': name } } } });
-    t.after(() =>
-      admin.core.deleteNode({ name }).then(
-        () => undefined,
-        () => undefined,
-      ),
-    );
+    await createNode(admin, t, name);
   }
   const namespace = await createNamespace(admin, 'rz-node');
   const storageClassName = uniqueName('rz-sc');
@@ -123,13 +117,7 @@ test("a replica among many other nodes' claims grows its own, whatever order eac
   const mine = uniqueName('node-mine');
   const others = [uniqueName('node-o1'), uniqueName('node-o2'), uniqueName('node-o3')];
   for (const name of [mine, ...others]) {
-    await admin.core.createNode({ body: { metadata: { name, labels: { 'kubernetes.io/hostname': name } } } });
-    t.after(() =>
-      admin.core.deleteNode({ name }).then(
-        () => undefined,
-        () => undefined,
-      ),
-    );
+    await createNode(admin, t, name);
   }
   const namespace = await createNamespace(admin, 'rz-node-many');
   const storageClassName = uniqueName('rz-sc');
@@ -257,13 +245,7 @@ test("offline-only node-local driver: a pod on the replica's node holds its clai
   const driver = await FaultDriver.start({ name: driverName, volumeExpansion: 'OFFLINE' });
   t.after(() => driver.stop());
   const node = uniqueName('node-pods');
-  await admin.core.createNode({ body: { metadata: { name: node, labels: { 'kubernetes.io/hostname': node } } } });
-  t.after(() =>
-    admin.core.deleteNode({ name: node }).then(
-      () => undefined,
-      () => undefined,
-    ),
-  );
+  await createNode(admin, t, node);
   const namespace = await createNamespace(admin, 'rz-node-pods');
   const storageClassName = uniqueName('rz-sc');
   await createStorageClass(admin, { name: storageClassName, allowVolumeExpansion: true, provisioner: driverName });

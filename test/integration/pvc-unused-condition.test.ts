@@ -1,6 +1,6 @@
 // The PVC condition `Unused` (Kubernetes 1.36+, PersistentVolumeClaimUnusedSinceTime, beta and on in
 // 1.37): kube-controller-manager's PVC protection controller writes it with a full status update.
-// Our status patches (strategic merge diffs of a draft, src/kube/patch.ts) must leave it as KCM
+// Our status patches (strategic merge diffs of a draft, src/kube/api/patch.ts) must leave it as KCM
 // wrote it, against the real API server: through a resize that fails (ControllerResizeError
 // written) and, lowered, finishes (the error removed), a modify, and a resize right after KCM
 // flipped the condition.
@@ -12,9 +12,9 @@ import { clientsFromKubeconfig } from '../cluster/kube.js';
 import { requestPvcSize } from '../cluster/fixtures.js';
 import { faultScenario, GiB } from '../support/fault-scenario.js';
 import { eventually } from '../support/eventually.js';
-import { ContentType } from '../../src/kube/content-type.js';
-import { KubeHttp } from '../../src/kube/http.js';
-import { loadKubeConfig } from '../../src/kube/kubeconfig.js';
+import { ContentType } from '../../src/kube/api/content-type.js';
+import { KubeHttp } from '../../src/kube/wire/http.js';
+import { loadKubeConfig } from '../../src/kube/wire/kubeconfig.js';
 import type { Pvc, PvcCondition } from '../../src/model/objects.js';
 import { conditionOf, createVac, deleteVac, modifiedTo, setClass } from './modify-fixtures.js';
 

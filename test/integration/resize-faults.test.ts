@@ -249,10 +249,8 @@ test('bogus capacity reply: a zero size is a failed expansion with a warning, ne
   );
 });
 
-test('an in-tree volume migrated to the driver is expanded through its translated CSI handle', async (t) => {
-  const driver = await FaultDriver.start({ name: 'ebs.csi.aws.com' });
-  t.after(() => driver.stop());
-  driver.createVolume('vol-0abc', GiB);
+/** A bound claim annotated for `driverName` (a migration target) whose PV has `inTreeSource` and no spec.csi. */
+async function migratedClaim(driverName: string, inTreeSource: Record<string, unknown>): Promise<{ namespace: string; pvcName: string; pvName: string }> {
   const namespace = await createNamespace(admin, 'rz-migrated');
   const storageClassName = uniqueName('rz-sc');
   await createStorageClass(admin, { name: storageClassName, allowVolumeExpansion: true, provisioner: 'kubernetes.io/aws-ebs' });
@@ -264,7 +262,7 @@ test('an in-tree volume migrated to the driver is expanded through its translate
       claim({
         name: pvcName,
         namespace,
-        annotations: { 'volume.kubernetes.io/storage-resizer': 'ebs.csi.aws.com' },
+        annotations: { 'volume.kubernetes.io/storage-resizer': driverName },
         phase: null,
         accessModes: ['ReadWriteOnce'],
         request: '1Gi',
@@ -280,7 +278,7 @@ test('an in-tree volume migrated to the driver is expanded through its translate
         capacity: '1Gi',
         accessModes: ['ReadWriteOnce'],
         storageClassName,
-        inTreeSource: { awsElasticBlockStore: { volumeID: 'aws://us-east-1a/vol-0abc', fsType: 'xfs' } },
+        inTreeSource,
         claim: { namespace, name: pvcName, uid: pvc.metadata!.uid! },
       }),
     ),
@@ -290,6 +288,14 @@ test('an in-tree volume migrated to the driver is expanded through its translate
     { namespace, name: pvcName, body: { status: { phase: 'Bound', accessModes: ['ReadWriteOnce'], capacity: { storage: '1Gi' } } } },
     patchAs(),
   );
+  return { namespace, pvcName, pvName };
+}
+
+test('an in-tree volume migrated to the driver is expanded through its translated CSI handle', async (t) => {
+  const driver = await FaultDriver.start({ name: 'ebs.csi.aws.com' });
+  t.after(() => driver.stop());
+  driver.createVolume('vol-0abc', GiB);
+  const { namespace, pvcName, pvName } = await migratedClaim(driver.name, { awsElasticBlockStore: { volumeID: 'aws://us-east-1a/vol-0abc', fsType: 'xfs' } });
   const resizer = await startResizer({ kubeconfig: cluster.resizerKubeconfigPath, csiAddress: driver.address });
   t.after(() => resizer.stop());
 
@@ -299,6 +305,25 @@ test('an in-tree volume migrated to the driver is expanded through its translate
   assert.equal(call?.request['volume_id'], 'vol-0abc');
   assert.deepEqual((call?.request['volume_capability'] as { mount?: { fs_type?: string } }).mount?.fs_type, 'xfs');
   assert.equal((await readPv(admin, pvName)).spec.capacity?.['storage'], '2Gi');
+});
+
+test("a PV with no CSI translation (hostPath) annotated for the driver: upstream's VolumeResizeFailed text, no driver call", async (t) => {
+  const driver = await FaultDriver.start({ name: 'ebs.csi.aws.com' });
+  t.after(() => driver.stop());
+  const { namespace, pvcName, pvName } = await migratedClaim(driver.name, { hostPath: { path: '/var/data' } });
+  const resizer = await startResizer({ kubeconfig: cluster.resizerKubeconfigPath, csiAddress: driver.address });
+  t.after(() => resizer.stop());
+
+  await requestPvcSize(admin, namespace, pvcName, '2Gi', { retryUntilAdmittedMs: 10_000 });
+  const warning = await eventually('VolumeResizeFailed', async () =>
+    (await eventsFor(admin, namespace, pvcName)).find((e) => e.reason === 'VolumeResizeFailed'),
+  );
+  assert.equal(
+    warning.message,
+    `resize volume "${pvName}" by resizer "${driver.name}" failed: failed to translate persistent volume: could not find in-tree plugin translation logic for "${pvName}"`,
+  );
+  assert.equal(driver.callsOf('ControllerExpandVolume').length, 0);
+  assert.equal((await readPv(admin, pvName)).spec.capacity?.['storage'], '1Gi');
 });
 
 test('graceful stop: no new work is taken, the expansion in flight finishes and is recorded', async (t) => {

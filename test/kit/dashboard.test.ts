@@ -68,8 +68,10 @@ test('every query and variable reads only metrics the resizer exports, and every
     }
   }
   // The resizer's and upstream's own families are all on the dashboard (the runtime's process_*
-  // and nodejs_* only in part).
-  const families = [...exported].filter((n) => /^(csi_|workqueue_|leader_election_)/.test(n)).map((n) => n.replace(/_(bucket|sum|count)$/, ''));
+  // and nodejs_* only in part, the REST client's for its requests, latency and rate limiter).
+  const families = [...exported]
+    .filter((n) => /^(csi_|workqueue_|leader_election_|rest_client_(requests_total|request_duration_seconds|rate_limiter_duration_seconds))/.test(n))
+    .map((n) => n.replace(/_(bucket|sum|count)$/, ''));
   for (const family of new Set(families)) {
     assert.ok(
       [...used].some((n) => n === family || n.startsWith(`${family}_`)),

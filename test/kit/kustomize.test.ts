@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import * as k8s from '@kubernetes/client-node';
 import { parseConfig } from '../../src/flags/config.js';
-import { requiredPermissions, type PermissionNeeds } from '../../src/kube/required-permissions.js';
+import { requiredPermissions, type PermissionNeeds } from '../../src/kube/api/required-permissions.js';
 import { repoRoot } from '../cluster/components.js';
 import { uniqueName } from '../cluster/fixtures.js';
 import { statusOf } from '../cluster/kube.js';

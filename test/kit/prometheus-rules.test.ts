@@ -34,12 +34,19 @@ interface Cases {
 const prometheusRule = yaml.load(readFileSync(rulePath, 'utf8')) as PrometheusRule;
 const rules = prometheusRule.spec.groups.flatMap((g) => g.rules);
 
-test('the PrometheusRule has the five alerts operators page on, each with a severity', () => {
+test('the PrometheusRule has the six alerts operators page on, each with a severity', () => {
   assert.equal(prometheusRule.apiVersion, 'monitoring.coreos.com/v1');
   assert.equal(prometheusRule.kind, 'PrometheusRule');
   assert.deepEqual(
     rules.map((r) => r.alert),
-    ['CSIResizerResizeStuck', 'CSIResizerInfeasibleResize', 'CSIResizerDriverUnavailable', 'CSIResizerNoLeader', 'CSIResizerWorkqueueBacklog'],
+    [
+      'CSIResizerResizeStuck',
+      'CSIResizerInfeasibleResize',
+      'CSIResizerDriverUnavailable',
+      'CSIResizerNoLeader',
+      'CSIResizerWorkqueueBacklog',
+      'CSIResizerRBACRuleMissing',
+    ],
   );
   for (const rule of rules) assert.match(rule.labels?.['severity'] ?? '', /^(warning|critical)$/, rule.alert ?? 'an alert without a name');
 });

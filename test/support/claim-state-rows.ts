@@ -1,7 +1,8 @@
 // The PVC states every classification of a claim is checked on: the classifier's own table
-// (src/model/claim-state.test.ts) and the test that the resize-state gauge and doctor's table agree
-// on each (src/diagnose/claim-progress.test.ts). Every state, and the cases where a reading could go
-// wrong: conditions that are False or Unknown, unbound claims, malformed sizes, unknown statuses.
+// (src/model/claim-state.test.ts) and the test that the resize-state gauge, doctor's table and
+// explain agree on each (src/diagnose/claim-progress.test.ts). Every state, and the cases where a
+// reading could go wrong: conditions that are False or Unknown, unbound claims, malformed sizes,
+// unknown statuses.
 import type { Pvc, PvcCondition } from '../../src/model/objects.js';
 import type { ClaimState } from '../../src/model/claim-state.js';
 import { pvc } from './builders.js';
@@ -127,4 +128,39 @@ export const RESIZE_ROWS: ReadonlyArray<{ name: string; pvc: Pvc; failures?: num
   },
   { name: 'finished with a larger capacity than requested', pvc: pvc({ request: '2Gi', capacity: '3Gi', allocated: '2Gi' }), expect: undefined },
   { name: 'malformed request: not guessed', pvc: pvc({ request: 'lots', capacity: '1Gi' }), expect: undefined },
+];
+
+// A bound 1Gi claim that has the size it asks for, for the modify rows.
+const sized = { request: '1Gi', capacity: '1Gi' };
+const inProgress = { targetVolumeAttributesClassName: 'gold', status: 'InProgress' };
+
+export const MODIFY_ROWS: ReadonlyArray<{ name: string; pvc: Pvc; expect: ClaimState | undefined }> = [
+  { name: 'no class asked for', pvc: pvc(sized), expect: undefined },
+  { name: 'the class is applied', pvc: pvc({ ...sized, attributesClass: 'gold', currentAttributesClass: 'gold' }), expect: undefined },
+  { name: 'another class asked for, untouched', pvc: pvc({ ...sized, attributesClass: 'gold' }), expect: 'waiting' },
+  {
+    name: 'Pending (the class does not exist yet)',
+    pvc: pvc({ ...sized, attributesClass: 'gold', modifyVolumeStatus: { targetVolumeAttributesClassName: 'gold', status: 'Pending' } }),
+    expect: 'waiting',
+  },
+  {
+    name: 'InProgress',
+    pvc: pvc({ ...sized, attributesClass: 'gold', modifyVolumeStatus: inProgress, conditions: [cond('ModifyingVolume')] }),
+    expect: 'in_progress',
+  },
+  {
+    name: 'InProgress with ModifyVolumeError=True: backoff',
+    pvc: pvc({ ...sized, attributesClass: 'gold', modifyVolumeStatus: inProgress, conditions: [cond('ModifyVolumeError')] }),
+    expect: 'backoff',
+  },
+  {
+    name: 'InProgress with ModifyVolumeError=False: in progress',
+    pvc: pvc({ ...sized, attributesClass: 'gold', modifyVolumeStatus: inProgress, conditions: [cond('ModifyVolumeError', 'False')] }),
+    expect: 'in_progress',
+  },
+  {
+    name: 'Infeasible',
+    pvc: pvc({ ...sized, attributesClass: 'gold', modifyVolumeStatus: { targetVolumeAttributesClassName: 'gold', status: 'Infeasible' } }),
+    expect: 'infeasible',
+  },
 ];

@@ -4,9 +4,10 @@
 // through its lifecycle instead.
 import { EventEmitter } from 'node:events';
 import { parseConfig } from '../../src/flags/config.js';
-import { Lifecycle, type ProcessSignals } from '../../src/app/lifecycle.js';
+import { Lifecycle } from '../../src/app/lifecycle.js';
+import type { ProcessSignals } from '../../src/app/os-signals.js';
 import { loadProcessParts, runProcess } from '../../src/app/process-runner.js';
-import { createLogger } from '../../src/observability/logger.js';
+import { createLogger } from '../../src/observability/log/logger.js';
 import { createMetrics, type Metrics } from '../../src/observability/metrics.js';
 
 export interface RunningResizer {

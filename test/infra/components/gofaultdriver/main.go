@@ -5,6 +5,8 @@
 //     the stream with RST_STREAM CANCEL when the grpc-timeout the client sent runs out.
 //   - --expand=oversized: ControllerExpandVolume answers with a message larger than gRPC's 4 MiB
 //     default receive limit (unknown-field padding, which grpc-go sends as it is).
+//   - --expand=unavailable: ControllerExpandVolume fails with the driver's own Unavailable
+//     ("driver busy"), which grpc-go's server sends as a Trailers-Only response.
 //   - --compressor=NAME: every response is flagged compressed under grpc-encoding NAME, whether
 //     or not the client accepts it (the legacy grpc.RPCCompressor does not ask); "identity" sets
 //     the compressed flag under the identity encoding.
@@ -85,6 +87,8 @@ func (d *driver) ControllerExpandVolume(ctx context.Context, req *csi.Controller
 		return nil, status.FromContextError(ctx.Err()).Err()
 	case "oversized":
 		res.ProtoReflect().SetUnknown(unknownBytesField(receiveLimitBytes))
+	case "unavailable":
+		return nil, status.Error(codes.Unavailable, "driver busy")
 	}
 	return res, nil
 }
@@ -114,7 +118,7 @@ func (c flaggingCompressor) Type() string                   { return c.name }
 func main() {
 	endpoint := flag.String("endpoint", "", "unix socket to serve on: an absolute path or unix:///path")
 	name := flag.String("name", "gofault.csi.test", "driver name reported by GetPluginInfo")
-	expand := flag.String("expand", "grow", "what ControllerExpandVolume does: grow, hang or oversized")
+	expand := flag.String("expand", "grow", "what ControllerExpandVolume does: grow, hang, oversized or unavailable")
 	compressor := flag.String("compressor", "", "flag every response compressed under this grpc-encoding")
 	flag.Parse()
 
@@ -124,9 +128,9 @@ func main() {
 		os.Exit(2)
 	}
 	switch *expand {
-	case "grow", "hang", "oversized":
+	case "grow", "hang", "oversized", "unavailable":
 	default:
-		fmt.Fprintf(os.Stderr, "gofaultdriver: --expand=%q: use grow, hang or oversized\n", *expand)
+		fmt.Fprintf(os.Stderr, "gofaultdriver: --expand=%q: use grow, hang, oversized or unavailable\n", *expand)
 		os.Exit(2)
 	}
 	_ = os.Remove(path)
