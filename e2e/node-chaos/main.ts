@@ -85,6 +85,8 @@ async function main(): Promise<void> {
   const logRoot = mkdtempSync('/tmp/rz-node-chaos-');
   const imagesDir = pinImages(join(logRoot, 'images'));
   const started = Date.now();
+  const out = args.out ?? join(repoRoot, 'bench', 'results', `node-chaos-${stamp(new Date())}`);
+  const planned = NODE_FAULTS.filter((f) => args.faults.includes(f.id)).length * args.images.length;
   const results: NodeChaosResult[] = [];
   for (const fault of NODE_FAULTS.filter((f) => args.faults.includes(f.id))) {
     for (const image of args.images) {
@@ -92,22 +94,41 @@ async function main(): Promise<void> {
       log(`== ${fault.title}, ${image}'s resizer, ${args.settings.n} claims`);
       const r = await runNodeFault(args.settings, fault, image, join(logRoot, `${fault.id}-${image}`), log, imagesDir);
       results.push(r);
+      // Written after every run: a series cut short (a deadline, a machine lost) keeps what it measured.
+      write(args, results, { logRoot, out, durationS: Math.round((Date.now() - started) / 1000), planned, final: false });
       log(
         `done: lost ${r.lost}, wrong sizes ${r.wrongSizes}, data damaged ${r.dataDamaged}, all final ${r.allFinalS ?? '—'} s${r.error ? `; FAILED: ${r.error}` : ''}`,
       );
     }
   }
-  write(args, results, logRoot, Math.round((Date.now() - started) / 1000));
+  write(args, results, { logRoot, out, durationS: Math.round((Date.now() - started) / 1000), planned, final: true });
   if (results.some((r) => r.error !== undefined || !r.teardownClean || (r.image === 'ours' && failed(r)))) process.exitCode = 1;
 }
 
-function write(args: ReturnType<typeof parse>, results: NodeChaosResult[], logRoot: string, durationS: number): void {
+const stamp = (d: Date) =>
+  d
+    .toISOString()
+    .replace(/[:.]/g, '-')
+    .replace(/-\d{3}Z$/, 'Z');
+
+interface Output {
+  logRoot: string;
+  /** Files PREFIX.md and PREFIX.json. */
+  out: string;
+  durationS: number;
+  /** Runs the series was asked for, and whether it has done them all. */
+  planned: number;
+  final: boolean;
+}
+
+function write(args: ReturnType<typeof parse>, results: NodeChaosResult[], o: Output): void {
   const s = args.settings;
   const command = `npm run chaos -- --node ${process.argv.slice(2).join(' ')}`.trim();
   const machine = `${cpus()[0]?.model ?? 'unknown'}, ${cpus().length} cores, ${Math.round(totalmem() / 2 ** 30)} GiB`;
   const images = [...new Set(results.map((r) => `${r.image}: ${r.imageRef}`))].join('; ');
+  const progress = o.final ? '' : `; ${results.length} of ${o.planned} runs so far`;
   const md = [
-    `command: \`${command}\` (${durationS} s, ${new Date().toISOString()})`,
+    `command: \`${command}\` (${o.durationS} s, ${new Date().toISOString()}${progress})`,
     `machine: ${machine}; node ${process.version}; images ${images}`,
     `settings: ${s.n} claims ${s.fromSize} → ${s.toSize}, each with ${s.files} files of ${s.fileMiB} MiB; controller driver ${s.expandDelayMs} ms per ControllerExpandVolume; ` +
       `controller faults ${s.controllerFaultAfterMs} ms after the first ControllerExpandVolume began, node faults at the first NodeExpandVolume; daemons down ${s.downS} s; bound ${s.boundMs / 1000} s`,
@@ -116,17 +137,11 @@ function write(args: ReturnType<typeof parse>, results: NodeChaosResult[], logRo
     '',
     ...results.flatMap((r) => r.problems.map((p) => `- ${r.fault}/${r.image}: ${p}`)),
   ].join('\n');
-  process.stdout.write(`\n${md}\n\nlogs in ${logRoot}\n`);
-  const stamp = new Date()
-    .toISOString()
-    .replace(/[:.]/g, '-')
-    .replace(/-\d{3}Z$/, 'Z');
-  const out = args.out ?? join(repoRoot, 'bench', 'results', `node-chaos-${stamp}`);
-  mkdirSync(join(out, '..'), { recursive: true });
-  writeFileSync(`${out}.md`, md + '\n');
-  const json = JSON.stringify({ command, durationS, machine, settings: s, results }, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v), 2);
-  writeFileSync(`${out}.json`, json + '\n');
-  process.stdout.write(`written to ${out}.md and .json\n`);
+  mkdirSync(join(o.out, '..'), { recursive: true });
+  writeFileSync(`${o.out}.md`, md + '\n');
+  const body = { command, durationS: o.durationS, complete: o.final, machine, settings: s, results };
+  writeFileSync(`${o.out}.json`, JSON.stringify(body, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v), 2) + '\n');
+  if (o.final) process.stdout.write(`\n${md}\n\nlogs in ${o.logRoot}\nwritten to ${o.out}.md and .json\n`);
 }
 
 // Ctrl-C or a runner's SIGTERM: the node session's stop() runs through the pipe closing (node.sh
