@@ -101,9 +101,11 @@ node_cgroup_pids() {
 }
 
 down() { # dir
-  local dir=$1 name pid m
+  local dir=$1 name pid m t=$SECONDS steps=""
   [ -d "$dir" ] || die "no node directory $dir"
   log "tearing down the node in $dir"
+  # Seconds per step, said once at the end: a slow teardown shows where its time went.
+  step() { steps+="$1 $((SECONDS - t))s, "; t=$SECONDS; }
   local crictl=""
   [ -f "$dir/node.env" ] && crictl=$(sed -n 's/^CRICTL_BIN=//p' "$dir/node.env")
 
@@ -111,11 +113,13 @@ down() { # dir
   for name in kube-controller-manager kube-scheduler kubelet; do
     [ -f "$dir/pids/$name" ] && kill_pid "$(cat "$dir/pids/$name")" "$name"
   done
+  step "controllers and kubelet"
   # 2. containerd removes every pod it runs (CNI DEL, netns, mounts, shims) while it still runs.
   if [ -n "$crictl" ] && [ -f "$dir/pids/containerd" ] && kill -0 "$(cat "$dir/pids/containerd")" 2>/dev/null; then
     timeout 120 nsenter --net="/run/netns/$netns" "$crictl" --runtime-endpoint "unix://$dir/run/containerd.sock" \
       --timeout 60s rmp --all --force >/dev/null 2>&1 || log "crictl rmp did not finish cleanly; continuing"
   fi
+  step "pods removed"
   # 3. The rest, last started first: the API server before etcd.
   for name in kube-proxy containerd kube-apiserver etcd; do
     [ -f "$dir/pids/$name" ] && kill_pid "$(cat "$dir/pids/$name")" "$name"
@@ -123,6 +127,7 @@ down() { # dir
   # 4. Shims and container processes of this node that outlived containerd.
   for pid in $(node_shims "$dir"); do kill_pid "$pid" containerd-shim; done
   for pid in $(node_cgroup_pids); do kill -KILL "$pid" 2>/dev/null || true; done
+  step "daemons and shims"
 
   # 5. Mounts under DIR (kubelet's volumes and its self bind mount, overlay rootfs, shm), the
   #    deepest first; pod network namespaces containerd created during this run.
@@ -140,6 +145,7 @@ down() { # dir
   for m in $(node_loops "$dir"); do
     if losetup --detach "$m" 2>/dev/null; then log "detached loop device $m"; else log "could not detach $m"; fi
   done
+  step "mounts and loop devices"
   # 6. The namespace (its end of the veth pair goes with it, and so does the host end).
   if ip netns list | grep -qw "^$netns"; then ip netns del "$netns"; fi
   ip link del "$host_if" 2>/dev/null || true # normally gone with its peer already
@@ -159,6 +165,7 @@ down() { # dir
     if [ -f "$dir/state/created$(echo "$path" | tr / _)" ]; then rm -rf "$path"; fi
   done
   [ -d /var/lib/cni/results ] && find /var/lib/cni/results -name "csi-resizer-e2e-*" -delete 2>/dev/null || true
+  step "namespace, cgroups, files"
 
   # 9. Anything left is reported; the directory goes only when nothing is.
   local left=()
@@ -179,6 +186,8 @@ down() { # dir
     log "logs kept in $E2E_KEEP_LOGS"
   fi
   rm -rf "$dir"
+  step "logs kept, directory removed"
+  log "teardown steps: ${steps%, }"
   log "teardown complete: no processes, mounts, loop devices, namespace or cgroups left"
 }
 
