@@ -3,7 +3,7 @@
 // cluster; prints a markdown table and writes it, with the raw results, to
 // bench/results/node-chaos-<date>.{md,json}. docs/e2e.md, "Faults on the node", says what it
 // does and how to read the table. Needs root (e2e/node.sh).
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -90,7 +90,11 @@ async function main(): Promise<void> {
   const results: NodeChaosResult[] = [];
   for (const fault of NODE_FAULTS.filter((f) => args.faults.includes(f.id))) {
     for (const image of args.images) {
-      const log = (line: string) => process.stderr.write(`[node-chaos ${new Date().toISOString().slice(11, 19)} ${fault.id}/${image}] ${line}\n`);
+      const log = (line: string) => {
+        const text = `[node-chaos ${new Date().toISOString().slice(11, 19)} ${fault.id}/${image}] ${line}\n`;
+        process.stderr.write(text);
+        appendFileSync(join(logRoot, 'series.log'), text);
+      };
       log(`== ${fault.title}, ${image}'s resizer, ${args.settings.n} claims`);
       const r = await runNodeFault(args.settings, fault, image, join(logRoot, `${fault.id}-${image}`), log, imagesDir);
       results.push(r);
