@@ -584,13 +584,14 @@ kill_containers() {
   # shellcheck disable=SC2046 # one pid a word
   kill -KILL $(node_shims "$dir") $(node_cgroup_pids) 2>/dev/null || true
   for i in $(seq 100); do
-    left=$(node_cgroup_pids)
-    [ -z "$left" ] && [ -z "$(node_shims "$dir")" ] && return 0
+    # Again each time: a shim containerd was starting when it died comes up after the first kill.
+    left="$(node_cgroup_pids) $(node_shims "$dir")"
+    [ -z "${left// /}" ] && return 0
     # shellcheck disable=SC2086
     kill -KILL $left 2>/dev/null || true
     sleep 0.1
   done
-  die "container processes still running 10 s after SIGKILL: $(node_cgroup_pids | tr '\n' ' ')"
+  die "container processes or shims still running 10 s after SIGKILL: $(node_cgroup_pids | tr '\n' ' ') shims: $(node_shims "$dir" | tr '\n' ' ')"
 }
 
 # SIGKILL to several daemons at once, then a bounded wait until each is gone.
@@ -698,6 +699,9 @@ case "$cmd" in
     on_exit() {
       local status=$?
       trap - EXIT INT TERM
+      # The process reading our stderr (a test that died) may be gone: a progress line must not
+      # end this script by SIGPIPE before the teardown (its lines are lost, the teardown is not).
+      trap '' PIPE
       if [ "$keep" = yes ]; then
         : >"$dir/state/kept"
         log "--keep: the node stays up; stop it with: e2e/node.sh down $dir"

@@ -403,7 +403,13 @@ async function growUnderFault(ctx: RunContext, claims: readonly Claim[], fault: 
   await pool(claims, 10, async (c) => {
     await requestPvcSize(admin, NAMESPACE, c.name, settings.toSize, { retryUntilAdmittedMs: 10_000 });
   });
-  const watchers = [startReaders(ctx, claims, () => done), watchLeader(ctx, growth, at, () => done), strike(ctx, fault, oplog, growth, at)];
+  // The fault's outcome is caught here at once: a fault that fails while the claims are watched
+  // must end this run with what it said, not the whole series as an unhandled rejection.
+  const struck = strike(ctx, fault, oplog, growth, at).then(
+    () => undefined,
+    (err: unknown) => err,
+  );
+  const watchers = [startReaders(ctx, claims, () => done), watchLeader(ctx, growth, at, () => done)];
   try {
     await eventually(
       'every claim final',
@@ -432,9 +438,9 @@ async function growUnderFault(ctx: RunContext, claims: readonly Claim[], fault: 
     done = true;
   }
   // The fault's own bound (node.sh's) ends it; a fault still running when every claim is final finishes first.
-  const settled = await Promise.allSettled(watchers);
-  const struck = settled[2];
-  if (struck?.status === 'rejected') throw new Error(`the fault ${fault.id} failed: ${String(struck.reason)}`);
+  await Promise.allSettled(watchers);
+  const faultError = await struck;
+  if (faultError !== undefined) throw new Error(`the fault ${fault.id} failed: ${faultError instanceof Error ? faultError.message : String(faultError)}`);
   return growth;
 }
 
