@@ -15,7 +15,7 @@ export function failed(r: NodeChaosResult): boolean {
 
 export function nodeChaosTable(results: readonly NodeChaosResult[]): string {
   const rows = [
-    '| fault | resizer | N | lost | wrong sizes | data damaged | bad conditions | grown twice | ControllerExpandVolume after a success | resizer restarts | fault at | all PVs grown | all final | observed |',
+    '| fault | resizer | N | lost (of which on the node) | wrong sizes | data damaged | bad conditions | grown twice | ControllerExpandVolume after a success | resizer restarts | fault at | all PVs grown | all final | observed |',
     '|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|',
   ];
   for (const r of results) {
@@ -28,7 +28,7 @@ export function nodeChaosTable(results: readonly NodeChaosResult[]): string {
       r.teardownClean ? '' : 'TEARDOWN LEFT SOMETHING BEHIND',
     ].filter((s) => s !== '');
     rows.push(
-      `| ${cell(r.title)} | ${r.image} | ${r.n} | ${r.lost} | ${r.wrongSizes} | ${r.dataDamaged} | ${r.badConditions} | ${r.grownTwice} | ` +
+      `| ${cell(r.title)} | ${r.image} | ${r.n} | ${r.lost}${r.lostOnNode > 0 ? ` (${r.lostOnNode})` : ''} | ${r.wrongSizes} | ${r.dataDamaged} | ${r.badConditions} | ${r.grownTwice} | ` +
         `${r.controllerCallsAfterSuccess} | ${r.resizerRestarts} | ${time(r.faultAtS)} | ${time(r.controllerDoneS)} | ${time(r.allFinalS)} | ${cell(observed.join('; '))} |`,
     );
   }

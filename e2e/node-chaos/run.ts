@@ -66,6 +66,8 @@ export interface NodeChaosResult {
   n: number;
   kinds: Record<ClaimKind, number>;
   lost: number;
+  /** Lost claims whose PV had grown, left at the node's part of the resize (verify.ts). */
+  lostOnNode: number;
   wrongSizes: number;
   dataDamaged: number;
   badConditions: number;
@@ -321,6 +323,7 @@ export async function runNodeFault(
     n: settings.n,
     kinds: { 'online-xfs': 0, 'offline-ext4': 0, 'offline-xfs': 0 },
     lost: 0,
+    lostOnNode: 0,
     wrongSizes: 0,
     dataDamaged: 0,
     badConditions: 0,
@@ -550,6 +553,7 @@ async function judge(ctx: RunContext, claims: readonly Claim[]): Promise<Verdict
 
 function applyVerdict(result: NodeChaosResult, v: Verdict): void {
   result.lost = v.lost.length;
+  result.lostOnNode = v.lostOnNode.length;
   result.wrongSizes = v.wrongSizes.length;
   result.dataDamaged = v.dataDamaged.length;
   result.badConditions = v.badConditions.length;

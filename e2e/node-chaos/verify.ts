@@ -46,6 +46,12 @@ export interface VerifyInput {
 export interface Verdict {
   /** Not final at the requested size (status capacity, no resize condition, no resize status). */
   lost: string[];
+  /**
+   * Of those, claims whose PV is at the requested size and whose resize status leaves only the
+   * node's part (NodeResizePending, NodeResizeInProgress, NodeResizeFailed): the resizer did its
+   * part, kubelet or the node plugin did not finish theirs.
+   */
+  lostOnNode: string[];
   /** PVC, PV, file or filesystem at a size other than requested, or beyond it. */
   wrongSizes: string[];
   /** A checksum that no longer matches, a file missing, or a pod that could not be asked. */
@@ -64,6 +70,7 @@ export interface Verdict {
   failedCalls: Record<string, number>;
 }
 
+const NODE_STATUSES = new Set(['NodeResizePending', 'NodeResizeInProgress', 'NodeResizeFailed']);
 const ALLOWED_CONDITIONS = new Set(['Unused']);
 const RESIZE_CONDITIONS = new Set(['Resizing', 'FileSystemResizePending', 'ControllerResizeError', 'NodeResizeError']);
 const GI = 1n << 30n;
@@ -144,6 +151,7 @@ function growthProblems(
 export function verify(input: VerifyInput): Verdict {
   const v: Verdict = {
     lost: [],
+    lostOnNode: [],
     wrongSizes: [],
     dataDamaged: [],
     badConditions: [],
@@ -163,6 +171,8 @@ export function verify(input: VerifyInput): Verdict {
     const final = isFinal(s, c.toBytes);
     if (!final) {
       const conds = s.conditions.map((x) => x.type).join(',');
+      const status = s.allocatedResourceStatuses['storage'];
+      if (s.pvBytes === c.toBytes && status !== undefined && NODE_STATUSES.has(status)) v.lostOnNode.push(`${c.name} (${c.kind}): PV grown, ${status}`);
       v.lost.push(
         `${c.name} (${c.kind}): status ${fmt(s.capacityBytes)}, PV ${fmt(s.pvBytes)}${conds ? `, conditions ${conds}` : ''}${Object.keys(s.allocatedResourceStatuses).length ? `, ${JSON.stringify(s.allocatedResourceStatuses)}` : ''}`,
       );

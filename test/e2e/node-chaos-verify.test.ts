@@ -65,6 +65,21 @@ test('a claim still resizing or at the old size is lost, and its condition is re
   assert.equal(v.lost.length, 1);
   assert.match(v.lost[0]!, /FileSystemResizePending/);
   assert.equal(v.badConditions.length, 1);
+  assert.deepEqual(v.lostOnNode, ['a (online-xfs): PV grown, NodeResizePending'], "the PV had grown: the node's part was left");
+});
+
+test("a lost claim is the node's only when its PV has grown and its status leaves only the node's part", () => {
+  const pending = { capacityBytes: GI, conditions: [{ type: 'Resizing', status: 'True' }] };
+  const controllerLeft = judge(
+    new Map([['a', finalState({ ...pending, pvBytes: GI, allocatedResourceStatuses: { storage: 'ControllerResizeInProgress' } })]]),
+    [],
+  );
+  assert.equal(controllerLeft.lost.length, 1);
+  assert.deepEqual(controllerLeft.lostOnNode, []);
+  const pvNotGrown = judge(new Map([['a', finalState({ ...pending, pvBytes: GI, allocatedResourceStatuses: { storage: 'NodeResizePending' } })]]), []);
+  assert.deepEqual(pvNotGrown.lostOnNode, []);
+  const nodeLeft = judge(new Map([['a', finalState({ ...pending, allocatedResourceStatuses: { storage: 'NodeResizeFailed' } })]]), grewOnce('pv-a'));
+  assert.equal(nodeLeft.lostOnNode.length, 1);
 });
 
 test('sizes: a PV beyond the request, a PV above its volume, a final claim whose filesystem did not grow', () => {
@@ -138,6 +153,7 @@ test('the table: one row per run, a run with a problem or a dirty teardown count
     n: 4,
     kinds: { 'online-xfs': 2, 'offline-ext4': 1, 'offline-xfs': 1 },
     lost: 0,
+    lostOnNode: 0,
     wrongSizes: 0,
     dataDamaged: 0,
     badConditions: 0,
@@ -154,11 +170,11 @@ test('the table: one row per run, a run with a problem or a dirty teardown count
     teardownClean: true,
     phasesS: {},
   };
-  const table = nodeChaosTable([base, { ...base, image: 'upstream', lost: 1, allFinalS: undefined }]);
+  const table = nodeChaosTable([base, { ...base, image: 'upstream', lost: 2, lostOnNode: 1, allFinalS: undefined }]);
   const rows = table.split('\n');
   assert.equal(rows.length, 4);
   assert.match(rows[2]!, /^\| kubelet \\\| killed \| ours \| 4 \| 0 \|.*\| 12\.3 s \| kubelet SIGKILLed; lease holders: a at 0 s \|$/);
-  assert.match(rows[3]!, /\| upstream \| 4 \| 1 \|.*\| — \|/);
+  assert.match(rows[3]!, /\| upstream \| 4 \| 2 \(1\) \|.*\| — \|/);
   assert.ok(!failed(base));
   assert.ok(failed({ ...base, lost: 1 }));
   assert.ok(failed({ ...base, teardownClean: false }));
