@@ -1,11 +1,11 @@
-// The short node chaos run, run alone (two to three minutes, too long for `npm test`; the full set
-// is `npm run chaos -- --node`; docs/e2e.md, "Faults on the node"): on a fresh one-node cluster,
-// four claims of the loopfs driver (two xfs under running pods, one ext4 and one xfs offline), each
-// holding files a pod wrote, grown at once by our image in a two-replica controller Deployment;
-// kubelet is SIGKILLed as soon as it has begun a NodeExpandVolume and started again two seconds
-// later. It passes when every claim is final at its new size in the PVC, the PV, the volume's file
-// and the df its pod sees, every checksum still matches, no condition is left, the driver's log
-// shows each layer grown exactly once, and the teardown leaves nothing behind.
+// The short node chaos run that `npm test` runs (about a minute; the full set is `npm run chaos --
+// --node`; docs/e2e.md, "Faults on the node"): on a fresh one-node cluster, four claims of the
+// loopfs driver (two xfs under running pods, one ext4 and one xfs offline), each holding files a
+// pod wrote, grown at once by our image in a two-replica controller Deployment; kubelet is
+// SIGKILLed as soon as it has begun a NodeExpandVolume and started again two seconds later. It
+// passes when every claim is final at its new size in the PVC, the PV, the volume's file and the df
+// its pod sees, every checksum still matches, no condition is left, the driver's log shows each
+// layer grown exactly once, and the teardown leaves nothing behind.
 import assert from 'node:assert/strict';
 import { mkdtempSync } from 'node:fs';
 import { test } from 'node:test';
