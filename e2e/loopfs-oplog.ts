@@ -14,6 +14,8 @@ export interface LoopfsOperation {
   phase: 'start' | 'end';
   opId: string;
   pid: number;
+  /** The driver process's host name: in a pod, the pod's name (pids repeat across containers). */
+  host?: string;
   volume: string;
   requiredBytes?: number;
   layer?: LoopfsLayer;

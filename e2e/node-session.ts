@@ -2,7 +2,7 @@
 // `e2e/node.sh run -- <a command that waits on its stdin>`, reads the node's variables once it is
 // up, and stop() closes that stdin, so node.sh tears everything down and exits. If this process
 // dies instead, the pipe closes just the same and the node still goes.
-import { spawn } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { createWriteStream, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -46,6 +46,8 @@ export interface NodeOptions {
   startTimeoutMs?: number;
   /** Where node.sh copies the node's logs (kubelet, containerd, ...) after a clean teardown. */
   keepLogsIn?: string;
+  /** More variables for node.sh (E2E_KUBELET_MAX_PODS, E2E_KUBELET_SYNC_FREQUENCY, ...). */
+  env?: Readonly<Record<string, string>>;
 }
 
 function parseEnvFile(path: string): Record<string, string> {
@@ -67,7 +69,7 @@ export async function startNode(opts: NodeOptions = {}): Promise<NodeSession> {
   const started = Date.now();
   const child = spawn('bash', [NODE_SH, 'run', '--', 'bash', '-c', `echo "${READY}$E2E_NODE_ENV $E2E_IMAGES_DIR"; read -r _ || true`], {
     stdio: ['pipe', 'pipe', 'pipe'],
-    env: opts.keepLogsIn ? { ...process.env, E2E_KEEP_LOGS: opts.keepLogsIn } : process.env,
+    env: { ...process.env, ...opts.env, ...(opts.keepLogsIn ? { E2E_KEEP_LOGS: opts.keepLogsIn } : {}) },
   });
   const log = opts.logPath ? createWriteStream(opts.logPath) : undefined;
   const exited = new Promise<number>((resolve) => child.once('exit', (code, signal) => resolve(code ?? (signal ? 128 : 1))));
@@ -124,4 +126,18 @@ export async function startNode(opts: NodeOptions = {}): Promise<NodeSession> {
   } finally {
     clearTimeout(timer);
   }
+}
+
+/**
+ * Runs `e2e/node.sh ARGS` (the faults it offers a running node: `restart DIR NAME`, `reboot DIR`)
+ * to its end, bounded: past timeoutMs it is killed and this rejects with what it printed.
+ */
+export function nodeScript(args: readonly string[], timeoutMs: number): Promise<string> {
+  return new Promise((resolve, reject) => {
+    execFile('bash', [NODE_SH, ...args], { timeout: timeoutMs, killSignal: 'SIGKILL', maxBuffer: 4 << 20 }, (err, stdout, stderr) => {
+      const output = `${stdout}${stderr}`.trim();
+      if (err) reject(new Error(`e2e/node.sh ${args.join(' ')} failed (${err.killed ? `killed after ${timeoutMs / 1000} s` : `exit ${String(err.code)}`}):\n${output}`));
+      else resolve(output);
+    });
+  });
 }

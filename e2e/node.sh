@@ -10,6 +10,19 @@
 #                                            and exit with COMMAND's status; --keep leaves the node
 #                                            running for debugging (stop it with `down`)
 #   e2e/node.sh down DIR                     tear down a node left by --keep (DIR is in its env)
+#   e2e/node.sh restart DIR NAME [--down S] [--with-containers]
+#                                            from inside a run (faults for tests): SIGKILL one of
+#                                            the node's daemons (etcd, kube-apiserver,
+#                                            kube-controller-manager, kube-scheduler, containerd,
+#                                            kubelet, kube-proxy), wait S seconds (default 0), start
+#                                            it again with its recorded command line, and wait
+#                                            until it answers; --with-containers (containerd only)
+#                                            also kills every shim and container process of the node
+#   e2e/node.sh reboot DIR [--down S]        from inside a run: the whole node crashes and comes
+#                                            back: every daemon, shim and container killed, every
+#                                            mount under DIR and its loop devices gone, containerd's
+#                                            state (a tmpfs /run on a real node) cleared, then the
+#                                            daemons started again in order and the node Ready
 #
 # The components come from e2e/build.sh (E2E_COMPONENTS_ENV, built when unset) and the images
 # from e2e/images.sh (E2E_IMAGES_DIR, built when unset); every image is imported into containerd
@@ -44,7 +57,7 @@ lock=/tmp/csi-resizer-e2e-node.lock
 log() { echo "[e2e/node $(date +%H:%M:%S)] $*" >&2; }
 die() { log "ERROR: $*"; exit 1; }
 
-usage() { sed -n '5,14p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '5,27p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 
 # ---------------------------------------------------------------------------------------------
 # Teardown. Works from the files in DIR alone, so `down DIR` can finish a node left by --keep.
@@ -67,11 +80,16 @@ kill_pid() { # pid name: SIGTERM, wait up to 15 s, then SIGKILL (only a pid of t
 }
 
 # Pids whose command line mentions this node's containerd socket: the shims of this node only.
+# One grep over every command line finds the candidates (a process per pid would take seconds on
+# a busy machine); each is then checked for the shim's `-address SOCKET`.
 node_shims() { # dir
-  local p
-  for p in /proc/[0-9]*; do
-    if tr '\0' ' ' 2>/dev/null <"$p/cmdline" | grep -qF -- "-address $1/run/containerd.sock"; then basename "$p"; fi
+  local f pid
+  for f in $(grep -lsF -- "$1/run/containerd.sock" /proc/[0-9]*/cmdline); do
+    pid=${f#/proc/}
+    pid=${pid%/cmdline}
+    if tr '\0' ' ' 2>/dev/null <"$f" | grep -qF -- "-address $1/run/containerd.sock"; then echo "$pid"; fi
   done
+  return 0
 }
 
 # Every pid in this node's cgroups (the pods' processes), over all v1 hierarchies.
@@ -83,9 +101,11 @@ node_cgroup_pids() {
 }
 
 down() { # dir
-  local dir=$1 name pid m
+  local dir=$1 name pid m t=$SECONDS steps=""
   [ -d "$dir" ] || die "no node directory $dir"
   log "tearing down the node in $dir"
+  # Seconds per step, said once at the end: a slow teardown shows where its time went.
+  step() { steps+="$1 $((SECONDS - t))s, "; t=$SECONDS; }
   local crictl=""
   [ -f "$dir/node.env" ] && crictl=$(sed -n 's/^CRICTL_BIN=//p' "$dir/node.env")
 
@@ -93,11 +113,13 @@ down() { # dir
   for name in kube-controller-manager kube-scheduler kubelet; do
     [ -f "$dir/pids/$name" ] && kill_pid "$(cat "$dir/pids/$name")" "$name"
   done
+  step "controllers and kubelet"
   # 2. containerd removes every pod it runs (CNI DEL, netns, mounts, shims) while it still runs.
   if [ -n "$crictl" ] && [ -f "$dir/pids/containerd" ] && kill -0 "$(cat "$dir/pids/containerd")" 2>/dev/null; then
     timeout 120 nsenter --net="/run/netns/$netns" "$crictl" --runtime-endpoint "unix://$dir/run/containerd.sock" \
       --timeout 60s rmp --all --force >/dev/null 2>&1 || log "crictl rmp did not finish cleanly; continuing"
   fi
+  step "pods removed"
   # 3. The rest, last started first: the API server before etcd.
   for name in kube-proxy containerd kube-apiserver etcd; do
     [ -f "$dir/pids/$name" ] && kill_pid "$(cat "$dir/pids/$name")" "$name"
@@ -105,6 +127,7 @@ down() { # dir
   # 4. Shims and container processes of this node that outlived containerd.
   for pid in $(node_shims "$dir"); do kill_pid "$pid" containerd-shim; done
   for pid in $(node_cgroup_pids); do kill -KILL "$pid" 2>/dev/null || true; done
+  step "daemons and shims"
 
   # 5. Mounts under DIR (kubelet's volumes and its self bind mount, overlay rootfs, shm), the
   #    deepest first; pod network namespaces containerd created during this run.
@@ -122,6 +145,7 @@ down() { # dir
   for m in $(node_loops "$dir"); do
     if losetup --detach "$m" 2>/dev/null; then log "detached loop device $m"; else log "could not detach $m"; fi
   done
+  step "mounts and loop devices"
   # 6. The namespace (its end of the veth pair goes with it, and so does the host end).
   if ip netns list | grep -qw "^$netns"; then ip netns del "$netns"; fi
   ip link del "$host_if" 2>/dev/null || true # normally gone with its peer already
@@ -141,6 +165,7 @@ down() { # dir
     if [ -f "$dir/state/created$(echo "$path" | tr / _)" ]; then rm -rf "$path"; fi
   done
   [ -d /var/lib/cni/results ] && find /var/lib/cni/results -name "csi-resizer-e2e-*" -delete 2>/dev/null || true
+  step "namespace, cgroups, files"
 
   # 9. Anything left is reported; the directory goes only when nothing is.
   local left=()
@@ -161,18 +186,23 @@ down() { # dir
     log "logs kept in $E2E_KEEP_LOGS"
   fi
   rm -rf "$dir"
+  step "logs kept, directory removed"
+  log "teardown steps: ${steps%, }"
   log "teardown complete: no processes, mounts, loop devices, namespace or cgroups left"
 }
 
 # Loop devices whose backing file is under DIR. Matched by inode, not by the path losetup shows:
-# a device attached inside a container shows the path as that container saw it.
+# a device attached inside a container shows the path as that container saw it. The inodes under
+# DIR are listed in one walk, however many devices there are.
 node_loops() { # dir
-  local dir_dev dev ino back_dev
+  local dir_dev candidates inodes dev ino
   dir_dev=$(stat -c '%Hd:%Ld' "$1")
-  losetup --list --noheadings --output NAME,BACK-INO,BACK-MAJ:MIN 2>/dev/null | while read -r dev ino back_dev; do
-    [ "$back_dev" = "$dir_dev" ] && [ -n "$ino" ] || continue
-    [ -n "$(find "$1" -xdev -inum "$ino" -print -quit 2>/dev/null)" ] && echo "$dev"
-  done
+  candidates=$(losetup --list --noheadings --output NAME,BACK-INO,BACK-MAJ:MIN 2>/dev/null | awk -v d="$dir_dev" '$3 == d && $2 != "" {print $1, $2}')
+  [ -n "$candidates" ] || return 0
+  inodes=$(find "$1" -xdev -type f -printf '%i\n' 2>/dev/null | sort -u)
+  while read -r dev ino; do
+    if grep -qx -- "$ino" <<<"$inodes"; then echo "$dev"; fi
+  done <<<"$candidates"
   return 0
 }
 
@@ -226,12 +256,35 @@ wait_for() { # what seconds process command...: polls every 0.2 s while the proc
   return 1
 }
 
-start() { # name logfile command...: started in the node's namespace, pid recorded
+# Whether a daemon of the node answers: etcd's /health, the API server's /readyz, containerd's CRI,
+# kubelet's /healthz; the other daemons have nothing this script waits for, so running is enough.
+answers() { # name
+  case $1 in
+    etcd)
+      nsenter --net="/run/netns/$netns" \
+        bash -c 'exec 3<>/dev/tcp/127.0.0.1/2379 && printf "GET /health HTTP/1.0\r\n\r\n" >&3 && grep -q "\"health\":\"true\"" <&3' ;;
+    kube-apiserver) [ "$("$dir/bin/kubectl" --kubeconfig="$dir/pki/admin.kubeconfig" get --raw /readyz 2>/dev/null)" = ok ] ;;
+    containerd) nsenter --net="/run/netns/$netns" "$dir/bin/crictl" --runtime-endpoint "unix://$dir/run/containerd.sock" info ;;
+    kubelet)
+      nsenter --net="/run/netns/$netns" \
+        bash -c 'exec 3<>/dev/tcp/127.0.0.1/10248 && printf "GET /healthz HTTP/1.0\r\n\r\n" >&3 && grep -qx ok <&3' ;;
+    *) kill -0 "$(cat "$dir/pids/$1")" ;;
+  esac
+}
+
+start() { # name logfile command...: started in the node's namespace, pid and command line recorded
   local name=$1 logfile=$2; shift 2
+  # What `restart` and `reboot` start again: the log, the command line (NUL-separated), and PATH
+  # (containerd finds its shim there).
+  printf '%s\0' "$logfile" "$@" >"$dir/cmds/$name"
+  printf '%s' "$PATH" >"$dir/cmds/$name.path"
   # 8>&-: the node lock stays this script's; a daemon outliving a killed run must not hold it.
-  nsenter --net="/run/netns/$netns" "$@" >"$logfile" 2>&1 8>&- &
+  # </dev/null: a daemon started again from a test's process must not hold that process's pipes.
+  nsenter --net="/run/netns/$netns" "$@" >>"$logfile" 2>&1 </dev/null 8>&- &
   echo $! >"$dir/pids/$name"
   log "started $name (pid $!)"
+  # Out of the job table: a daemon a fault kills is not reported as "Killed" by this shell.
+  disown $! 2>/dev/null || true
 }
 
 # Fails loudly unless the node's namespace has no default route and no route to a public address.
@@ -302,7 +355,7 @@ up() {
   # shellcheck disable=SC1090
   source "$E2E_COMPONENTS_ENV"
   local bin=$dir/bin
-  mkdir -p "$dir"/{pids,logs,state,etc,bin,run,cni/net.d,cni/ipam,kubelet,containerd,flexvolume,etcd,loopfs}
+  mkdir -p "$dir"/{pids,cmds,logs,state,etc,bin,run,cni/net.d,kubelet,containerd,flexvolume,etcd,loopfs}
   # containerd finds its shim on PATH; one directory with exactly what this node runs.
   ln -s "$CONTAINERD_DIR/containerd" "$CONTAINERD_DIR/containerd-shim-runc-v2" "$CONTAINERD_DIR/ctr" "$bin/"
   ln -s "$CRICTL_BIN" "$bin/crictl"
@@ -340,8 +393,7 @@ up() {
     --listen-client-urls=http://127.0.0.1:2379 --advertise-client-urls=http://127.0.0.1:2379 \
     --listen-peer-urls=http://127.0.0.1:2380 --initial-advertise-peer-urls=http://127.0.0.1:2380 \
     --initial-cluster=e2e=http://127.0.0.1:2380 --unsafe-no-fsync=true --log-level=warn
-  wait_for etcd 60 etcd nsenter --net="/run/netns/$netns" \
-    bash -c 'exec 3<>/dev/tcp/127.0.0.1/2379 && printf "GET /health HTTP/1.0\r\n\r\n" >&3 && grep -q "\"health\":\"true\"" <&3'
+  wait_for etcd 60 etcd answers etcd
 
   start kube-apiserver "$dir/logs/kube-apiserver.log" "$KUBE_APISERVER_BIN" \
     --etcd-servers=http://127.0.0.1:2379 --bind-address=0.0.0.0 --advertise-address="$node_ip" --secure-port=6443 \
@@ -352,7 +404,7 @@ up() {
     --service-account-key-file="$pki/sa.pub" --service-account-signing-key-file="$pki/sa.key" \
     --authorization-mode=Node,RBAC --token-auth-file="$pki/tokens.csv" --allow-privileged=true --v=1
   local kubectl=("$bin/kubectl" --kubeconfig="$pki/admin.kubeconfig")
-  wait_for "kube-apiserver /readyz" 120 kube-apiserver bash -c "[ \"\$(${kubectl[*]} get --raw /readyz)\" = ok ]"
+  wait_for "kube-apiserver /readyz" 120 kube-apiserver answers kube-apiserver
 
   # --- controllers -------------------------------------------------------------------------
   start kube-controller-manager "$dir/logs/kube-controller-manager.log" "$KUBE_CONTROLLER_MANAGER_BIN" \
@@ -404,11 +456,11 @@ EOF
   cat >"$dir/cni/net.d/10-csi-resizer-e2e.conflist" <<EOF
 {"cniVersion": "1.0.0", "name": "csi-resizer-e2e", "plugins": [
   {"type": "bridge", "bridge": "cni0", "isGateway": true, "ipMasq": false, "hairpinMode": true,
-   "ipam": {"type": "host-local", "dataDir": "$dir/cni/ipam", "ranges": [[{"subnet": "$pod_cidr"}]], "routes": [{"dst": "0.0.0.0/0"}]}}]}
+   "ipam": {"type": "host-local", "dataDir": "$dir/run/cni-ipam", "ranges": [[{"subnet": "$pod_cidr"}]], "routes": [{"dst": "0.0.0.0/0"}]}}]}
 EOF
   PATH="$bin:$PATH" start containerd "$dir/logs/containerd.log" "$bin/containerd" --config "$dir/etc/containerd.toml"
   local crictl=("$bin/crictl" --runtime-endpoint "unix://$dir/run/containerd.sock")
-  wait_for "containerd CRI" 60 containerd nsenter --net="/run/netns/$netns" "${crictl[@]}" info
+  wait_for "containerd CRI" 60 containerd answers containerd
 
   # --- images --------------------------------------------------------------------------------
   local tar
@@ -447,6 +499,7 @@ resolvConf: $dir/etc/resolv.conf
 clusterDomain: cluster.local
 volumePluginDir: $dir/flexvolume
 syncFrequency: ${E2E_KUBELET_SYNC_FREQUENCY:-10s}
+maxPods: ${E2E_KUBELET_MAX_PODS:-110}
 volumeStatsAggPeriod: ${E2E_KUBELET_VOLUME_STATS_PERIOD:-10s}
 evictionHard: {"memory.available": "100Mi", "nodefs.available": "1%", "imagefs.available": "1%", "nodefs.inodesFree": "1%"}
 imageGCHighThresholdPercent: 100
@@ -495,6 +548,118 @@ EOF
 }
 
 # ---------------------------------------------------------------------------------------------
+# Faults, for tests, on a node that a `run` holds: its command calls these with the node's DIR.
+# Every daemon started again is started from the command line `start` recorded, appends to the
+# same log and has its new pid recorded, so the teardown stops it like the first one.
+
+daemons=(etcd kube-apiserver kube-controller-manager kube-scheduler containerd kubelet kube-proxy)
+
+running_node() { # dir: the node must be up (its env written) and not torn down
+  [ -f "$1/node.env" ] && [ -d "$1/cmds" ] || die "$1 is not the directory of a running node (no node.env or cmds/)"
+}
+
+kill_daemon() { # name: SIGKILL, then wait (bounded) until it is gone
+  local pid i
+  pid=$(cat "$dir/pids/$1")
+  node_pid "$dir" "$pid" || { log "$1 (pid $pid) was not running"; return 0; }
+  kill -KILL "$pid" 2>/dev/null || true
+  for i in $(seq 100); do kill -0 "$pid" 2>/dev/null || return 0; sleep 0.1; done
+  die "$1 (pid $pid) still runs 10 s after SIGKILL"
+}
+
+start_again() { # name: from its recorded command line, then wait until it answers
+  local name=$1 logfile
+  local -a argv
+  [ -f "$dir/cmds/$name" ] || die "no recorded command line for $name"
+  mapfile -d '' argv <"$dir/cmds/$name"
+  logfile=${argv[0]}
+  echo "=== $(date -u +%FT%T.%NZ) e2e/node.sh starts $name again" >>"$logfile"
+  PATH=$(cat "$dir/cmds/$name.path") start "$name" "$logfile" "${argv[@]:1}"
+  wait_for "$name to answer" 120 "$name" answers "$name"
+}
+
+# Every shim and container process of this node, SIGKILLed at once; bounded wait until none is left.
+kill_containers() {
+  local pid i left
+  # shellcheck disable=SC2046 # one pid a word
+  kill -KILL $(node_shims "$dir") $(node_cgroup_pids) 2>/dev/null || true
+  for i in $(seq 100); do
+    # Again each time: a shim containerd was starting when it died comes up after the first kill.
+    left="$(node_cgroup_pids) $(node_shims "$dir")"
+    [ -z "${left// /}" ] && return 0
+    # shellcheck disable=SC2086
+    kill -KILL $left 2>/dev/null || true
+    sleep 0.1
+  done
+  die "container processes or shims still running 10 s after SIGKILL: $(node_cgroup_pids | tr '\n' ' ') shims: $(node_shims "$dir" | tr '\n' ' ')"
+}
+
+# SIGKILL to several daemons at once, then a bounded wait until each is gone.
+kill_daemons() { # name...
+  local name pid pids=() i
+  for name in "$@"; do
+    pid=$(cat "$dir/pids/$name")
+    if node_pid "$dir" "$pid"; then pids+=("$pid"); else log "$name (pid $pid) was not running"; fi
+  done
+  [ "${#pids[@]}" -gt 0 ] || return 0
+  kill -KILL "${pids[@]}" 2>/dev/null || true
+  for i in $(seq 100); do
+    local alive=no
+    for pid in "${pids[@]}"; do kill -0 "$pid" 2>/dev/null && alive=yes; done
+    [ "$alive" = no ] && return 0
+    sleep 0.1
+  done
+  die "still running 10 s after SIGKILL: ${pids[*]}"
+}
+
+restart_daemon() { # name down-seconds with-containers
+  local name=$1 down=$2 containers=$3 t0=$SECONDS
+  printf '%s\n' "${daemons[@]}" | grep -qx -- "$name" || die "unknown daemon $name; one of: ${daemons[*]}"
+  [ "$containers" = no ] || [ "$name" = containerd ] || die "--with-containers goes with containerd only"
+  if [ "$containers" = no ]; then
+    kill_daemon "$name"
+  else
+    # containerd and everything it ran go together, as when a restart takes its whole cgroup.
+    local pid
+    pid=$(cat "$dir/pids/$name")
+    if node_pid "$dir" "$pid"; then kill -KILL "$pid" 2>/dev/null || true; fi
+    kill_containers
+    kill_daemon "$name"
+  fi
+  log "$name killed$([ "$containers" = no ] || echo ', with every container of the node'); down ${down}s"
+  sleep "$down"
+  start_again "$name"
+  log "$name answers again, $((SECONDS - t0))s after the kill"
+}
+
+# A crash of the whole node: everything it runs ends at once, as at a power cut (the page cache
+# survives: this machine does not really restart), then it boots: what lives in /run on a real
+# node (containerd's state, runc's, the pods' network namespaces, the IPAM leases) is gone,
+# every mount and loop device of the node too; the data on disk (etcd's, containerd's images,
+# kubelet's directory, the volumes' files) stays. Then the daemons start in the order `up` uses.
+reboot_node() { # down-seconds
+  local down=$1 t0=$SECONDS name m d
+  kill_daemons "${daemons[@]}"
+  kill_containers
+  log "node crashing: every daemon and container process ended ($((SECONDS - t0))s)"
+  unmount_under "$dir"
+  if grep -qF " $dir/" /proc/self/mountinfo; then die "mounts under $dir survived the crash: $(awk -v d="$dir/" 'index($5, d) == 1 {print $5}' /proc/self/mountinfo | tr '\n' ' ')"; fi
+  log "node crashing: every mount under $dir gone ($((SECONDS - t0))s)"
+  for m in $(node_loops "$dir"); do losetup --detach "$m" || die "could not detach $m"; done
+  find "$dir/run" -mindepth 1 -delete
+  for d in /sys/fs/cgroup/*/"$cgroup_root"; do
+    if [ -d "$d" ]; then find "$d" -mindepth 1 -depth -type d -delete 2>/dev/null || true; fi
+  done
+  log "node crashed: daemons, containers, mounts and loop devices gone; down ${down}s"
+  sleep "$down"
+  check_isolation
+  for name in etcd kube-apiserver kube-controller-manager kube-scheduler containerd kubelet kube-proxy; do start_again "$name"; done
+  wait_for "node $node_name Ready" 180 kubelet bash -c \
+    "$dir/bin/kubectl --kubeconfig=$dir/pki/admin.kubeconfig get node $node_name -o jsonpath='{.status.conditions[?(@.type==\"Ready\")].status}' | grep -qx True"
+  log "node back up and Ready, $((SECONDS - t0))s after the crash"
+}
+
+# ---------------------------------------------------------------------------------------------
 
 [ "$(id -u)" = 0 ] || die "the node needs root (network namespaces, mounts, cgroups)"
 cmd=${1:-}; shift || true
@@ -534,6 +699,9 @@ case "$cmd" in
     on_exit() {
       local status=$?
       trap - EXIT INT TERM
+      # The process reading our stderr (a test that died) may be gone: a progress line must not
+      # end this script by SIGPIPE before the teardown (its lines are lost, the teardown is not).
+      trap '' PIPE
       if [ "$keep" = yes ]; then
         : >"$dir/state/kept"
         log "--keep: the node stays up; stop it with: e2e/node.sh down $dir"
@@ -560,6 +728,34 @@ case "$cmd" in
     status=0
     wait "$command_pid" || status=$?
     exit "$status"
+    ;;
+  restart)
+    [ $# -ge 2 ] || usage
+    dir=$1 name=$2 down=0 containers=no
+    shift 2
+    while [ $# -gt 0 ]; do
+      case "$1" in
+        --down) down=${2:?}; shift ;;
+        --with-containers) containers=yes ;;
+        *) usage ;;
+      esac
+      shift
+    done
+    [[ "$down" =~ ^[0-9]+(\.[0-9]+)?$ ]] || die "--down takes seconds, not $down"
+    running_node "$dir"
+    restart_daemon "$name" "$down" "$containers"
+    ;;
+  reboot)
+    [ $# -ge 1 ] || usage
+    dir=$1 down=0
+    shift
+    while [ $# -gt 0 ]; do
+      case "$1" in --down) down=${2:?}; shift ;; *) usage ;; esac
+      shift
+    done
+    [[ "$down" =~ ^[0-9]+(\.[0-9]+)?$ ]] || die "--down takes seconds, not $down"
+    running_node "$dir"
+    reboot_node "$down"
     ;;
   *) usage ;;
 esac

@@ -3,7 +3,7 @@
 # builds the real components (all cached outside the repository), type-checks, checks the layer
 # map, the lint rules and the format (npm run lint), then runs every
 # unit and integration test with node's own test runner against one local control plane started
-# for this run, and the node smoke tests (e2e/smoke.test.ts, e2e/loopfs-smoke.test.ts: real volumes), each starting a one-node cluster of
+# for this run, and the node smoke tests (e2e/smoke.test.ts, e2e/loopfs-smoke.test.ts: real volumes; e2e/node-chaos.test.ts: kubelet killed mid-resize), each starting a one-node cluster of
 # its own (kubelet, containerd; e2e/node.sh). Everything from here on runs on the pinned runtime, whatever node started
 # `npm test`: it comes first on PATH, and the tests spawn node through PATH or process.execPath.
 # NODE_LTS=24 npm test runs the same on the other pinned LTS line.
@@ -26,7 +26,7 @@ npx tsc -p tsconfig.json --noEmit
 echo "== lint"
 npm run --silent lint
 
-mapfile -t files < <(find src test -name '*.test.ts' -not -path '*/node_modules/*' | sort; echo e2e/smoke.test.ts; echo e2e/loopfs-smoke.test.ts)
+mapfile -t files < <(find src test -name '*.test.ts' -not -path '*/node_modules/*' | sort; echo e2e/smoke.test.ts; echo e2e/loopfs-smoke.test.ts; echo e2e/node-chaos.test.ts)
 if [ "${#files[@]}" -eq 0 ]; then
   echo "no test files found" >&2
   exit 1

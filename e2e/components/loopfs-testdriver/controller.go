@@ -66,7 +66,11 @@ func (s *controllerServer) CreateVolume(_ context.Context, req *csi.CreateVolume
 	if reason != "" {
 		return nil, status.Errorf(codes.OutOfRange, "volume %s: %s", id, reason)
 	}
-	defer s.d.lock(id)()
+	unlock, err := s.d.lock(id)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 
 	response := func(bytes int64) *csi.CreateVolumeResponse {
 		ctx := map[string]string{"mode": mode}
@@ -113,7 +117,11 @@ func (s *controllerServer) DeleteVolume(_ context.Context, req *csi.DeleteVolume
 	if validVolumeID(id) != nil {
 		return &csi.DeleteVolumeResponse{}, nil // no such volume can exist
 	}
-	defer s.d.lock(id)()
+	unlock, err := s.d.lock(id)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	if _, err := s.d.store.get(id); err == errNoVolume {
 		return &csi.DeleteVolumeResponse{}, nil
 	}
@@ -141,8 +149,13 @@ func (s *controllerServer) ControllerExpandVolume(_ context.Context, req *csi.Co
 		return nil, status.Error(codes.InvalidArgument, "capacity range is missing")
 	}
 	required, limit := req.GetCapacityRange().GetRequiredBytes(), req.GetCapacityRange().GetLimitBytes()
-	defer s.d.lock(id)()
+	unlock, err := s.d.lock(id)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	op := s.d.log.begin("ControllerExpandVolume", id, required)
+	time.Sleep(s.d.controllerExpandDelay)
 	have, err := s.d.store.size(id)
 	if err != nil {
 		return nil, op.end(status.Errorf(codes.Internal, "volume %s: %v", id, err))

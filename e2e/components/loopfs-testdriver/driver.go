@@ -2,16 +2,21 @@ package main
 
 // The driver's shared state and its identity service. The state is configuration only: every
 // fact about a volume is on disk or in the kernel (store.go, loopdev.go, mounts.go), and the only
-// thing held in memory is a lock per volume, so that calls on one volume run one at a time.
+// thing held in memory is a lock per volume, so that calls on one volume run one at a time. That
+// lock is also a file lock under <root>/locks, because several driver processes may share one
+// root: the node plugin and the controller replicas of a Deployment on the same node.
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"sync"
+	"time"
 
 	"github.com/container-storage-interface/spec/lib/go/csi"
+	"golang.org/x/sys/unix"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 )
@@ -26,6 +31,11 @@ type config struct {
 	defaultFsType  string
 	maxVolumeBytes int64
 	maxVolumes     int
+	// How long ControllerExpandVolume works before it grows the file, as a storage back-end's
+	// call would take: a window in which tests can interrupt it.
+	controllerExpandDelay time.Duration
+	// Whether growths and operation log lines are fsynced (--fsync); creation always is.
+	fsync bool
 }
 
 type driver struct {
@@ -33,6 +43,7 @@ type driver struct {
 	store   *store
 	log     *opLog
 	scratch string
+	lockDir string
 
 	locksMu sync.Mutex
 	locks   map[string]*sync.Mutex
@@ -60,6 +71,7 @@ func newDriver(c config) (*driver, error) {
 	if err != nil {
 		return nil, err
 	}
+	s.noSync = !c.fsync
 	if _, err := s.removeLeftovers(); err != nil {
 		return nil, fmt.Errorf("removing what an interrupted call left in %s: %w", s.dir, err)
 	}
@@ -67,15 +79,26 @@ func newDriver(c config) (*driver, error) {
 	if err != nil {
 		return nil, err
 	}
+	lockDir := filepath.Join(c.root, "locks")
+	if err := os.MkdirAll(lockDir, 0o700); err != nil {
+		return nil, err
+	}
 	log, err := openOpLog(c.opLogPath)
 	if err != nil {
 		return nil, err
 	}
-	return &driver{config: c, store: s, log: log, scratch: scratch, locks: map[string]*sync.Mutex{}}, nil
+	log.noSync = !c.fsync
+	return &driver{config: c, store: s, log: log, scratch: scratch, lockDir: lockDir, locks: map[string]*sync.Mutex{}}, nil
 }
 
-// lock serialises calls on one volume; the returned function unlocks.
-func (d *driver) lock(id string) func() {
+// lock serialises calls on one volume, within this process (a mutex) and across every driver
+// process sharing the root (an exclusive flock on <root>/locks/<id>, which the kernel drops when
+// a process dies, so a killed driver never leaves a volume locked). The lock files stay: removing
+// one while another process waits on it would let two holders in. The returned function unlocks.
+func (d *driver) lock(id string) (func(), error) {
+	if err := validVolumeID(id); err != nil {
+		return nil, status.Errorf(codes.InvalidArgument, "%v", err)
+	}
 	d.locksMu.Lock()
 	m, ok := d.locks[id]
 	if !ok {
@@ -84,7 +107,29 @@ func (d *driver) lock(id string) func() {
 	}
 	d.locksMu.Unlock()
 	m.Lock()
-	return m.Unlock
+	f, err := os.OpenFile(filepath.Join(d.lockDir, id), os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		m.Unlock()
+		return nil, status.Errorf(codes.Internal, "volume %s: opening its lock file: %v", id, err)
+	}
+	if err := flockRetry(f, unix.LOCK_EX); err != nil {
+		f.Close()
+		m.Unlock()
+		return nil, status.Errorf(codes.Internal, "volume %s: locking: %v", id, err)
+	}
+	return func() {
+		_ = flockRetry(f, unix.LOCK_UN)
+		f.Close()
+		m.Unlock()
+	}, nil
+}
+
+func flockRetry(f *os.File, how int) error {
+	for {
+		if err := unix.Flock(int(f.Fd()), how); !errors.Is(err, unix.EINTR) {
+			return err
+		}
+	}
 }
 
 // volume reads a volume's record, as a gRPC error when it cannot.

@@ -5,11 +5,13 @@ package main
 // checksums, the operation log and that teardown leaves no device or mount.
 
 import (
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/container-storage-interface/spec/lib/go/csi"
 	"google.golang.org/grpc/codes"
@@ -353,5 +355,55 @@ func TestIdentityAndCapabilities(t *testing.T) {
 		if !slices.Contains(rpcs, want) {
 			t.Fatalf("node capabilities %v lack %v", rpcs, want)
 		}
+	}
+}
+
+// Two driver processes on one root (a node plugin and a controller replica of a Deployment, or
+// two replicas during a leader change) asked to grow the same volume at once: the per-volume file
+// lock lets one grow it and the other find it grown, so the log shows one growth, and the second
+// call starts only after the first has ended (the delay is a back-end's working time).
+func TestDriversSharingARootGrowAVolumeOnce(t *testing.T) {
+	delay := 300 * time.Millisecond
+	h := newHarness(t, func(c *config) { c.controllerExpandDelay = delay })
+	h.create("pvc-s", mountCap(fsXFS), gib)
+	c := h.config()
+	c.controllerExpandDelay = delay
+	other, err := newDriver(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { other.log.file.Close() })
+
+	req := &csi.ControllerExpandVolumeRequest{VolumeId: "pvc-s", CapacityRange: &csi.CapacityRange{RequiredBytes: 2 * gib}}
+	errs := make(chan error, 2)
+	started := time.Now()
+	for _, d := range []*driver{h.driver, other} {
+		go func() {
+			res, err := (&controllerServer{d: d}).ControllerExpandVolume(ctx(t), req)
+			if err == nil && res.GetCapacityBytes() != 2*gib {
+				err = fmt.Errorf("answered %d bytes", res.GetCapacityBytes())
+			}
+			errs <- err
+		}()
+	}
+	for range 2 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if took := time.Since(started); took < 2*delay {
+		t.Fatalf("both calls ended after %v: they ran side by side, not one after the other", took)
+	}
+	if g := h.growths("pvc-s", "file"); len(g) != 1 {
+		t.Fatalf("want one file growth, got %+v", g)
+	}
+	var phases []string
+	for _, r := range h.opLog() {
+		if r.Op == "ControllerExpandVolume" {
+			phases = append(phases, r.Phase+":"+r.Result)
+		}
+	}
+	if want := []string{"start:", "end:grown", "start:", "end:unchanged"}; !slices.Equal(phases, want) {
+		t.Fatalf("ControllerExpandVolume log lines %v, want %v", phases, want)
 	}
 }

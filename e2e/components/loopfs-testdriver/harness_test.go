@@ -70,7 +70,7 @@ func (h *harness) config() config {
 	return config{
 		name: "loopfs.test.csi-resizer.local", version: version, nodeID: "test-node",
 		root: h.root, targetRoot: h.targetRoot, opLogPath: filepath.Join(h.root, "operations.jsonl"),
-		defaultFsType: fsExt4, maxVolumeBytes: 4 * gib, maxVolumes: 8,
+		defaultFsType: fsExt4, maxVolumeBytes: 4 * gib, maxVolumes: 8, fsync: true,
 	}
 }
 

@@ -43,10 +43,15 @@ func main() {
 	defaultFsType := flag.String("default-fstype", fsExt4, "filesystem of a volume whose capability names none: ext4 or xfs")
 	maxVolumeSize := flag.String("max-volume-size", "16Gi", "largest volume CreateVolume or ControllerExpandVolume makes (a quantity)")
 	maxVolumes := flag.Int("max-volumes", 64, "most volumes the driver holds at once")
+	fsync := flag.Bool("fsync", true, "fsync each operation log line and each grown file before answering; false only for tests whose machine never crashes (a killed process loses nothing the page cache holds), where fsync adds only the disk's latency")
+	expandDelay := flag.Duration("controller-expand-delay", 0, "how long ControllerExpandVolume works before it grows the file, as a storage back-end would (tests interrupt it there)")
 	flag.Parse()
 
 	if *root == "" || *nodeID == "" {
 		klog.Fatalf("--root and --nodeid are required")
+	}
+	if *expandDelay < 0 {
+		klog.Fatalf("--controller-expand-delay %v is negative", *expandDelay)
 	}
 	capBytes, err := resource.ParseQuantity(*maxVolumeSize)
 	if err != nil {
@@ -59,6 +64,7 @@ func main() {
 		name: *name, version: version, nodeID: *nodeID,
 		root: filepath.Clean(*root), targetRoot: filepath.Clean(*targetRoot), opLogPath: *opLogPath,
 		defaultFsType: *defaultFsType, maxVolumeBytes: capBytes.Value(), maxVolumes: *maxVolumes,
+		controllerExpandDelay: *expandDelay, fsync: *fsync,
 	})
 	if err != nil {
 		klog.Fatalf("%v", err)

@@ -73,7 +73,11 @@ func (s *nodeServer) NodeStageVolume(_ context.Context, req *csi.NodeStageVolume
 	if err := matchCapability(rec, req.GetVolumeCapability()); err != nil {
 		return nil, err
 	}
-	defer s.d.lock(id)()
+	unlock, err := s.d.lock(id)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	op := s.d.log.begin("NodeStageVolume", id, 0)
 	return &csi.NodeStageVolumeResponse{}, op.end(s.stage(rec, staging, req.GetVolumeCapability().GetMount().GetMountFlags(), op))
 }
@@ -159,7 +163,11 @@ func (s *nodeServer) NodeUnstageVolume(_ context.Context, req *csi.NodeUnstageVo
 	if err := s.path(staging, "staging target path"); err != nil {
 		return nil, err
 	}
-	defer s.d.lock(id)()
+	unlock, err := s.d.lock(id)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	op := s.d.log.begin("NodeUnstageVolume", id, 0)
 	return &csi.NodeUnstageVolumeResponse{}, op.end(s.unstage(id, staging))
 }
@@ -215,7 +223,11 @@ func (s *nodeServer) NodePublishVolume(_ context.Context, req *csi.NodePublishVo
 		return nil, err
 	}
 	readOnly := req.GetReadonly() || req.GetVolumeCapability().GetAccessMode().GetMode() == csi.VolumeCapability_AccessMode_SINGLE_NODE_READER_ONLY
-	defer s.d.lock(id)()
+	unlock, err := s.d.lock(id)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	op := s.d.log.begin("NodePublishVolume", id, 0)
 	return &csi.NodePublishVolumeResponse{}, op.end(s.publish(rec, staging, target, readOnly))
 }
@@ -283,7 +295,11 @@ func (s *nodeServer) NodeUnpublishVolume(_ context.Context, req *csi.NodeUnpubli
 	// No lookup of the volume: whatever is mounted at the target goes, even if the volume has
 	// been deleted since, so a repeated call always ends with the target gone.
 	if validVolumeID(id) == nil {
-		defer s.d.lock(id)()
+		unlock, err := s.d.lock(id)
+		if err != nil {
+			return nil, err
+		}
+		defer unlock()
 	}
 	op := s.d.log.begin("NodeUnpublishVolume", id, 0)
 	err := unmountAll(target)
@@ -361,7 +377,11 @@ func (s *nodeServer) NodeExpandVolume(_ context.Context, req *csi.NodeExpandVolu
 		}
 	}
 	required := req.GetCapacityRange().GetRequiredBytes()
-	defer s.d.lock(id)()
+	unlock, err := s.d.lock(id)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	op := s.d.log.begin("NodeExpandVolume", id, required)
 	size, err := s.expand(rec, required, volumePath, staging, op)
 	if err != nil {

@@ -1,7 +1,7 @@
 package main
 
-// The operation log: one JSON object per line, appended and synced to disk before the call
-// returns, for tests to read afterwards (docs/e2e.md, "The loopfs test driver"). Every call that
+// The operation log: one JSON object per line, appended (and, unless --fsync=false, synced to
+// disk) before the call returns, for tests to read afterwards (docs/e2e.md, "The loopfs test driver"). Every call that
 // changes something writes a "start" line when it begins and an "end" line with its result when
 // it returns, under one operation ID, so a driver killed mid-call leaves a start with no end.
 //
@@ -26,6 +26,9 @@ type opLog struct {
 	mu   sync.Mutex
 	file *os.File
 	pid  int
+	host string
+	// noSync: each line is written (one write, O_APPEND) but not fsynced (--fsync=false).
+	noSync bool
 }
 
 type opRecord struct {
@@ -34,6 +37,7 @@ type opRecord struct {
 	Phase      string `json:"phase"`
 	OpID       string `json:"opId"`
 	Pid        int    `json:"pid"`
+	Host       string `json:"host,omitempty"` // which driver process: in a pod, the pod's name (each container's pid may be 1)
 	Volume     string `json:"volume"`
 	Required   int64  `json:"requiredBytes,omitempty"`
 	Layer      string `json:"layer,omitempty"`
@@ -60,12 +64,13 @@ func openOpLog(path string) (*opLog, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &opLog{file: f, pid: os.Getpid()}, nil
+	host, _ := os.Hostname()
+	return &opLog{file: f, pid: os.Getpid(), host: host}, nil
 }
 
 func (l *opLog) write(rec opRecord) {
 	rec.Time = time.Now().UTC().Format(time.RFC3339Nano)
-	rec.Pid = l.pid
+	rec.Pid, rec.Host = l.pid, l.host
 	line, err := json.Marshal(rec)
 	if err != nil {
 		panic(fmt.Sprintf("encoding an operation log record: %v", err)) // plain fields only: cannot happen
@@ -75,6 +80,9 @@ func (l *opLog) write(rec opRecord) {
 	// One write per line on an O_APPEND file: lines never interleave.
 	if _, err := l.file.Write(append(line, '\n')); err != nil {
 		panic(fmt.Sprintf("writing the operation log: %v", err)) // the tests would read a lie
+	}
+	if l.noSync {
+		return
 	}
 	if err := l.file.Sync(); err != nil {
 		panic(fmt.Sprintf("syncing the operation log: %v", err))
