@@ -103,10 +103,10 @@ binary_image() { # out binary path-in-image name...
   rm -rf "$rootfs"
 }
 
-# The loopfs test driver with the Debian tools it runs (losetup, mke2fs, e2fsck, resize2fs,
+# The loopfs test driver with the Debian tools it runs (losetup, mke2fs, e2fsck, resize2fs, e2undo,
 # mkfs.xfs, xfs_growfs), each with the shared libraries ldd lists; /etc/mtab is the kernel's
 # mount table, where resize2fs and xfs_growfs look a filesystem's mount point up.
-loopfs_tools=(losetup mke2fs e2fsck resize2fs mkfs.xfs xfs_growfs)
+loopfs_tools=(losetup mke2fs e2fsck resize2fs e2undo mkfs.xfs xfs_growfs)
 loopfs_tool_files() { # every file the tools bring: the tools, their libraries, mke2fs.conf
   local tool path
   for tool in "${loopfs_tools[@]}"; do

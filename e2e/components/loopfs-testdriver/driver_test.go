@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -405,5 +406,38 @@ func TestDriversSharingARootGrowAVolumeOnce(t *testing.T) {
 	}
 	if want := []string{"start:", "end:grown", "start:", "end:unchanged"}; !slices.Equal(phases, want) {
 		t.Fatalf("ControllerExpandVolume log lines %v, want %v", phases, want)
+	}
+}
+
+// A node or containerd restart can kill resize2fs in NodeStageVolume, or the driver right after it
+// and before the undo file is removed. The next stage replays the undo file (the filesystem as it
+// was before that resize), checks the filesystem and grows it again, with the data intact. Here the
+// resize ran to its end by hand, which leaves what the driver would find after the second case.
+func TestAnInterruptedUnmountedExt4GrowthIsUndoneThenDoneAgain(t *testing.T) {
+	h := newHarness(t)
+	c := mountCap("") // ext4
+	id := h.create("pvc-undo", c, gib).GetVolumeId()
+	h.stage(id, c)
+	target := h.publish(id, c, "pod-a")
+	sums := writeFiles(t, target, 3, 4*mib)
+	h.unpublish(id, target)
+	h.unstage(id)
+	h.controllerExpand(id, 2*gib)
+
+	undoFile := ext4UndoFile(filepath.Join(h.root, "scratch"), id)
+	if out, err := exec.Command("resize2fs", "-z", undoFile, h.driver.store.backingFile(id)).CombinedOutput(); err != nil {
+		t.Fatalf("resize2fs by hand: %v\n%s", err, out)
+	}
+
+	h.stage(id, c)
+	target = h.publish(id, c, "pod-b")
+	near(t, "after staging again", dfBytes(t, target), 2*gib)
+	checkFiles(t, target, sums)
+	if _, err := os.Stat(undoFile); !os.IsNotExist(err) {
+		t.Fatalf("the undo file is still there after the stage (%v): a later replay would write old blocks back", err)
+	}
+	grown := h.growths(id, "filesystem")
+	if len(grown) != 1 || grown[0].Op != "NodeStageVolume" || *grown[0].SizeBefore != gib || *grown[0].SizeAfter != 2*gib {
+		t.Fatalf("want one growth by NodeStageVolume from 1 GiB (the undone resize) to 2 GiB, got %+v", grown)
 	}
 }

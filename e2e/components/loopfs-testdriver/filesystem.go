@@ -130,8 +130,9 @@ func hasCapability(capability uint) bool {
 }
 
 // growFilesystem grows the filesystem on dev to dev's size. mountPoint is where it is mounted
-// ("" when it is not); scratch is a directory for a temporary mount (XFS grows only mounted).
-func growFilesystem(dev, fsType, mountPoint, scratch string) error {
+// ("" when it is not); scratch is a directory for a temporary mount (XFS grows only mounted) and
+// for the undo file of an unmounted ext4 growth, named after the volume (undoName).
+func growFilesystem(dev, fsType, mountPoint, scratch, undoName string) error {
 	switch {
 	case fsType == fsExt4 && mountPoint != "":
 		if !hasCapability(capSysResource) {
@@ -140,11 +141,14 @@ func growFilesystem(dev, fsType, mountPoint, scratch string) error {
 		_, err := run("resize2fs", dev)
 		return err
 	case fsType == fsExt4:
+		undoFile := ext4UndoFile(scratch, undoName)
 		if err := checkExt4(dev); err != nil {
 			return err
 		}
-		_, err := run("resize2fs", dev)
-		return err
+		if _, err := run("resize2fs", "-z", undoFile, dev); err != nil {
+			return err
+		}
+		return os.Remove(undoFile)
 	case fsType == fsXFS && mountPoint != "":
 		_, err := run("xfs_growfs", "-d", mountPoint)
 		return err
@@ -165,6 +169,29 @@ func growFilesystem(dev, fsType, mountPoint, scratch string) error {
 	}
 	return fmt.Errorf("unsupported filesystem type %q", fsType)
 }
+
+// undoInterruptedResize replays the undo file an unmounted resize2fs left when it was killed
+// part-way (a node or containerd restart during NodeStageVolume): resize2fs moves metadata in
+// place, and a half-done move leaves a filesystem e2fsck -p will not repair. e2undo writes back
+// every block the resize had changed, so the filesystem is as it was and can be grown again.
+// -f: the resize may already have rewritten the superblock the undo file was checked against.
+// It runs before every unmounted ext4 stage, growth or not: an undo file left after a resize that
+// did finish must not outlive the next mount, or a later replay would write back blocks the
+// application has since written.
+func undoInterruptedResize(dev, undoFile string) error {
+	if _, err := os.Stat(undoFile); errors.Is(err, os.ErrNotExist) {
+		return nil
+	} else if err != nil {
+		return err
+	}
+	if _, err := run("e2undo", "-f", undoFile, dev); err != nil {
+		return fmt.Errorf("undoing an interrupted resize2fs of %s: %w", dev, err)
+	}
+	return os.Remove(undoFile)
+}
+
+// ext4UndoFile is where resize2fs keeps the blocks an unmounted growth of the volume overwrites.
+func ext4UndoFile(scratch, id string) string { return filepath.Join(scratch, id+".e2undo") }
 
 // checkExt4 runs e2fsck -f -p, which resize2fs requires of an unmounted filesystem (and which
 // replays the journal of one that was not unmounted cleanly). Exit codes 1 and 2 mean errors

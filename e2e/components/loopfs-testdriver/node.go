@@ -132,6 +132,9 @@ func (s *nodeServer) stage(rec *volumeRecord, staging string, mountFlags []strin
 }
 
 func (s *nodeServer) growUnmounted(dev string, rec *volumeRecord, op *operation) error {
+	if err := undoInterruptedResize(dev, ext4UndoFile(s.d.scratch, rec.ID)); err != nil {
+		return err
+	}
 	before, err := filesystemBytes(dev, rec.FsType, "")
 	if err != nil {
 		return err
@@ -143,7 +146,7 @@ func (s *nodeServer) growUnmounted(dev string, rec *volumeRecord, op *operation)
 	if before >= devBytes {
 		return nil
 	}
-	if err := growFilesystem(dev, rec.FsType, "", s.d.scratch); err != nil {
+	if err := growFilesystem(dev, rec.FsType, "", s.d.scratch, rec.ID); err != nil {
 		return err
 	}
 	after, err := filesystemBytes(dev, rec.FsType, "")
@@ -446,7 +449,7 @@ func (s *nodeServer) expand(rec *volumeRecord, required int64, volumePath, stagi
 	}
 	after := before
 	if before < devBytes {
-		if err := growFilesystem(dev, rec.FsType, mountPoint, s.d.scratch); errors.Is(err, errOnlineExt4) {
+		if err := growFilesystem(dev, rec.FsType, mountPoint, s.d.scratch, rec.ID); errors.Is(err, errOnlineExt4) {
 			return 0, status.Errorf(codes.FailedPrecondition, "volume %s: %v", rec.ID, err)
 		} else if err != nil {
 			return 0, internal(rec.ID, err)
