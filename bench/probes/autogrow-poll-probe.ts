@@ -27,6 +27,7 @@ import { sleep } from '../lib/api.js';
 import { readProc } from '../lib/resizer.js';
 import { KubeletFleet } from '../lib/kubelet-fleet.js';
 import { GI } from '../lib/workload.js';
+import { rssByMapping } from './rss-by-mapping.js';
 
 const { values } = parseArgs({
   options: {
@@ -264,21 +265,4 @@ async function heapReading(dir: string, pid: number): Promise<Record<string, unk
       spaces: spaces(after.spaces),
     },
   };
-}
-
-/** RSS (MiB) by mapping: the node binary, other files, glibc's main heap, other anonymous memory (V8's heap, arenas, stacks). */
-function rssByMapping(pid: number): Record<string, number> {
-  const out: Record<string, number> = {};
-  let name = '';
-  for (const line of readFileSync(`/proc/${pid}/smaps`, 'utf8').split('\n')) {
-    const head = /^[0-9a-f]+-[0-9a-f]+ \S+ \S+ \S+ \S+\s*(.*)$/.exec(line);
-    if (head) {
-      const path = head[1]!;
-      name = path.endsWith('/node') ? 'node binary' : path.startsWith('/') ? 'other files' : path === '[heap]' ? 'malloc main heap' : 'other anonymous';
-      continue;
-    }
-    const rss = /^Rss:\s+(\d+) kB/.exec(line);
-    if (rss) out[name] = (out[name] ?? 0) + Number(rss[1]) / 1024;
-  }
-  return Object.fromEntries(Object.entries(out).map(([k, v]) => [k, round1(v)]));
 }

@@ -21,6 +21,7 @@ import { NODE_FLAGS } from '../../scripts/node-flags.js';
 import { Api, pool, sleep } from '../lib/api.js';
 import { readProc, sidecarEnv } from '../lib/resizer.js';
 import { createNamespace, createPods, ensureStorageClass, GI, growAll, provisionBulk, teardown, Tracker } from '../lib/workload.js';
+import { rssByMapping } from './rss-by-mapping.js';
 
 const { values } = parseArgs({
   options: {
@@ -48,23 +49,6 @@ process.on('SIGUSR2', () => { const before = reading(); globalThis.gc(); writeFi
 );
 
 const mib = (bytes: number) => Math.round((bytes / 2 ** 20) * 10) / 10;
-
-/** RSS (MiB) by mapping: the node binary, other files, glibc's main heap, other anonymous memory (V8's heap, arenas, stacks). */
-function rssByMapping(pid: number): Record<string, number> {
-  const out: Record<string, number> = {};
-  let name = '';
-  for (const line of readFileSync(`/proc/${pid}/smaps`, 'utf8').split('\n')) {
-    const head = /^[0-9a-f]+-[0-9a-f]+ \S+ \S+ \S+ \S+\s*(.*)$/.exec(line);
-    if (head) {
-      const path = head[1]!;
-      name = path.endsWith('/node') ? 'node binary' : path.startsWith('/') ? 'other files' : path === '[heap]' ? 'malloc main heap' : 'other anonymous';
-      continue;
-    }
-    const rss = /^Rss:\s+(\d+) kB/.exec(line);
-    if (rss) out[name] = (out[name] ?? 0) + Number(rss[1]) / 1024;
-  }
-  return Object.fromEntries(Object.entries(out).map(([k, v]) => [k, Math.round(v * 10) / 10]));
-}
 
 async function sample(pid: number): Promise<Record<string, unknown>> {
   const rssMiB = readProc(pid).rssKiB / 1024;
