@@ -172,7 +172,13 @@ function assemble(parts: {
   const notices = new PermissionNotices(log);
   const permissions = { rules: requiredRules(needs), notices };
   const informers = new InformerSet({ kube, resyncPeriodMs: config.resyncPeriodMs, metrics, log, scope, driverName, permissions });
-  const kit = new ControllerKit({ config, clock, log, metrics, kube, driverName, gates, scope, informers });
+  // The event recorders and the elector say their refusals through the same notices.
+  const accessTo = (resource: string) => {
+    const rule = permissions.rules.find((r) => r.resource === resource);
+    return rule ? notices.listenerFor(rule) : undefined;
+  };
+  const eventAccess = accessTo('events');
+  const kit = new ControllerKit({ config, clock, log, metrics, kube, driverName, gates, scope, informers, ...(eventAccess ? { eventAccess } : {}) });
   // Each controller registers its informer handlers when built: the resize controller's first.
   const resize = backends.resizer ? buildResizeController(kit, backends.resizer, { podNodes: autoGrows }) : undefined;
   const modify = modifies ? buildModifyController(kit, csi) : undefined;
@@ -204,7 +210,8 @@ function assemble(parts: {
     whenCachesSettled: (signal) => informers.whenStarted(signal),
     checkPermissions: (signal) => runPermissionCheck(clients, needs, notices, log, signal),
     createElector(callbacks: LeaderCallbacks): Elector {
-      const { elector, close } = buildElector({ config, gates, driverName, clients, log, metrics, callbacks });
+      const access = accessTo('leases');
+      const { elector, close } = buildElector({ config, gates, driverName, clients, log, metrics, callbacks, ...(access ? { access } : {}) });
       closers.push(close);
       return elector;
     },

@@ -59,3 +59,34 @@ test('rules are told apart: the PV list/watch rule and the PV patch rule are eac
   notices.missing(rule('persistentvolumes', 'patch'), ['patch']);
   assert.equal(lines.length, 2);
 });
+
+test('the event recorders and the elector share the notices: a refused event write after the check said the rule is silent, its grant is said', () => {
+  const { notices, lines } = setup();
+  const events = rule('events', 'create');
+  notices.missing(events, ['create', 'patch']);
+  const recorderA = notices.listenerFor(events);
+  const recorderB = notices.listenerFor(events);
+  recorderA.refused(forbidden);
+  recorderB.refused(forbidden);
+  assert.equal(lines.length, 1);
+  assert.equal(
+    body(lines[0]!),
+    '"Missing RBAC permission: no events are recorded until it is granted (resizes and modifications are not affected)" permission="events create,patch"',
+  );
+  recorderA.allowed();
+  recorderB.allowed();
+  assert.equal(lines.length, 2);
+  assert.equal(body(lines[1]!), '"RBAC permission granted, events recorded again" permission="events create,patch"');
+});
+
+test('the Lease rule refused to the elector: one error naming the namespaced rule', () => {
+  const { notices, lines } = setup();
+  const leases = requiredRules({ pods: false, volumeAttributesClasses: false, leaseNamespace: 'kube-system' }).find((r) => r.resource === 'leases')!;
+  const elector = notices.listenerFor(leases);
+  elector.refused(forbidden);
+  elector.refused(forbidden);
+  assert.equal(lines.length, 1);
+  assert.match(lines[0]!, /^E/);
+  assert.match(body(lines[0]!), /^"Missing RBAC permission: this replica cannot lead, so it neither resizes nor modifies until it is granted" err=/);
+  assert.match(body(lines[0]!), / permission="leases.coordination.k8s.io get,create,update in namespace kube-system"$/);
+});

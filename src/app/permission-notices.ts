@@ -3,6 +3,7 @@
 // what stops while it is missing (kube/api/required-permissions.ts); the other stays silent. When an
 // informer refused for want of a rule is accepted again, the rule is said granted and what starts
 // again. Keyed by the rule, not the verb: the rule is what an operator adds (docs/behavior.md §6.3).
+import type { AccessListener } from '../kube/api/refusals.js';
 import { describeRule, RULE_EFFECTS, ruleKey, type RequiredRule } from '../kube/api/required-permissions.js';
 import type { Logger } from '../observability/log/logger.js';
 
@@ -29,6 +30,11 @@ export class PermissionNotices {
     const permission = describeRule(rule);
     if (effect.severity === 'error') this.log.error(effect.missing, { permission, err });
     else this.log.warn(effect.missing, { permission, err });
+  }
+
+  /** For a component whose requests need the rule (an event recorder, the elector): its refusals and grants said here. */
+  listenerFor(rule: RequiredRule): AccessListener {
+    return { refused: (err) => this.refused(rule, err), allowed: () => this.granted(rule) };
   }
 
   /** Says the rule is granted, if it was said missing. */

@@ -10,6 +10,7 @@ import type { Config } from '../../flags/config.js';
 import type { FeatureGates } from '../../flags/feature-gates.js';
 import type { HttpKubeClient } from '../../kube/wire/http-client.js';
 import { ApiEventRecorder, type EventRecorder } from '../../kube/api/events.js';
+import type { AccessListener } from '../../kube/api/refusals.js';
 import { volumeApi, type VolumeApi } from '../../kube/api/volume-api.js';
 import type { VolumeScope } from '../../model/volume-scope.js';
 import type { Logger } from '../../observability/log/logger.js';
@@ -30,6 +31,8 @@ export interface ControllerKitOptions {
   readonly gates: FeatureGates;
   readonly scope: VolumeScope;
   readonly informers: InformerSet;
+  /** Who says that event writes are refused for want of the events rule, and allowed again. */
+  readonly eventAccess?: AccessListener;
 }
 
 export class ControllerKit {
@@ -46,6 +49,7 @@ export class ControllerKit {
   readonly metrics: Metrics;
   private readonly slowSets: SlowSet<string>[] = [];
   private readonly recorders: ApiEventRecorder[] = [];
+  private readonly eventAccess: AccessListener | undefined;
 
   constructor(options: ControllerKitOptions) {
     this.config = options.config;
@@ -58,6 +62,7 @@ export class ControllerKit {
     this.scope = options.scope;
     this.informers = options.informers;
     this.api = volumeApi(options.kube);
+    this.eventAccess = options.eventAccess;
   }
 
   /** A controller's work queue: named `<driver>-pvc`, per-key backoff from --retry-interval-start to --retry-interval-max. */
@@ -80,7 +85,12 @@ export class ControllerKit {
 
   /** A controller's event recorder; closed by close(). */
   newEventRecorder(): EventRecorder {
-    const recorder = new ApiEventRecorder({ client: this.kube, component: `external-resizer ${this.driverName}`, log: this.log });
+    const recorder = new ApiEventRecorder({
+      client: this.kube,
+      component: `external-resizer ${this.driverName}`,
+      log: this.log,
+      ...(this.eventAccess ? { access: this.eventAccess } : {}),
+    });
     this.recorders.push(recorder);
     return recorder;
   }

@@ -14,6 +14,7 @@ import {
   leaseNamespace,
   type LeaderCallbacks,
 } from '../../kube/api/leader-election.js';
+import type { AccessListener } from '../../kube/api/refusals.js';
 import type { HealthResult } from '../../observability/http-server.js';
 import type { Logger } from '../../observability/log/logger.js';
 import type { Metrics } from '../../observability/metrics.js';
@@ -35,6 +36,8 @@ export interface ElectorOptions {
   readonly log: Logger;
   readonly metrics: Metrics;
   readonly callbacks: LeaderCallbacks;
+  /** Who says that Lease requests are refused for want of the leases rule, and allowed again. */
+  readonly access?: AccessListener;
 }
 
 /** The elector and how to close its client. Throws StartupError. */
@@ -64,6 +67,7 @@ export function buildElector(options: ElectorOptions): { elector: Elector; close
       log,
       metrics: options.metrics,
       callbacks: options.callbacks,
+      ...(options.access ? { access: options.access } : {}),
     });
   } catch (err) {
     client.close();

@@ -138,3 +138,59 @@ test('never blocks or throws: API errors are logged, the queue is bounded', asyn
   assert.ok(warnings.length >= 1);
   assert.equal(server.list(EVENTS).length, 0);
 });
+
+test('writes refused for want of the events rule are said once, then once more when a write is accepted again', async (t) => {
+  const server = await new FakeApiServer().start();
+  t.after(() => server.close());
+  const client = new HttpKubeClient({ kubeConfig: server.kubeConfig(), qps: 0, burst: 1 });
+  t.after(() => client.close());
+  const lines: string[] = [];
+  const log = createLogger({ verbosity: 0, format: 'text', write: (line) => lines.push(line) });
+  const heard: string[] = [];
+  const recorder = new ApiEventRecorder({
+    client,
+    component: 'c',
+    log,
+    access: { refused: (err) => heard.push(`refused ${err.status}`), allowed: () => heard.push('allowed') },
+  });
+  t.after(() => recorder.close());
+  server.failNext({ status: 403, reason: 'Forbidden', times: 3 });
+  for (let i = 0; i < 3; i++) recorder.event(pvc, EventType.Normal, 'R', `refused ${i}`);
+  await recorder.flush();
+  assert.deepEqual(heard, ['refused 403']);
+  recorder.event(pvc, EventType.Normal, 'R', 'accepted');
+  await recorder.flush();
+  assert.deepEqual(heard, ['refused 403', 'allowed']);
+  assert.deepEqual(
+    server.list(EVENTS).map((e) => e.message),
+    ['accepted'],
+  );
+  // Only the Event lines: the refusals went to the listener, not to one warning per event.
+  assert.deepEqual(
+    lines.filter((l) => !l.includes('"Event occurred"')),
+    [],
+  );
+  // Another error is still said at every event.
+  server.failNext({ status: 500, reason: 'InternalError', times: 2 });
+  recorder.event(pvc, EventType.Normal, 'R', 'broken 1');
+  recorder.event(pvc, EventType.Normal, 'R', 'broken 2');
+  await recorder.flush();
+  assert.equal(lines.filter((l) => l.includes('"Failed to write event"')).length, 2);
+  assert.deepEqual(heard, ['refused 403', 'allowed']);
+});
+
+test('without a listener, a run of refused writes is one warning', async (t) => {
+  const server = await new FakeApiServer().start();
+  t.after(() => server.close());
+  const client = new HttpKubeClient({ kubeConfig: server.kubeConfig(), qps: 0, burst: 1 });
+  t.after(() => client.close());
+  const warnings: string[] = [];
+  const log = createLogger({ verbosity: 0, format: 'text', write: (line) => line.startsWith('W') && warnings.push(line) });
+  const recorder = new ApiEventRecorder({ client, component: 'c', log });
+  t.after(() => recorder.close());
+  server.failNext({ status: 403, reason: 'Forbidden', times: 3 });
+  for (let i = 0; i < 3; i++) recorder.event(pvc, EventType.Normal, 'R', `m${i}`);
+  await recorder.flush();
+  assert.equal(warnings.length, 1);
+  assert.match(warnings[0]!, /Event writes forbidden, dropping events quietly until they are allowed/);
+});

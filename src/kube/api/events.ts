@@ -10,12 +10,14 @@
 //
 // Recording never blocks the caller and never throws: events go into a bounded queue drained by one
 // background loop, which starts on the next turn of the event loop; when the queue is full the newest event is dropped (it was logged), and API errors
-// are logged. Events are best effort, exactly as in client-go.
+// are logged. Events are best effort, exactly as in client-go. A write refused for want of the
+// events rule (403) is said once (`access`), not once per event, until a write is accepted again.
 import { metaTime } from '../../model/time.js';
 import { kRef, type Logger } from '../../observability/log/logger.js';
 import { linkedSignal } from '../../base/signals.js';
 import type { KubeClient } from './client.js';
 import { isNotFound } from './errors.js';
+import { RefusalRun, type AccessListener } from './refusals.js';
 import type { KubeObject } from '../../model/objects.js';
 import { PatchType } from './patch.js';
 
@@ -41,6 +43,8 @@ export interface ApiEventRecorderOptions {
   aggregateWindowMs?: number;
   /** How many objects, reasons and events the correlation caches remember (client-go: 4096 each). */
   cacheSize?: number;
+  /** Who says that writes are refused (403) and accepted again; default: the recorder's own log lines. */
+  access?: AccessListener;
 }
 
 interface Pending {
@@ -98,9 +102,18 @@ export class ApiEventRecorder implements EventRecorder {
   private readonly stopController = new AbortController();
   private draining: Promise<void> | undefined;
   private nameCounter = 0;
+  private readonly refusals: RefusalRun;
   private closed = false;
 
-  constructor(private readonly options: ApiEventRecorderOptions) {}
+  constructor(private readonly options: ApiEventRecorderOptions) {
+    const { log } = options;
+    this.refusals = new RefusalRun(
+      options.access ?? {
+        refused: (err) => log.warn('Event writes forbidden, dropping events quietly until they are allowed', { err }),
+        allowed: () => log.info('Event writes allowed again'),
+      },
+    );
+  }
 
   event(obj: KubeObject, type: EventType, reason: string, message: string): void {
     const log = this.options.log;
@@ -147,8 +160,9 @@ export class ApiEventRecorder implements EventRecorder {
       const call = linkedSignal(this.stopController.signal, this.options.requestTimeoutMs ?? 10_000);
       try {
         await this.write(next, call.signal);
+        this.refusals.noteAccepted();
       } catch (err) {
-        if (!this.closed) {
+        if (!this.closed && !this.refusals.noteError(err)) {
           this.options.log.warn('Failed to write event', { reason: next.reason, object: next.obj.metadata?.name, err });
         }
       } finally {

@@ -358,3 +358,51 @@ test('identity: the sanitized hostname, or the override', () => {
     'replica-b',
   );
 });
+
+test('Lease requests refused for want of the rule are said once, not at every retry, and their end once', async (t) => {
+  const server = await new FakeApiServer().start();
+  t.after(() => server.close());
+  const events: string[] = [];
+  const heard: string[] = [];
+  const lines: string[] = [];
+  const leaseRequests = (r: { path: string }) => r.path.includes('/leases');
+  const { le, client } = elector(server, 'a', events, {
+    log: createLogger({ verbosity: 0, format: 'text', write: (l) => lines.push(l) }),
+    access: { refused: (err) => heard.push(`refused ${err.status}`), allowed: () => heard.push('allowed') },
+  });
+  t.after(() => client.close());
+  server.failNext({ status: 403, reason: 'Forbidden', times: 4, match: leaseRequests });
+  const ctl = new AbortController();
+  const run = le.run(ctl.signal);
+  t.after(async () => {
+    ctl.abort();
+    await run;
+  });
+  await eventually('a leads once the rule is granted', () => le.isLeader(), 5000);
+  assert.equal(server.requests.filter((r) => leaseRequests(r)).length >= 5, true);
+  assert.deepEqual(heard, ['refused 403', 'allowed']);
+  // client-go's per-retry lines are not written for the refusals.
+  assert.deepEqual(
+    lines.filter((l) => /Error retrieving lease lock|Error initially creating lease lock|Failed to update lease/.test(l)),
+    [],
+  );
+});
+
+test('without a listener, a run of refused Lease requests is one error line', async (t) => {
+  const server = await new FakeApiServer().start();
+  t.after(() => server.close());
+  const lines: string[] = [];
+  const leaseRequests = (r: { path: string }) => r.path.includes('/leases');
+  const { le, client } = elector(server, 'a', [], { log: createLogger({ verbosity: 0, format: 'text', write: (l) => lines.push(l) }) });
+  t.after(() => client.close());
+  server.failNext({ status: 403, reason: 'Forbidden', times: 3, match: leaseRequests });
+  const ctl = new AbortController();
+  const run = le.run(ctl.signal);
+  t.after(async () => {
+    ctl.abort();
+    await run;
+  });
+  await eventually('a leads', () => le.isLeader(), 5000);
+  assert.equal(lines.filter((l) => l.includes('Lease requests forbidden, retrying quietly until they are allowed')).length, 1);
+  assert.equal(lines.filter((l) => l.includes('Lease requests allowed again')).length, 1);
+});

@@ -4,7 +4,8 @@
 // hasn't renewed within leaseDuration *as observed by our own clock* (no cross-node clock
 // comparison), renew every retryPeriod, give up leadership when no renewal succeeded within
 // renewDeadline, optionally release on exit. Give it its own client (own rate limiter) so
-// controller traffic can never starve renewals.
+// controller traffic can never starve renewals. A Lease request refused for want of the rule (403)
+// is said once (`access`) instead of at every retry, until a try goes through again.
 import { readFileSync } from 'node:fs';
 import os from 'node:os';
 import type { Clock } from '../../base/clock.js';
@@ -14,6 +15,7 @@ import type { Logger } from '../../observability/log/logger.js';
 import type { Metrics } from '../../observability/metrics.js';
 import type { KubeClient } from './client.js';
 import { isConflict, isNotFound } from './errors.js';
+import { RefusalRun, type AccessListener } from './refusals.js';
 import type { KubeObject } from '../../model/objects.js';
 import { microTime } from '../../model/time.js';
 
@@ -46,6 +48,8 @@ export interface LeaderElectorOptions {
    */
   reportedName?: string;
   clock?: Clock;
+  /** Who says that Lease requests are refused (403) and go through again; default: the elector's own log lines. */
+  access?: AccessListener;
 }
 
 /** client-go's leaderelection.JitterFactor: the renew deadline must exceed 1.2 retry periods. */
@@ -94,11 +98,18 @@ export class LeaderElector {
   private readonly log: Logger;
   /** The lock's description in those lines: namespace/name. */
   private readonly lock: string;
+  private readonly refusals: RefusalRun;
 
   constructor(private readonly options: LeaderElectorOptions) {
     this.clock = options.clock ?? realClock;
     this.log = options.log.contextual();
     this.lock = `${options.namespace}/${options.name}`;
+    this.refusals = new RefusalRun(
+      options.access ?? {
+        refused: (err) => this.log.error('Lease requests forbidden, retrying quietly until they are allowed', { err, lock: this.lock }),
+        allowed: () => this.log.info('Lease requests allowed again', { lock: this.lock }),
+      },
+    );
     // NewLeaderElector's checks, in its order and with its texts.
     const refuse = (message: string) => {
       throw new LeaderElectionConfigError(message);
@@ -270,6 +281,7 @@ export class LeaderElector {
       const durationMs = (spec.leaseDurationSeconds ?? 0) * 1000;
       if (holder !== '' && holder !== identity && this.observedTimeMs + durationMs > now) {
         log.v(4).info('Lease is held by and has not yet expired', { lock: this.lock, holder });
+        this.refusals.noteAccepted();
         this.heldUntilMs = this.observedTimeMs + durationMs;
         return false; // held by someone else and not expired by our clock
       }
@@ -278,7 +290,7 @@ export class LeaderElector {
       this.observe(updated, now);
       return true;
     } catch (err) {
-      if (!signal.aborted) {
+      if (!signal.aborted && !this.refusals.noteError(err)) {
         // client-go's lines for the step that failed
         const failed = step as 'get' | 'create' | 'update';
         if (failed === 'get') log.error('Error retrieving lease lock', { err, lock: this.lock });
@@ -321,6 +333,7 @@ export class LeaderElector {
     this.observedRecord = JSON.stringify(lease['spec'] ?? {});
     this.observedTimeMs = nowMs;
     this.reportLeader(this.options.identity);
+    this.refusals.noteAccepted();
   }
 
   /** Gives the lease back: empty holder, 1 s duration, so another replica takes over at once. */

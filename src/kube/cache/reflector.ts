@@ -18,17 +18,13 @@ import { AbortError, sleep } from '../../base/signals.js';
 import type { KubeObject } from '../../model/objects.js';
 import type { Logger } from '../../observability/log/logger.js';
 import type { KubeList, ListWatcher, WatchOptions } from '../api/client.js';
+import { RefusalRun, type AccessListener } from '../api/refusals.js';
 import { isForbidden, isGone, KubeApiError } from '../api/errors.js';
 import type { WatchEvent } from '../api/watch.js';
 import type { ChangeEvent } from './applier.js';
 
-/** Told when the server refuses the informer's list or watch (403) and when it accepts one again. Must not throw. */
-export interface InformerAccessListener {
-  /** The first refusal since the informer started or was last accepted; the retries after it are silent. */
-  refused(err: KubeApiError): void;
-  /** The first list or watch the server accepted after a refusal. */
-  allowed(): void;
-}
+/** Told when the server refuses the informer's list or watch (403) and when it accepts one again. */
+export type InformerAccessListener = AccessListener;
 
 /** Where the reflector puts what it lists and watches (the informer's CacheApplier). */
 export interface ReflectorTarget {
@@ -89,13 +85,12 @@ export class Reflector {
   private readonly clock: Clock;
   private readonly random: () => number;
   private readonly name: string;
-  private readonly access: InformerAccessListener;
   /** Cleared for good when the server refuses a watch-list request. */
   private watchListSupported: boolean;
   /** The last watch-list reached its initial-events-end bookmark (the cache is complete). */
   private initialStateDelivered = false;
-  /** The server's last answer to a list or watch was a refusal (403), already reported. */
-  private refused = false;
+  /** The refusals since the server last accepted a list or watch, said once. */
+  private readonly refusals: RefusalRun;
   /** The cache needs the whole state again (at the start, and after 410 Gone). */
   private needList = true;
 
@@ -107,10 +102,12 @@ export class Reflector {
     this.random = options.random ?? Math.random;
     this.name = options.listWatcher.resource.resource;
     this.watchListSupported = options.watchList ?? true;
-    this.access = options.access ?? {
-      refused: (err) => options.log.warn('List/watch forbidden, retrying quietly until it is allowed', { resource: this.name, err }),
-      allowed: () => options.log.info('List/watch allowed again', { resource: this.name }),
-    };
+    this.refusals = new RefusalRun(
+      options.access ?? {
+        refused: (err) => options.log.warn('List/watch forbidden, retrying quietly until it is allowed', { resource: this.name, err }),
+        allowed: () => options.log.info('List/watch allowed again', { resource: this.name }),
+      },
+    );
   }
 
   /** Runs until the signal aborts; never rejects for API errors (they are logged and retried). */
@@ -133,8 +130,8 @@ export class Reflector {
         // watch) instead of streaming the whole state again.
         if (this.needList && this.initialStateDelivered) this.needList = false;
         const delayMs = backoff.next();
-        if (err instanceof KubeApiError && isForbidden(err)) this.noteRefused(err);
-        else this.options.log.warn('List/watch failed, retrying', { resource: this.name, err, delayMs: Math.round(delayMs) });
+        if (isForbidden(err)) this.countRefusal();
+        if (!this.refusals.noteError(err)) this.options.log.warn('List/watch failed, retrying', { resource: this.name, err, delayMs: Math.round(delayMs) });
         await sleep(delayMs, signal).catch(() => {});
       }
     }
@@ -166,23 +163,13 @@ export class Reflector {
     else await sleep(backoff.next(), signal);
   }
 
-  /** A refusal: reported when it is the first since the server last accepted a request. */
-  private noteRefused(err: KubeApiError): void {
+  /** Every refusal is counted; only the first of a run is said (refusals). */
+  private countRefusal(): void {
     try {
       this.options.refusals?.inc({ resource: this.name });
     } catch {
       // a metric must not stop the informer
     }
-    if (this.refused) return;
-    this.refused = true;
-    this.access.refused(err);
-  }
-
-  /** The server accepted a list or watch: after a refusal, that is reported once. */
-  private noteAccepted(): void {
-    if (!this.refused) return;
-    this.refused = false;
-    this.access.allowed();
   }
 
   private async listAndReplace(signal: AbortSignal): Promise<void> {
@@ -200,7 +187,7 @@ export class Reflector {
         },
         signal,
       );
-      this.noteAccepted();
+      this.refusals.noteAccepted();
       for (const raw of page.items ?? []) this.target.listed(raw);
       cont = page.metadata?.continue || undefined;
       listRv = page.metadata?.resourceVersion ?? listRv;
@@ -299,7 +286,7 @@ export class Reflector {
         },
         call.signal,
       );
-      this.noteAccepted();
+      this.refusals.noteAccepted();
       for await (const event of events) {
         armWatchdog();
         delivered = true;

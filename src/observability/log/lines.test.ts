@@ -241,6 +241,15 @@ const TABLE: readonly Row[] = [
   ['kube/api/leader-election.ts', 'error', 0, 'Error initially creating lease lock', 'err,lock', `${CG} tools/leaderelection/leaderelection.go:465`],
   ['kube/api/leader-election.ts', 'info', 4, 'Lease is held by and has not yet expired', 'lock,holder', `${CG} tools/leaderelection/leaderelection.go:481`],
   ['kube/api/leader-election.ts', 'error', 0, 'Failed to update lease', 'err,lock', `${CG} tools/leaderelection/leaderelection.go:497`],
+  [
+    'kube/api/leader-election.ts',
+    'error',
+    0,
+    'Lease requests forbidden, retrying quietly until they are allowed',
+    'err,lock',
+    'ours: elector without an access listener, once per run of refusals (client-go logs each retry)',
+  ],
+  ['kube/api/leader-election.ts', 'info', 0, 'Lease requests allowed again', 'lock', 'ours: elector without an access listener, after a refusal'],
   ['kube/api/leader-election.ts', 'info', 2, 'became leader, starting', '', `${LIB} leaderelection/leader_election.go:202`],
   ['kube/api/leader-election.ts', 'error', 0, 'Stopped leading', '', `${LIB} leaderelection/leader_election.go:206`],
   ['kube/api/leader-election.ts', 'info', 3, 'New leader detected', 'leader', `${LIB} leaderelection/leader_election.go:210`],
@@ -251,6 +260,15 @@ const TABLE: readonly Row[] = [
   // events (client-go tools/record, StartStructuredLogging(0) in both controllers)
   ['kube/api/events.ts', 'info', 0, 'Event occurred', 'object,fieldPath,kind,apiVersion,type,reason,message', `${CG} tools/record/event.go:389`],
   ['kube/api/events.ts', 'warn', 0, 'Failed to write event', 'reason,object,err', 'ours: client-go retries and logs per attempt'],
+  [
+    'kube/api/events.ts',
+    'warn',
+    0,
+    'Event writes forbidden, dropping events quietly until they are allowed',
+    'err',
+    'ours: recorder without an access listener, once per run of refusals (client-go logs each rejected event)',
+  ],
+  ['kube/api/events.ts', 'info', 0, 'Event writes allowed again', '', 'ours: recorder without an access listener, after a refusal'],
 
   // informers (ours: client-go's reflector lines differ in kind; these say what our informer does)
   ['kube/cache/reflector.ts', 'info', 2, 'Server does not stream initial events; listing instead', 'resource', 'ours: informer'],
