@@ -35,9 +35,12 @@ export interface ConnectionOptions {
 
 /**
  * Idle keep-alive connections are closed after client-go's idle timeout (Go's IdleConnTimeout), so a
- * connection the server has long forgotten is not the one a request finds.
+ * connection the server has long forgotten is not the one a request finds. The timer runs only
+ * while a connection waits in the pool (keptIdle, inUse): the agents' own `timeout` option would
+ * keep it on connections in use too, re-armed at every read and write, for no effect (an in-use
+ * socket's timeout ends nothing; requests have their own deadlines and watches a watchdog).
  */
-const IDLE_TIMEOUT_MS = 90_000;
+export const IDLE_TIMEOUT_MS = 90_000;
 /** TCP keep-alive probes after 30 s of silence, as client-go's dialer sets them. */
 const TCP_KEEPALIVE_MS = 30_000;
 /**
@@ -98,7 +101,6 @@ function agent(options: ConnectionOptions, sessions: SessionSlot, maxSockets: nu
   const common: http.AgentOptions = {
     keepAlive: true,
     keepAliveMsecs: TCP_KEEPALIVE_MS,
-    timeout: IDLE_TIMEOUT_MS,
     maxSockets,
     maxFreeSockets: maxSockets === Infinity ? 256 : maxSockets,
     scheduling: 'lifo',
@@ -125,9 +127,30 @@ function agent(options: ConnectionOptions, sessions: SessionSlot, maxSockets: nu
  */
 const POOL_KEY = 'api-server';
 
+/** A connection the pool keeps (Node's keepSocketAlive answers whether it does; its types say void) waits with the idle timer. */
+function keptIdle(kept: unknown, socket: Duplex): boolean {
+  if (!kept) return false;
+  (socket as Socket).setTimeout(IDLE_TIMEOUT_MS);
+  return true;
+}
+
+/** A pooled connection taken for a request: no timer while in use. */
+function inUse(socket: Duplex): void {
+  (socket as Socket).setTimeout(0);
+}
+
 class OneServerHttpAgent extends http.Agent {
   override getName(): string {
     return POOL_KEY;
+  }
+
+  override keepSocketAlive(socket: Duplex): boolean {
+    return keptIdle(super.keepSocketAlive(socket), socket);
+  }
+
+  override reuseSocket(socket: Duplex, request: http.ClientRequest): void {
+    inUse(socket);
+    super.reuseSocket(socket, request);
   }
 }
 
@@ -149,6 +172,15 @@ class SessionSharingAgent extends https.Agent {
 
   override getName(): string {
     return POOL_KEY;
+  }
+
+  override keepSocketAlive(socket: Duplex): boolean {
+    return keptIdle(super.keepSocketAlive(socket), socket);
+  }
+
+  override reuseSocket(socket: Duplex, request: http.ClientRequest): void {
+    inUse(socket);
+    super.reuseSocket(socket, request);
   }
 
   override createConnection(options: https.RequestOptions, callback?: ConnectionCallback): Duplex | undefined {
