@@ -204,8 +204,9 @@ if want "$f" || [ ! -f "$f_uid1000" ]; then
   rm -rf "$oci"
 fi
 
-# The set in use: a directory of links to this run's tarballs, and their names.
-current=$store/current
+# The set in use: a directory of links to this run's tarballs, and their names; one per checkout,
+# so runs from two worktrees at once do not swap each other's images.
+current=$store/current-$(printf '%s' "$root" | sha256sum | cut -c1-12)
 rm -rf "$current.tmp" && mkdir -p "$current.tmp"
 for f in "${built[@]}"; do ln -s "$f" "$current.tmp/$(basename "$f")"; done
 cat >"$current.tmp/images.env" <<EOF
